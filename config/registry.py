@@ -1,0 +1,264 @@
+"""Load and validate the crawler registry (config/crawlers.yaml).
+
+Everything is checked at load time so a mistake in the file fails the run at once with a message
+naming the file, the entry and the field, instead of mis-verifying requests later.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from matcher.agents import Crawler, RangeSource, Registry
+
+DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
+
+_TOP_LEVEL = frozenset({"range_sources", "crawler_classes", "crawlers"})
+_SOURCE_FIELDS = {"operator": str, "url": str}
+_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list}
+_REQUIRED = {
+    "name": str,
+    "operator": str,
+    "crawler_class": str,
+    "ua_tokens": list,
+    "robots_tokens": list,
+    "honours_robots": bool,
+    "honours_crawl_delay": bool,
+}
+_OPTIONAL = {
+    "robots_only": bool,
+    "ignores_catch_all": bool,
+    "ranges": list,
+    "rdns_suffixes": list,
+    "source": str,
+    "note": str,
+}
+_SOURCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+_UA_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.!-]*")
+# Only these characters can appear in a robots.txt group's token (DESIGN §4), so any other
+# character would make a robots token that never selects a group.
+_ROBOTS_TOKEN = re.compile(r"[a-z_-]+")
+_SUFFIX = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
+
+
+class RegistryError(ValueError):
+    """crawlers.yaml is unreadable or breaks a rule; the message says where."""
+
+
+@dataclass(frozen=True)
+class _Where:
+    origin: str
+    entry: str
+
+    def error(self, field: str | None, message: str) -> RegistryError:
+        place = f"{self.origin}: {self.entry}" + (f": field '{field}'" if field else "")
+        return RegistryError(f"{place}: {message}")
+
+
+def load_registry(path: str | Path | None = None) -> Registry:
+    """Read and validate a registry file (default: the crawlers.yaml shipped beside this module)."""
+    path = Path(path) if path is not None else DEFAULT_PATH
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"{path}: cannot read: {exc}") from exc
+    try:
+        document = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as exc:
+        raise RegistryError(f"{path}: not valid YAML: {exc}") from exc
+    return parse_registry(document, str(path))
+
+
+def parse_registry(document: object, origin: str = "<registry>") -> Registry:
+    """Validate an already-parsed registry document and build the Registry."""
+    top = _Where(origin, "top level")
+    if not isinstance(document, dict):
+        raise top.error(None, f"expected a mapping, got {_kind(document)}")
+    _reject_unknown(top, document, _TOP_LEVEL)
+    sources = _range_sources(origin, _mapping(top, document, "range_sources"))
+    classes = _classes(origin, _mapping(top, document, "crawler_classes"), sources)
+    entries = document.get("crawlers")
+    if not isinstance(entries, list) or not entries:
+        raise top.error("crawlers", f"expected a non-empty list, got {_kind(entries)}")
+    crawlers = [_crawler(origin, i, entry, sources, classes) for i, entry in enumerate(entries)]
+    _check_unique(origin, crawlers)
+    _check_sources_used(origin, sources, crawlers)
+    return Registry(crawlers, sources)
+
+
+@dataclass(frozen=True)
+class _Class:
+    ranges: tuple[str, ...]
+    rdns_suffixes: tuple[str, ...]
+
+    @property
+    def binds(self) -> bool:
+        return bool(self.ranges or self.rdns_suffixes)
+
+
+def _range_sources(origin: str, raw: dict) -> dict[str, RangeSource]:
+    sources = {}
+    for name, body in raw.items():
+        where = _Where(origin, f"range_sources '{name}'")
+        if not isinstance(name, str) or not _SOURCE_NAME.fullmatch(name):
+            raise where.error(None, "a source name is lower-case letters, digits and '-'")
+        fields = _fields(where, body, _SOURCE_FIELDS, _SOURCE_FIELDS)
+        if not fields["url"].startswith(("https://", "http://")):
+            raise where.error("url", f"expected an http(s) URL, got {fields['url']!r}")
+        sources[name] = RangeSource(name, fields["operator"], fields["url"])
+    return sources
+
+
+def _classes(origin: str, raw: dict, sources: Mapping[str, RangeSource]) -> dict[str, _Class]:
+    classes = {}
+    for name, body in raw.items():
+        where = _Where(origin, f"crawler_classes '{name}'")
+        fields = _fields(where, body, {"description": str}, _CLASS_FIELDS)
+        classes[str(name)] = _Class(
+            _ranges(where, fields.get("ranges", []), sources),
+            _suffixes(where, fields.get("rdns_suffixes", [])),
+        )
+    return classes
+
+
+def _crawler(
+    origin: str,
+    index: int,
+    entry: object,
+    sources: Mapping[str, RangeSource],
+    classes: Mapping[str, _Class],
+) -> Crawler:
+    name = entry.get("name") if isinstance(entry, dict) else None
+    where = _Where(origin, f"crawlers[{index}]" + (f" '{name}'" if isinstance(name, str) else ""))
+    fields = _fields(where, entry, _REQUIRED, {**_REQUIRED, **_OPTIONAL})
+    crawler_class = classes.get(fields["crawler_class"])
+    if crawler_class is None:
+        known = ", ".join(sorted(classes))
+        raise where.error("crawler_class", f"unknown class {fields['crawler_class']!r} ({known})")
+    ranges = _ranges(where, fields.get("ranges", []), sources)
+    suffixes = _suffixes(where, fields.get("rdns_suffixes", []))
+    if crawler_class.binds:
+        for field, own in (("ranges", ranges), ("rdns_suffixes", suffixes)):
+            if own:
+                raise where.error(field, f"set by crawler_class {fields['crawler_class']!r}")
+        ranges, suffixes = crawler_class.ranges, crawler_class.rdns_suffixes
+    return Crawler(
+        name=fields["name"],
+        operator=fields["operator"],
+        crawler_class=fields["crawler_class"],
+        ua_tokens=_tokens(where, "ua_tokens", fields["ua_tokens"], _UA_TOKEN, lower=True),
+        robots_tokens=_tokens(where, "robots_tokens", fields["robots_tokens"], _ROBOTS_TOKEN),
+        honours_robots=fields["honours_robots"],
+        honours_crawl_delay=fields["honours_crawl_delay"],
+        robots_only=fields.get("robots_only", False),
+        ignores_catch_all=fields.get("ignores_catch_all", False),
+        range_sources=ranges,
+        rdns_suffixes=suffixes,
+    )
+
+
+def _fields(where: _Where, body: object, required: dict, allowed: dict) -> dict:
+    if not isinstance(body, dict):
+        raise where.error(None, f"expected a mapping, got {_kind(body)}")
+    _reject_unknown(where, body, allowed)
+    for field in required:
+        if field not in body:
+            raise where.error(field, "missing (required)")
+    for field, value in body.items():
+        expected = allowed[field]
+        if not isinstance(value, expected) or (expected is str and not value.strip()):
+            wanted = {str: "a non-empty string", bool: "true or false", list: "a list"}[expected]
+            raise where.error(field, f"expected {wanted}, got {_kind(value)} {value!r}")
+    return body
+
+
+def _tokens(
+    where: _Where, field: str, values: list, pattern: re.Pattern, lower: bool = False
+) -> tuple[str, ...]:
+    if not values:
+        raise where.error(field, "expected at least one token")
+    for value in values:
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            raise where.error(field, f"{value!r} is not a token matching {pattern.pattern}")
+    tokens = tuple(v.lower() for v in values) if lower else tuple(values)
+    if len(set(tokens)) != len(tokens):
+        raise where.error(field, "lists a token twice")
+    return tokens
+
+
+def _ranges(where: _Where, values: list, sources: Mapping[str, RangeSource]) -> tuple[str, ...]:
+    for value in values:
+        if not isinstance(value, str) or value not in sources:
+            raise where.error("ranges", f"{value!r} is not a key of range_sources")
+    return tuple(values)
+
+
+def _suffixes(where: _Where, values: list) -> tuple[str, ...]:
+    for value in values:
+        if not isinstance(value, str):
+            raise where.error("rdns_suffixes", f"expected host names, got {_kind(value)}")
+        if value.startswith("."):
+            raise where.error("rdns_suffixes", f"{value!r} must not start with '.'")
+        if value != value.strip() or " " in value:
+            raise where.error("rdns_suffixes", f"{value!r} must not contain spaces")
+        if not _SUFFIX.fullmatch(value):
+            raise where.error("rdns_suffixes", f"{value!r} is not a lower-case domain name")
+    return tuple(values)
+
+
+def _check_unique(origin: str, crawlers: list[Crawler]) -> None:
+    names: dict[str, int] = {}
+    tokens: dict[str, str] = {}
+    for index, crawler in enumerate(crawlers):
+        where = _Where(origin, f"crawlers[{index}] '{crawler.name}'")
+        first = names.setdefault(crawler.name.lower(), index)
+        if first != index:
+            raise where.error("name", f"duplicate of crawlers[{first}]")
+        for token in crawler.ua_tokens:
+            owner = tokens.setdefault(token, crawler.name)
+            if owner != crawler.name:
+                raise where.error("ua_tokens", f"{token!r} already names crawler {owner!r}")
+
+
+def _check_sources_used(origin: str, sources: Mapping, crawlers: list[Crawler]) -> None:
+    used = {name for crawler in crawlers for name in crawler.range_sources}
+    for name in sources:
+        if name not in used:
+            raise _Where(origin, f"range_sources '{name}'").error(None, "no crawler uses it")
+
+
+def _mapping(where: _Where, document: dict, field: str) -> dict:
+    value = document.get(field)
+    if not isinstance(value, dict):
+        raise where.error(field, f"expected a mapping, got {_kind(value)}")
+    return value
+
+
+def _reject_unknown(where: _Where, body: dict, allowed) -> None:
+    for key in body:
+        if key not in allowed:
+            raise where.error(str(key), f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+
+def _kind(value: object) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, (str, int, float, bool)):
+                continue  # the base loader reports unhashable keys itself
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)

@@ -1,0 +1,67 @@
+"""Read a folder of dated IP-range snapshots (RANGES_DIR/<source>/<YYYY-MM-DD>.json).
+
+Files that cannot be used (bad names, invalid JSON, folders no registry source owns) are listed in
+the index's `problems` and skipped, so one broken download never hides the others.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from pathlib import Path
+
+from config.registry import load_registry
+from matcher.agents import Registry
+from matcher.identity import Document, RangeIndex, build_range_index
+
+DEFAULT_RANGES_DIR = Path(__file__).with_name("ranges")
+_IGNORED_FILES = frozenset({"README.md"})
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def load_ranges(directory: str | Path | None = None, registry: Registry | None = None) -> RangeIndex:
+    """All snapshots under `directory` (default config/ranges/) for `registry`'s range sources."""
+    root = Path(directory) if directory is not None else DEFAULT_RANGES_DIR
+    if not root.is_dir():
+        raise FileNotFoundError(f"ranges folder not found: {root}")
+    registry = registry or load_registry()
+    operators = {name: source.operator for name, source in registry.range_sources.items()}
+    documents: list[Document] = []
+    problems: list[str] = []
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".") or entry.name in _IGNORED_FILES:
+            continue
+        if not entry.is_dir():
+            problems.append(f"{entry}: not a source folder; ignored")
+        elif entry.name not in operators:
+            problems.append(f"{entry}: '{entry.name}' is not a range source of the registry; ignored")
+        else:
+            documents.extend(_read_source(entry, problems))
+    return build_range_index(documents, operators, problems)
+
+
+def _read_source(folder: Path, problems: list[str]) -> list[Document]:
+    documents = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("."):
+            continue
+        taken = _snapshot_day(path)
+        if taken is None:
+            problems.append(f"{path}: expected a file named YYYY-MM-DD.json; ignored")
+            continue
+        try:
+            document = json.loads(path.read_text("utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            problems.append(f"{path}: unreadable JSON ({exc}); ignored")
+            continue
+        documents.append((folder.name, taken, document))
+    return documents
+
+
+def _snapshot_day(path: Path) -> date | None:
+    if not path.is_file() or path.suffix != ".json" or not _DAY.fullmatch(path.stem):
+        return None
+    try:
+        return date.fromisoformat(path.stem)
+    except ValueError:
+        return None

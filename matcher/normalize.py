@@ -1,0 +1,84 @@
+"""One percent-encoding normalization for robots.txt patterns and request paths.
+
+RFC 9309 §2.2.2 compares paths and patterns octet by octet after percent-encoding
+is made uniform. Both sides go through `normalize`, so `/%7euser/`, `/%7Euser/` and
+`/~user/` are the same path, while `%2F` (a slash inside a segment) and `%2A` (a
+literal asterisk, never a wildcard) keep their escapes because decoding them would
+change the meaning of the URL (RFC 3986 §2.2).
+"""
+from __future__ import annotations
+
+import re
+
+_UNRESERVED = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+)
+
+# A valid escape, a `%` that begins no valid escape, or a character that must be
+# escaped: controls, space, DEL, and anything beyond ASCII (including the lone
+# surrogates that carry undecodable bytes, see `_utf8_octets`).
+_TO_REWRITE = re.compile(r"%([0-9A-Fa-f]{2})|%|[\x00-\x20\x7f-\U0010ffff]")
+_HEX = "0123456789ABCDEF"
+
+
+def normalize(text: str | bytes) -> str:
+    """Percent-normalize a path or pattern; the result is ASCII and idempotent.
+
+    Escapes of unreserved octets are decoded, every other escape gets uppercase
+    hex, octets at or below space or at or above 0x7F are escaped, and a `%`
+    that starts no valid escape becomes `%25`.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
+    if _TO_REWRITE.search(text) is None:
+        return text
+    return _TO_REWRITE.sub(_rewrite, text)
+
+
+def _rewrite(match: re.Match[str]) -> str:
+    hex_digits = match.group(1)
+    if hex_digits is not None:
+        octet = int(hex_digits, 16)
+        return chr(octet) if octet in _UNRESERVED else "%" + hex_digits.upper()
+    char = match.group(0)
+    if char == "%":
+        return "%25"
+    return "".join("%" + _HEX[o >> 4] + _HEX[o & 15] for o in _utf8_octets(char))
+
+
+def _utf8_octets(char: str) -> bytes:
+    # Undecodable input bytes arrive as lone surrogates (surrogateescape) and
+    # must come back as the very bytes they stood for.
+    try:
+        return char.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return char.encode("utf-8", "surrogatepass")
+
+
+def request_path(url: str) -> str:
+    """The path and query of an absolute URL, a scheme-relative URL or a path.
+
+    The fragment is dropped and an empty path becomes `/`. The result is not
+    normalized. Like Google's reference parser, `//host/p` and `host/p` name a
+    host, and `;params` belong to the path.
+    """
+    start = 2 if url.startswith("//") else 0
+    scheme_end = url.find("://", start)
+    first_delimiter = _find_any(url, "/?;", start)
+    if scheme_end == -1 or (first_delimiter != -1 and first_delimiter < scheme_end):
+        authority_start = start
+    else:
+        authority_start = scheme_end + 3
+    path_start = _find_any(url, "/?;", authority_start)
+    if path_start == -1:
+        return "/"
+    fragment = url.find("#", start)
+    if fragment != -1 and fragment < path_start:
+        return "/"
+    path = url[path_start:] if fragment == -1 else url[path_start:fragment]
+    return path if path.startswith("/") else "/" + path
+
+
+def _find_any(text: str, chars: str, start: int) -> int:
+    positions = [p for p in (text.find(c, start) for c in chars) if p != -1]
+    return min(positions) if positions else -1

@@ -1,0 +1,106 @@
+"""Output record types and their one schema.
+
+Each table is declared once as a tuple of `Column`s; JSON Lines, Parquet and
+BigQuery schemas are all derived from it (see `pipeline/schema.py`), so the
+formats cannot drift apart. Records are plain dicts keyed by column name, with
+timestamps as timezone-aware datetimes until a writer encodes them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # string | int | float | bool | timestamp | string_list | struct
+    description: str
+    nullable: bool = True
+    fields: tuple["Column", ...] = ()  # for struct
+
+
+ROBOTS_VERSION = (
+    Column("effective_from", "timestamp", "when this robots.txt version took effect (UTC)", False),
+    Column("status", "string", "HTTP status of the robots.txt fetch, or 'unreachable'", False),
+    Column("sha256", "string", "SHA-256 of the body, hex; null without a body"),
+)
+
+VERDICTS = (
+    Column("ts", "timestamp", "request time (UTC)", False),
+    Column("host", "string", "site host the request was made to"),
+    Column("client_ip", "string", "client address the identity was checked for", False),
+    Column("method", "string", "HTTP method"),
+    Column("path", "string", "path and query as requested"),
+    Column("status", "int", "HTTP response status"),
+    Column("user_agent", "string", "User-Agent as logged"),
+    Column("source", "string", "log file and line number", False),
+    Column("crawler", "string", "crawler claimed by the User-Agent (registry name or product token)"),
+    Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
+    Column("tokens", "string_list", "robots.txt tokens tried, most specific first", False),
+    Column("identity", "string", "verified | spoofed | unverified | unverifiable | undeclared", False),
+    Column("identity_method", "string", "how identity was established: ip-range, reverse-dns, none"),
+    Column("identity_evidence", "string", "what proved or disproved the claim"),
+    Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
+    Column("robots_version", "struct", "robots.txt version in effect at ts", fields=ROBOTS_VERSION),
+    Column("group", "string_list", "user-agent lines of the group applied"),
+    Column("rule_kind", "string", "allow | disallow, of the deciding rule"),
+    Column("rule_pattern", "string", "deciding rule as written"),
+    Column("rule_line", "int", "line of the deciding rule"),
+    Column("rule_normalized", "string", "deciding rule after normalization"),
+    Column("decision", "string", "allowed | disallowed | disallowed-within-grace | unknown", False),
+    Column("reason", "string", "short code saying why", False),
+    Column("grace_from", "timestamp", "for disallowed-within-grace: the earlier version that allowed it"),
+    Column("crawl_delay", "float", "Crawl-delay of the group in effect, seconds"),
+    Column("crawl_delay_line", "int", "line of that Crawl-delay"),
+)
+
+DEAD_LETTERS = (
+    Column("source", "string", "file and line number, or table and row", False),
+    Column("reason", "string", "short machine code", False),
+    Column("message", "string", "what was wrong, for a person"),
+    Column("raw", "string", "the input as read", False),
+)
+
+SUMMARY = (
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
+    Column("identity", "string", "identity status", False),
+    Column("requests", "int", "requests", False),
+    Column("allowed", "int", "allowed", False),
+    Column("disallowed", "int", "disallowed", False),
+    Column("within_grace", "int", "disallowed within the cache grace", False),
+    Column("unknown", "int", "no robots.txt version known", False),
+)
+
+TABLES = {"verdicts": VERDICTS, "dead_letters": DEAD_LETTERS, "summary": SUMMARY}
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC timestamp as RFC 3339 with a Z, microseconds only when present."""
+    moment = moment.astimezone(timezone.utc)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}"
+    return text + "Z"
+
+
+def shaped(record: dict, columns: tuple[Column, ...], *, json_ready: bool = False) -> dict:
+    """The record in schema order with lists for list columns; with `json_ready`,
+    timestamps become RFC 3339 strings."""
+    return {column.name: _value(record.get(column.name), column, json_ready) for column in columns}
+
+
+def to_json_ready(record: dict, columns: tuple[Column, ...]) -> dict:
+    return shaped(record, columns, json_ready=True)
+
+
+def _value(value, column: Column, json_ready: bool):
+    if value is None:
+        return None
+    if column.type == "timestamp" and json_ready:
+        return rfc3339(value)
+    if column.type == "struct":
+        return shaped(value, column.fields, json_ready=json_ready)
+    if column.type == "string_list":
+        return list(value)
+    return value

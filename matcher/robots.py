@@ -1,0 +1,339 @@
+"""robots.txt parsing and decisions (RFC 9309, with the choices of DESIGN §4).
+
+`parse` turns bytes into a `RobotsFile` once; `RobotsFile.decide` answers many
+requests against it. Patterns are normalized at parse time and each group's rules
+are kept in precedence order, so a decision is the first matching rule.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
+
+from matcher import agents
+from matcher.normalize import normalize, request_path
+
+MAX_BYTES = 500 * 1024
+ROBOTS_PATH = "/robots.txt"
+
+_BOM = b"\xef\xbb\xbf"
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_GROUP_TOKEN = re.compile(r"[A-Za-z_-]*")
+
+# Field names Google's reference parser accepts besides the correct spelling;
+# each use is reported so the site owner can fix it for stricter crawlers.
+_FIELDS = {
+    "user-agent": "user-agent",
+    "allow": "allow",
+    "disallow": "disallow",
+    "crawl-delay": "crawl-delay",
+    "sitemap": "sitemap",
+}
+_MISSPELLINGS = {
+    "useragent": "user-agent",
+    "user agent": "user-agent",
+    "dissallow": "disallow",
+    "dissalow": "disallow",
+    "disalow": "disallow",
+    "diasllow": "disallow",
+    "disallaw": "disallow",
+    "site-map": "sitemap",
+    "crawl delay": "crawl-delay",
+    "crawldelay": "crawl-delay",
+}
+
+
+class Diagnostic(NamedTuple):
+    line: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # "allow" or "disallow"
+    pattern: str  # as written in the file
+    line: int
+    normalized: str
+
+    @property
+    def allows(self) -> bool:
+        return self.kind == "allow"
+
+
+@dataclass(frozen=True)
+class Group:
+    """The rules that apply to a crawler, merged from every group naming its token."""
+
+    agents: tuple[str, ...]  # user-agent values as written
+    agent_lines: tuple[int, ...]
+    rules: tuple[Rule, ...]  # in precedence order: longest normalized first, allow first on ties
+    crawl_delay: float | None = None
+    crawl_delay_line: int | None = None
+    _matchers: tuple = field(default=(), repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    rule: Rule | None
+    group: Group | None
+    reason: str  # "rule" | "no-match" | "no-group" | "robots-exempt"
+    runner_up: Rule | None = None
+
+
+class RobotsFile:
+    """A parsed robots.txt: groups by token, sitemaps and lint diagnostics."""
+
+    def __init__(
+        self,
+        groups: dict[str, Group],
+        sitemaps: tuple[str, ...],
+        diagnostics: tuple[Diagnostic, ...],
+    ) -> None:
+        self._groups = groups
+        self.sitemaps = sitemaps
+        self.diagnostics = diagnostics
+
+    @property
+    def groups(self) -> dict[str, Group]:
+        """Merged groups keyed by lower-case token (`*` for the catch-all)."""
+        return dict(self._groups)
+
+    def group_for(self, tokens: Sequence[str], catch_all: bool = True) -> Group | None:
+        """The group of the first token that names one, else `*`, else None.
+
+        `catch_all=False` is for crawlers that obey only groups naming them
+        (Google's AdsBot ignores `User-agent: *`).
+        """
+        for token in tokens:
+            group = self._groups.get(token)
+            if group is not None:
+                return group
+        return self._groups.get("*") if catch_all else None
+
+    def decide(self, agent: str, url: str) -> Decision:
+        return self.decide_tokens(agents.robots_tokens(agent), url)
+
+    def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
+        return self.decide_path(tokens, request_path(url), catch_all)
+
+    def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool = True) -> Decision:
+        """Decide for a request path as a log carries it (`//a` is a path here, not a host)."""
+        path = normalize(path)
+        group = self.group_for(tokens, catch_all)
+        if is_robots_txt(path):
+            return Decision(True, None, group, "robots-exempt")
+        if group is None:
+            return Decision(True, None, None, "no-group")
+        return _decide_in_group(group, path)
+
+    def crawl_delay(self, agent: str) -> float | None:
+        group = self.group_for(agents.robots_tokens(agent))
+        return group.crawl_delay if group is not None else None
+
+
+def is_robots_txt(normalized_path: str) -> bool:
+    """robots.txt itself is always fetchable, whatever its rules say."""
+    return normalized_path.split("?", 1)[0] == ROBOTS_PATH
+
+
+def _decide_in_group(group: Group, path: str) -> Decision:
+    winner = None
+    for rule, matches in zip(group.rules, group._matchers):
+        if matches(path):
+            if winner is not None:
+                return Decision(winner.allows, winner, group, "rule", runner_up=rule)
+            winner = rule
+    if winner is not None:
+        return Decision(winner.allows, winner, group, "rule")
+    return Decision(True, None, group, "no-match")
+
+
+# ---------------------------------------------------------------- matching
+
+
+def compile_pattern(normalized: str):
+    """A predicate over normalized paths for one normalized pattern.
+
+    `*` matches any run of octets and a trailing `$` anchors the end. Pieces
+    between stars are found left to right with `str.find`: the leftmost place
+    for each piece leaves the most room for the rest, so no backtracking is ever
+    needed and the cost stays linear-ish whatever the number of stars.
+    """
+    anchored = normalized.endswith("$")
+    body = normalized[:-1] if anchored else normalized
+    if "*" not in body:
+        if anchored:
+            return body.__eq__
+        return lambda path: path.startswith(body)
+    pieces = tuple(body.split("*"))
+    head, middle, tail = pieces[0], pieces[1:-1], pieces[-1]
+
+    def matches(path: str) -> bool:
+        if not path.startswith(head):
+            return False
+        position = len(head)
+        for piece in middle:
+            found = path.find(piece, position)
+            if found < 0:
+                return False
+            position = found + len(piece)
+        if anchored:
+            return len(path) - len(tail) >= position and path.endswith(tail)
+        return path.find(tail, position) >= 0
+
+    return matches
+
+
+# ----------------------------------------------------------------- parsing
+
+
+@dataclass
+class _RawGroup:
+    agents: list[tuple[str, int]] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+    delays: list[tuple[float, int]] = field(default_factory=list)
+    closed: bool = False  # a rule or crawl-delay was seen: the next user-agent opens a new group
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.groups: list[_RawGroup] = []
+        self.sitemaps: list[str] = []
+        self.diagnostics: list[Diagnostic] = []
+
+    def note(self, line: int, code: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic(line, code, message))
+
+    def feed(self, number: int, raw: bytes) -> None:
+        text = raw.decode("utf-8", "surrogateescape")
+        content = text.split("#", 1)[0].strip(" \t")
+        if not content:
+            return
+        split = _split_field(content)
+        if split is None:
+            self.note(number, "invalid-line", f"no field name and value: {content[:60]!r}")
+            return
+        name, value, missing_colon = split
+        if missing_colon:
+            self.note(number, "missing-colon", f"{name!r} has no colon; read as {name}: {value}")
+        key = name.lower()
+        canonical = _FIELDS.get(key)
+        if canonical is None:
+            canonical = _MISSPELLINGS.get(key)
+            if canonical is not None:
+                self.note(number, "misspelled-field", f"{name!r} read as {canonical!r}")
+        if canonical is None:
+            self.note(number, "unknown-field", f"{name!r} is not a robots.txt field; ignored")
+        elif canonical == "sitemap":
+            self.sitemaps.append(value)
+        elif canonical == "user-agent":
+            self.user_agent(number, value)
+        else:
+            self.group_line(number, canonical, value)
+
+    def user_agent(self, number: int, value: str) -> None:
+        if not self.groups or self.groups[-1].closed:
+            self.groups.append(_RawGroup())
+        self.groups[-1].agents.append((value, number))
+
+    def group_line(self, number: int, kind: str, value: str) -> None:
+        if not self.groups:
+            self.note(number, "rule-outside-group", f"{kind} before any user-agent line; ignored")
+            return
+        group = self.groups[-1]
+        group.closed = True
+        if kind == "crawl-delay":
+            delay = _parse_delay(value)
+            if delay is None:
+                self.note(number, "invalid-crawl-delay", f"crawl-delay {value!r} is not a number of seconds")
+            else:
+                group.delays.append((delay, number))
+            return
+        if value and not value.startswith(("/", "*")):
+            self.note(number, "pattern-not-a-path", f"{kind} pattern {value!r} does not start with '/'")
+        group.rules.append(Rule(kind, value, number, normalize(value)))
+
+    def finish(self) -> RobotsFile:
+        members: dict[str, list[_RawGroup]] = {}
+        for raw in self.groups:
+            for token in {self.group_token(value, line) for value, line in raw.agents}:
+                if token:
+                    members.setdefault(token, []).append(raw)
+        groups = {token: self.merge(raws) for token, raws in members.items()}
+        return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
+
+    def group_token(self, value: str, line: int) -> str:
+        if value == "*" or value[:1] == "*" and value[1:2] in (" ", "\t"):
+            return "*"
+        token = _GROUP_TOKEN.match(value).group(0).lower()
+        if not token:
+            self.note(line, "unusable-user-agent", f"user-agent {value!r} names no product token; group ignored")
+        elif token != value.lower():
+            self.note(line, "user-agent-token", f"user-agent {value!r} is matched as {token!r}")
+        return token
+
+    def merge(self, raws: list[_RawGroup]) -> Group:
+        rules = [rule for raw in raws for rule in raw.rules if rule.normalized]
+        rules.sort(key=lambda r: (-len(r.normalized), not r.allows, r.line))
+        delays = [delay for raw in raws for delay in raw.delays]
+        if len(delays) > 1:
+            for _, line in delays[1:]:
+                self.note(line, "duplicate-crawl-delay", "a group has several crawl-delays; the first applies")
+        delay, delay_line = delays[0] if delays else (None, None)
+        return Group(
+            agents=tuple(value for raw in raws for value, _ in raw.agents),
+            agent_lines=tuple(line for raw in raws for _, line in raw.agents),
+            rules=tuple(rules),
+            crawl_delay=delay,
+            crawl_delay_line=delay_line,
+            _matchers=tuple(compile_pattern(rule.normalized) for rule in rules),
+        )
+
+
+def _split_field(content: str) -> tuple[str, str, bool] | None:
+    """Field name and value; a missing colon is tolerated when whitespace
+    separates exactly two words, as Google's reference parser does."""
+    name, colon, value = content.partition(":")
+    if colon:
+        name = name.strip(" \t")
+        return (name, value.strip(" \t"), False) if name else None
+    words = content.replace("\t", " ").split()
+    if len(words) != 2:
+        return None
+    return words[0], words[1], True
+
+
+def _parse_delay(value: str) -> float | None:
+    try:
+        delay = float(value)
+    except ValueError:
+        return None
+    return delay if math.isfinite(delay) and delay >= 0 else None
+
+
+def parse(body: bytes | str) -> RobotsFile:
+    """Parse a robots.txt body; never raises, whatever the bytes."""
+    data = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else bytes(body)
+    parser = _Parser()
+    data = _strip_bom(data)
+    lines = _LINE_BREAK.split(data[:MAX_BYTES])
+    if len(data) > MAX_BYTES:
+        # The last line was cut at the limit: a truncated pattern would be a
+        # different, broader rule, so the partial line is dropped too.
+        lines.pop()
+        parser.note(len(lines) + 1, "truncated", f"only the first {MAX_BYTES} bytes are parsed")
+    for number, raw in enumerate(lines, start=1):
+        parser.feed(number, raw)
+    return parser.finish()
+
+
+def _strip_bom(data: bytes) -> bytes:
+    # Like Google's parser, a partial byte order mark at the very start is
+    # skipped too; a broken one leaves the first line unreadable.
+    for size in (3, 2, 1):
+        if data[:size] == _BOM[:size]:
+            return data[size:]
+    return data

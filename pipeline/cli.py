@@ -1,0 +1,121 @@
+"""The `crawl-audit` command line.
+
+Exit codes:
+  check  0 every URL allowed, 1 at least one URL disallowed, 2 usage or input error
+  lint   0 no findings, 1 findings printed, 2 usage or input error
+  run    0 the audit finished, 2 usage or input error
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from matcher import agents, robots
+from matcher.explain import decision_to_dict, rule_text, why
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class InputError(Exception):
+    """A problem with what the user gave us, reported as one line."""
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+def check(args: argparse.Namespace) -> int:
+    rf = robots.parse(_read_bytes(args.robots_file))
+    tokens = agents.robots_tokens(args.agent)
+    any_disallowed = False
+    for url in args.urls:
+        decision = rf.decide_tokens(tokens, url)
+        any_disallowed |= not decision.allowed
+        if args.json:
+            print(json.dumps(decision_to_dict(url, decision), ensure_ascii=False))
+        else:
+            print(_describe(url, tokens, decision))
+    return EXIT_FINDINGS if any_disallowed else EXIT_OK
+
+
+def _describe(url: str, tokens: Sequence[str], decision: robots.Decision) -> str:
+    verdict = "allowed" if decision.allowed else "DISALLOWED"
+    lines = [f"{url}: {verdict}", f"  tokens: {', '.join(tokens) or '(none)'}"]
+    group = decision.group
+    if group is not None:
+        named = ", ".join(f"{agent} (line {line})" for agent, line in zip(group.agents, group.agent_lines))
+        lines.append(f"  group:  User-agent: {named}")
+    if decision.rule is not None:
+        lines.append(f"  rule:   {rule_text(decision.rule)}")
+    lines.append(f"  why:    {why(decision)}")
+    return "\n".join(lines)
+
+
+def lint(args: argparse.Namespace) -> int:
+    rf = robots.parse(_read_bytes(args.robots_file))
+    for diagnostic in rf.diagnostics:
+        print(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}")
+    return EXIT_FINDINGS if rf.diagnostics else EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="crawl-audit", description="Audit crawler access against robots.txt.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check_parser = commands.add_parser("check", help="decide URLs for one crawler against a robots.txt file")
+    check_parser.add_argument("robots_file")
+    check_parser.add_argument("agent", help="a product token (Googlebot) or a full User-Agent string")
+    check_parser.add_argument("urls", nargs="+", metavar="URL")
+    check_parser.add_argument("--json", action="store_true", help="one JSON object per URL")
+    check_parser.set_defaults(handler=check)
+
+    lint_parser = commands.add_parser("lint", help="list what a robots.txt file gets wrong, by line")
+    lint_parser.add_argument("robots_file")
+    lint_parser.set_defaults(handler=lint)
+
+    run_parser = commands.add_parser(
+        "run", help="audit access logs (crawl-audit run --help lists the options)", add_help=False
+    )
+    run_parser.add_argument("-h", "--help", action="store_true")
+    run_parser.set_defaults(handler=run)
+    return parser
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    # Imported here so `check` and `lint` answer without loading Beam. Beam's
+    # import-time warnings about optional cloud clients would bury the report.
+    logging.getLogger().setLevel(logging.ERROR)
+    from pipeline import graph
+    from pipeline.options import CrawlAuditOptions
+
+    if args.help or not beam_args:
+        usage = argparse.ArgumentParser(
+            prog="crawl-audit run", epilog="Any other flag goes to Apache Beam (--runner, --direct_num_workers, ...)."
+        )
+        CrawlAuditOptions._add_argparse_args(usage)
+        usage.print_help()
+        return EXIT_OK
+    try:
+        return graph.run(beam_args)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from error
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    # `run` hands every flag it does not know to Beam; the other commands take none.
+    args, extra = parser.parse_known_args(argv)
+    if args.command != "run" and extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return args.handler(args, extra) if args.command == "run" else args.handler(args)
+    except InputError as error:
+        print(f"crawl-audit: {error}", file=sys.stderr)
+        return EXIT_ERROR

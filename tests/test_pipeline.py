@@ -1,0 +1,165 @@
+"""The audit graph on real Beam runners, on a hand-written fixture whose every verdict is spelled out."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline import graph, report
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
+GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot"
+CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"
+FOOBOT = "FooBot/1.0 (+http://foo.example/bot)"
+
+ROBOTS_V1 = (
+    "\ufeffUser-agent: Googlebot\r\nDisallow: /private/\r\n\r\n"
+    "User-agent: *\r\nDisallow: /tmp/\r\nDisallow: /~user/\r\n"
+)
+ROBOTS_V2 = ROBOTS_V1.replace("\ufeff", "") + "\r\nUser-agent: GPTBot\r\nDisallow: /\r\n"
+BING_ROBOTS = "User-agent: bingbot\nCrawl-delay: 5\nDisallow: /search\n"
+
+
+def _line(host, ip, when, request, ua, status=200):
+    return f'{host} {ip} - - [{when}] "{request}" {status} 512 "-" "{ua}"'
+
+
+# (log line, expected (crawler, identity, decision, reason, rule_line)) — None: no verdict
+CASES = [
+    (_line("example.com", "66.249.66.1", "02/Nov/2026:11:00:00 +0100", "GET /public HTTP/1.1", GOOGLEBOT),
+     ("Googlebot", "verified", "allowed", "no-match", None)),
+    (_line("example.com", "66.249.66.1", "02/Nov/2026:11:05:00 +0100", "GET /private/a HTTP/1.1", GOOGLEBOT),
+     ("Googlebot", "verified", "disallowed", "rule", 2)),
+    (_line("example.com", "203.0.113.9", "02/Nov/2026:11:06:00 +0100", "GET /private/a HTTP/1.1", GOOGLEBOT),
+     ("Googlebot", "spoofed", "disallowed", "rule", 2)),
+    # v2 blocks GPTBot from 2026-11-03T00:00Z; v1 allowed it until then, so for 24 h it may use its cache
+    (_line("example.com", "20.171.206.5", "03/Nov/2026:06:00:00 +0100", "GET /page HTTP/1.1", GPTBOT),
+     ("GPTBot", "verified", "disallowed-within-grace", "rule", 9)),
+    (_line("example.com", "20.171.206.5", "04/Nov/2026:06:00:00 +0100", "GET /page HTTP/1.1", GPTBOT),
+     ("GPTBot", "verified", "disallowed", "rule", 9)),
+    # at the very second v2 takes effect, v2 applies
+    (_line("example.com", "20.171.206.5", "03/Nov/2026:01:00:00 +0100", "GET /x HTTP/1.1", GPTBOT),
+     ("GPTBot", "verified", "disallowed-within-grace", "rule", 9)),
+    (_line("example.com", "20.171.206.7", "02/Nov/2026:12:00:00 +0100", "GET /tmp/x HTTP/1.1", CHROME),
+     (None, "undeclared", "disallowed", "rule", 5)),
+    (_line("example.com", "198.51.100.1", "02/Nov/2026:12:00:00 +0100", "GET /tmp/x HTTP/1.1", CHROME), None),
+    (_line("example.com", "198.51.100.2", "02/Nov/2026:12:00:00 +0100", "GET /%7euser/cv HTTP/1.1", FOOBOT),
+     ("foobot", "unverifiable", "disallowed", "rule", 6)),
+    (_line("example.com", "66.249.66.1", "01/Nov/2026:23:00:00 +0000", "GET /early HTTP/1.1", GOOGLEBOT),
+     ("Googlebot", "verified", "unknown", "no-robots-version", None)),
+    # during the 503 everything is disallowed, but the cached version from before allowed /x
+    (_line("other.test", "157.55.39.10", "02/Nov/2026:13:30:00 +0100", "GET /x HTTP/1.1", BINGBOT),
+     ("bingbot", "verified", "disallowed-within-grace", "robots-server-error", None)),
+    (_line("other.test", "157.55.39.10", "02/Nov/2026:13:31:00 +0100", "GET /robots.txt HTTP/1.1", BINGBOT),
+     ("bingbot", "verified", "allowed", "robots-exempt", None)),
+    (_line("other.test", "157.55.39.10", "02/Nov/2026:15:00:00 +0100", "GET /search?q=1 HTTP/1.1", BINGBOT),
+     ("bingbot", "verified", "disallowed", "rule", 3)),
+    ("this is not a log line", None),
+    ('example.com 198.51.100.3 - - [02/Nov/2026:12:00:00 +0100] "\\x16\\x03\\x01\\x00" 400 0 "-" "-"', None),
+]
+DEAD_LETTER_COUNT = 2
+
+
+@pytest.fixture
+def fixture_dir(tmp_path: Path) -> Path:
+    (tmp_path / "bodies").mkdir()
+    (tmp_path / "bodies" / "v1.txt").write_bytes(ROBOTS_V1.encode())
+    (tmp_path / "bodies" / "v2.txt").write_bytes(ROBOTS_V2.encode())
+    (tmp_path / "bodies" / "bing.txt").write_bytes(BING_ROBOTS.encode())
+    rows = [
+        {"host": "example.com", "effective_from": "2026-11-02T00:00:00Z", "status": 200, "body_file": "bodies/v1.txt"},
+        {"host": "example.com", "effective_from": "2026-11-03T00:00:00Z", "status": 200, "body_file": "bodies/v2.txt"},
+        {"host": "other.test", "effective_from": "2026-11-01T00:00:00Z", "status": 200, "body_file": "bodies/bing.txt"},
+        {"host": "other.test", "effective_from": "2026-11-02T12:00:00Z", "status": 503},
+        {"host": "other.test", "effective_from": "2026-11-02T13:00:00Z", "status": 200, "body_file": "bodies/bing.txt"},
+    ]
+    (tmp_path / "robots.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for source, prefix in (
+        ("google-common-crawlers", "66.249.64.0/19"),
+        ("bingbot", "157.55.39.0/24"),
+        ("openai-gptbot", "20.171.206.0/24"),
+    ):
+        folder = tmp_path / "ranges" / source
+        folder.mkdir(parents=True)
+        document = {"creationTime": "2026-10-30T00:00:00Z", "prefixes": [{"ipv4Prefix": prefix}]}
+        (folder / "2026-10-30.json").write_text(json.dumps(document))
+    log = "\n".join(line for line, _ in CASES) + "\n"
+    (tmp_path / "access.log.gz").write_bytes(gzip.compress(log.encode()))
+    return tmp_path
+
+
+def _argv(folder: Path, *extra: str) -> list[str]:
+    return [
+        f"--logs={folder / 'access.log.gz'}",
+        "--log-format=host_combined",
+        f"--robots={folder / 'robots.jsonl'}",
+        f"--ranges={folder / 'ranges'}",
+        f"--out={folder / 'out'}",
+        "--runner=FnApiRunner",
+        *extra,
+    ]
+
+
+def _expected_verdicts(folder: Path) -> list[tuple]:
+    log = folder / "access.log.gz"
+    return [(f"{log}:{n}", *expected) for n, (_, expected) in enumerate(CASES, start=1) if expected]
+
+
+def test_every_verdict_of_the_fixture(fixture_dir):
+    options = PipelineOptions(_argv(fixture_dir))
+    with TestPipeline(options=options) as p:
+        outputs = graph.build(p, options)
+        verdicts = outputs["verdicts"] | "Essentials" >> beam.Map(
+            lambda v: (v["source"], v["crawler"], v["identity"], v["decision"], v["reason"], v["rule_line"])
+        )
+        assert_that(verdicts, equal_to(_expected_verdicts(fixture_dir)), label="Verdicts")
+        reasons = outputs["dead_letters"] | "Reasons" >> beam.Map(lambda d: d["reason"])
+        assert_that(reasons, equal_to(["no-match", "not-http"]), label="DeadLetters")
+        assert_that(
+            outputs["counts"],
+            equal_to([{"lines": len(CASES), "verdicts": 12, "skipped": 1, "dead_letters": DEAD_LETTER_COUNT}]),
+            label="Counts",
+        )
+
+
+def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
+    assert graph.run(_argv(fixture_dir, "--format=parquet")) == 0
+    table = pq.read_table(fixture_dir / "out" / "verdicts")
+    rows = table.to_pylist()
+    assert len(rows) == 12
+    spoofed = next(r for r in rows if r["identity"] == "spoofed")
+    assert spoofed["client_ip"] == "203.0.113.9"
+    assert spoofed["ts"].isoformat() == "2026-11-02T10:06:00+00:00"
+    assert spoofed["robots_version"]["status"] == "200"
+    assert spoofed["rule_pattern"] == "/private/"
+    assert spoofed["group"] == ["Googlebot"]
+    assert str(table.schema.field("ts").type) == "timestamp[us, tz=UTC]"
+    dead = pq.read_table(fixture_dir / "out" / "dead_letters").to_pylist()
+    assert {d["reason"] for d in dead} == {"no-match", "not-http"}
+    printed = capsys.readouterr().out
+    assert "lines read" in printed and "Googlebot" in printed
+
+
+def test_jsonl_output_and_summary_add_up(fixture_dir):
+    graph.run(_argv(fixture_dir))
+    verdicts = [
+        json.loads(line)
+        for part in (fixture_dir / "out" / "verdicts").glob("part*.jsonl")
+        for line in part.read_text().splitlines()
+    ]
+    assert len(verdicts) == 12
+    first = next(v for v in verdicts if v["source"].endswith(":1"))
+    assert first["ts"] == "2026-11-02T10:00:00Z"
+    assert first["tokens"] == ["googlebot"]
+    summary = report.load(str(fixture_dir / "out"))
+    assert summary.counts == {"lines": 15, "verdicts": 12, "skipped": 1, "dead_letters": 2}
+    gpt = next(r for r in summary.rows if r["crawler"] == "GPTBot")
+    assert (gpt["requests"], gpt["disallowed"], gpt["within_grace"]) == (3, 1, 2)

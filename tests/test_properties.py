@@ -1,0 +1,117 @@
+"""Property tests: normalization and matching against slow, obviously correct references."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from matcher import robots
+from matcher.normalize import normalize
+
+UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+
+
+def reference_normalize(text: str) -> str:
+    """Byte by byte, exactly as DESIGN §4 words it."""
+    data = text.encode("utf-8", "surrogatepass")
+    out, i = [], 0
+    while i < len(data):
+        octet = data[i]
+        escape = data[i + 1 : i + 3]
+        if octet == 0x25 and len(escape) == 2 and all(c in b"0123456789abcdefABCDEF" for c in escape):
+            value = int(escape, 16)
+            out.append(chr(value) if chr(value) in UNRESERVED else "%" + escape.decode().upper())
+            i += 3
+        elif octet == 0x25:
+            out.append("%25")
+            i += 1
+        elif octet <= 0x20 or octet >= 0x7F:
+            out.append(f"%{octet:02X}")
+            i += 1
+        else:
+            out.append(chr(octet))
+            i += 1
+    return "".join(out)
+
+
+def reference_matches(pattern: str, path: str) -> bool:
+    """Set-of-positions simulation: `*` may consume anything, trailing `$` anchors."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    positions = {0}
+    for char in body:
+        if char == "*":
+            positions = set(range(min(positions), len(path) + 1)) if positions else set()
+        else:
+            positions = {i + 1 for i in positions if i < len(path) and path[i] == char}
+    return len(path) in positions if anchored else bool(positions)
+
+
+def reference_allowed(rules: list[tuple[str, str]], path: str) -> bool:
+    path = normalize(path)
+    matching = [
+        (len(normalize(p)), kind == "allow")
+        for kind, p in rules
+        if normalize(p) and reference_matches(normalize(p), path)
+    ]
+    return max(matching)[1] if matching else True
+
+
+def _literal_unreserved(path: str) -> list[bool]:
+    """Which characters are unreserved and not part of an existing escape."""
+    flags = [False] * len(path)
+    i = 0
+    while i < len(path):
+        escape = path[i + 1 : i + 3]
+        if path[i] == "%" and len(escape) == 2 and all(c in "0123456789abcdefABCDEF" for c in escape):
+            i += 3
+            continue
+        flags[i] = path[i] in UNRESERVED
+        i += 1
+    return flags
+
+
+path_pieces = st.sampled_from(["/", "a", "b", "~", "%7E", "%7e", "%2F", "%2f", "%41", "%", "é", " ", "$", ".", "-", "?", "="])
+# A raw space cannot end a pattern (values are trimmed), so patterns spell it %20.
+pattern_pieces = st.one_of(path_pieces.filter(lambda piece: piece != " "), st.sampled_from(["*", "%20"]))
+paths = st.lists(path_pieces, max_size=12).map(lambda parts: "/" + "".join(parts))
+patterns = st.tuples(st.lists(pattern_pieces, max_size=8), st.booleans()).map(
+    lambda t: "/" + "".join(t[0]) + ("$" if t[1] else "")
+)
+rules = st.lists(st.tuples(st.sampled_from(["allow", "disallow"]), patterns), min_size=1, max_size=6)
+
+
+@given(st.text())
+def test_normalize_is_idempotent(text):
+    once = normalize(text)
+    assert normalize(once) == once
+
+
+@given(st.text())
+def test_normalize_agrees_with_byte_reference(text):
+    assert normalize(text) == reference_normalize(text)
+
+
+@given(st.binary())
+def test_normalize_of_bytes_is_ascii(data):
+    assert normalize(data).isascii()
+
+
+@settings(max_examples=300)
+@given(rules, paths)
+def test_decisions_agree_with_reference(rule_list, path):
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    if robots.is_robots_txt(normalize(path)):
+        return
+    assert robots.parse(body).decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path)
+
+
+@settings(max_examples=300)
+@given(rules, paths, st.data())
+def test_respelling_unreserved_characters_changes_nothing(rule_list, path, data):
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    rf = robots.parse(body)
+    respelled = "".join(
+        data.draw(st.sampled_from([c, f"%{ord(c):02x}", f"%{ord(c):02X}"])) if literal else c
+        for c, literal in zip(path, _literal_unreserved(path))
+    )
+    assert rf.decide_path(("foobot",), respelled).allowed is rf.decide_path(("foobot",), path).allowed

@@ -1,0 +1,251 @@
+"""The shipped crawler registry and the loader's validation."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from config.registry import DEFAULT_PATH, RegistryError, load_registry
+
+REQUIRED_CRAWLERS = [
+    "Googlebot", "Googlebot-Image", "Googlebot-Video", "Googlebot-News", "Storebot-Google",
+    "Google-InspectionTool", "GoogleOther", "GoogleOther-Image", "GoogleOther-Video",
+    "Google-CloudVertexBot", "AdsBot-Google", "AdsBot-Google-Mobile", "Mediapartners-Google",
+    "APIs-Google", "FeedFetcher-Google", "Google-Read-Aloud", "Google-Site-Verification",
+    "Google-Extended", "bingbot", "adidxbot", "MicrosoftPreview", "Applebot", "Applebot-Extended",
+    "GPTBot", "OAI-SearchBot", "ChatGPT-User", "ClaudeBot", "Claude-SearchBot", "Claude-User",
+    "PerplexityBot", "Perplexity-User", "YandexBot", "Baiduspider", "DuckDuckBot", "CCBot",
+    "meta-externalagent", "facebookexternalhit", "meta-externalfetcher", "Amazonbot",
+    "Bytespider", "MistralAI-User", "SeznamBot", "PetalBot",
+]
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_registry()
+
+
+def test_shipped_registry_loads_with_every_required_crawler(registry):
+    assert len(registry) >= 30
+    missing = [name for name in REQUIRED_CRAWLERS if registry.get(name) is None]
+    assert not missing
+
+
+@pytest.mark.parametrize(
+    "name, chain",
+    [
+        ("Googlebot-Image", ("googlebot-image", "googlebot")),
+        ("Googlebot-Video", ("googlebot-video", "googlebot")),
+        ("Googlebot-News", ("googlebot-news", "googlebot")),
+        ("Storebot-Google", ("storebot-google",)),
+        ("GoogleOther-Image", ("googleother-image", "googleother")),
+        ("Applebot", ("applebot", "googlebot")),
+        ("AdsBot-Google-Mobile", ("adsbot-google-mobile", "adsbot-google")),
+        ("bingbot", ("bingbot",)),
+    ],
+)
+def test_robots_token_chains(registry, name, chain):
+    assert registry.get(name).robots_tokens == chain
+
+
+def test_google_classes_bind_their_own_ranges_and_suffixes(registry):
+    common = registry.get("Googlebot")
+    assert common.range_sources == ("google-common-crawlers",)
+    assert common.rdns_suffixes == ("googlebot.com", "google.com")
+    special = registry.get("AdsBot-Google")
+    assert special.range_sources == ("google-special-crawlers",)
+    assert special.rdns_suffixes == ("google.com",)
+    fetcher = registry.get("FeedFetcher-Google")
+    assert "google-user-triggered-fetchers" in fetcher.range_sources
+    assert fetcher.rdns_suffixes == ("gae.googleusercontent.com", "google.com")
+
+
+def test_googleusercontent_only_proves_user_triggered_fetchers(registry):
+    # any Google Cloud customer gets PTR names under googleusercontent.com
+    for crawler in registry.crawlers:
+        if any(s.endswith("googleusercontent.com") for s in crawler.rdns_suffixes):
+            assert crawler.crawler_class == "google-user-triggered", crawler.name
+
+
+@pytest.mark.parametrize(
+    "name, honours_delay",
+    [("Googlebot", False), ("bingbot", True), ("ClaudeBot", True), ("YandexBot", False),
+     ("Baiduspider", False), ("Amazonbot", False), ("Bytespider", False)],
+)
+def test_crawl_delay_as_documented(registry, name, honours_delay):
+    assert registry.get(name).honours_crawl_delay is honours_delay
+
+
+def test_robots_only_tokens(registry):
+    only = {c.name for c in registry.crawlers if c.robots_only}
+    assert only == {"Google-Extended", "Applebot-Extended"}
+
+
+def test_every_range_source_has_an_https_url(registry):
+    assert registry.range_sources
+    for source in registry.range_sources.values():
+        assert source.url.startswith("https://"), source.name
+
+
+# ------------------------------------------------------------------------------ validation
+
+
+def _base() -> dict:
+    return {
+        "range_sources": {"examplebot": {"operator": "Example", "url": "https://example.com/r.json"}},
+        "crawler_classes": {
+            "search": {"description": "search"},
+            "bound": {"description": "bound", "ranges": ["examplebot"], "rdns_suffixes": ["x.example"]},
+        },
+        "crawlers": [
+            {
+                "name": "ExampleBot",
+                "operator": "Example",
+                "crawler_class": "search",
+                "ua_tokens": ["ExampleBot"],
+                "robots_tokens": ["examplebot"],
+                "honours_robots": True,
+                "honours_crawl_delay": False,
+                "ranges": ["examplebot"],
+                "rdns_suffixes": ["crawl.example.com"],
+            },
+            {
+                "name": "OtherBot",
+                "operator": "Example",
+                "crawler_class": "bound",
+                "ua_tokens": ["OtherBot"],
+                "robots_tokens": ["otherbot", "examplebot"],
+                "honours_robots": False,
+                "honours_crawl_delay": False,
+            },
+        ],
+    }
+
+
+def _write(tmp_path, document) -> str:
+    path = tmp_path / "crawlers.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    return str(path)
+
+
+def test_minimal_registry_loads_and_class_binding_applies(tmp_path):
+    registry = load_registry(_write(tmp_path, _base()))
+    other = registry.get("otherbot")
+    assert other.range_sources == ("examplebot",) and other.rdns_suffixes == ("x.example",)
+    assert registry.get("ExampleBot").ua_tokens == ("examplebot",)
+
+
+def _crawler_change(index, **changes):
+    def apply(document):
+        document["crawlers"][index].update(changes)
+    return apply
+
+
+def _crawler_drop(index, field):
+    def apply(document):
+        del document["crawlers"][index][field]
+    return apply
+
+
+def _duplicate_name(document):
+    document["crawlers"][1]["name"] = "examplebot"
+
+
+def _duplicate_ua_token(document):
+    document["crawlers"][1]["ua_tokens"] = ["OtherBot", "EXAMPLEBOT"]
+
+
+def _unused_source(document):
+    document["range_sources"]["spare"] = {"operator": "Example", "url": "https://example.com/s"}
+
+
+def _bad_source_url(document):
+    document["range_sources"]["examplebot"]["url"] = "ftp://example.com/r.json"
+
+
+def _unknown_top_level(document):
+    document["crawler"] = []
+
+
+@pytest.mark.parametrize(
+    "mutate, entry, field, words",
+    [
+        (_crawler_change(0, colour="blue"), "crawlers[0] 'ExampleBot'", "colour", "unknown key"),
+        (_crawler_drop(0, "honours_robots"), "crawlers[0] 'ExampleBot'", "honours_robots", "missing"),
+        (_crawler_drop(1, "name"), "crawlers[1]", "name", "missing"),
+        (_crawler_change(0, honours_robots="maybe"), "crawlers[0] 'ExampleBot'", "honours_robots",
+         "true or false"),
+        (_crawler_change(0, ua_tokens="ExampleBot"), "crawlers[0] 'ExampleBot'", "ua_tokens", "a list"),
+        (_crawler_change(0, operator="  "), "crawlers[0] 'ExampleBot'", "operator", "non-empty"),
+        (_duplicate_name, "crawlers[1] 'examplebot'", "name", "duplicate of crawlers[0]"),
+        (_duplicate_ua_token, "crawlers[1] 'OtherBot'", "ua_tokens", "already names crawler"),
+        (_crawler_change(0, ranges=["nosuch"]), "crawlers[0] 'ExampleBot'", "ranges",
+         "'nosuch' is not a key of range_sources"),
+        (_crawler_change(0, ranges=[["examplebot"]]), "crawlers[0] 'ExampleBot'", "ranges",
+         "is not a key of range_sources"),
+        (_crawler_change(0, rdns_suffixes=[".example.com"]), "crawlers[0] 'ExampleBot'",
+         "rdns_suffixes", "must not start with '.'"),
+        (_crawler_change(0, rdns_suffixes=["example .com"]), "crawlers[0] 'ExampleBot'",
+         "rdns_suffixes", "must not contain spaces"),
+        (_crawler_change(0, rdns_suffixes=["example.com "]), "crawlers[0] 'ExampleBot'",
+         "rdns_suffixes", "must not contain spaces"),
+        (_crawler_change(1, rdns_suffixes=["evil.example"]), "crawlers[1] 'OtherBot'",
+         "rdns_suffixes", "set by crawler_class 'bound'"),
+        (_crawler_change(0, crawler_class="nosuch"), "crawlers[0] 'ExampleBot'", "crawler_class",
+         "unknown class"),
+        (_crawler_change(0, robots_tokens=["ExampleBot"]), "crawlers[0] 'ExampleBot'",
+         "robots_tokens", "is not a token"),
+        (_crawler_change(0, robots_tokens=["ab42bot"]), "crawlers[0] 'ExampleBot'",
+         "robots_tokens", "is not a token"),
+        (_crawler_change(0, robots_tokens=[]), "crawlers[0] 'ExampleBot'", "robots_tokens",
+         "at least one"),
+        (_crawler_change(0, ua_tokens=["Example Bot"]), "crawlers[0] 'ExampleBot'", "ua_tokens",
+         "is not a token"),
+        (_unused_source, "range_sources 'spare'", None, "no crawler uses it"),
+        (_bad_source_url, "range_sources 'examplebot'", "url", "http(s) URL"),
+        (_unknown_top_level, "top level", "crawler", "unknown key"),
+    ],
+)
+def test_validation_errors_name_file_entry_and_field(tmp_path, mutate, entry, field, words):
+    document = copy.deepcopy(_base())
+    mutate(document)
+    path = _write(tmp_path, document)
+    with pytest.raises(RegistryError) as caught:
+        load_registry(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {entry}")
+    if field is not None:
+        assert f"field '{field}'" in message
+    assert words in message
+
+
+def test_invalid_yaml_names_the_file(tmp_path):
+    path = tmp_path / "crawlers.yaml"
+    path.write_text("crawlers: [\n  name: x\n", "utf-8")
+    with pytest.raises(RegistryError, match=rf"^{path}: not valid YAML"):
+        load_registry(path)
+
+
+def test_a_key_given_twice_is_an_error_not_a_silent_overwrite(tmp_path):
+    text = _write(tmp_path, _base())
+    body = open(text, encoding="utf-8").read().replace(
+        "range_sources:\n", "range_sources:\n  examplebot: {operator: X, url: 'https://x'}\n", 1
+    )
+    (tmp_path / "crawlers.yaml").write_text(body, "utf-8")
+    with pytest.raises(RegistryError, match="duplicate key 'examplebot'"):
+        load_registry(text)
+
+
+def test_missing_file_and_non_mapping_document(tmp_path):
+    with pytest.raises(RegistryError, match="cannot read"):
+        load_registry(tmp_path / "absent.yaml")
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n- b\n", "utf-8")
+    with pytest.raises(RegistryError, match="top level: expected a mapping, got list"):
+        load_registry(path)
+
+
+def test_registry_error_is_a_value_error():
+    assert issubclass(RegistryError, ValueError)
+    assert DEFAULT_PATH.name == "crawlers.yaml" and DEFAULT_PATH.is_file()

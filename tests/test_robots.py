@@ -1,0 +1,337 @@
+"""Each robots.txt rule of DESIGN §4, with a case that fails without it."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from matcher import robots
+
+
+def allowed(body: str | bytes, agent: str, url: str) -> bool:
+    return robots.parse(body).decide(agent, url).allowed
+
+
+def codes(body: str | bytes) -> list[str]:
+    return [d.code for d in robots.parse(body).diagnostics]
+
+
+# ---------------------------------------------------------------- bytes and lines
+
+
+def test_bom_and_crlf_file_with_disallow_all():
+    body = b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /\r\n"
+    assert not allowed(body, "FooBot", "/anything")
+
+
+def test_partial_bom_is_skipped_and_broken_bom_spoils_first_line():
+    assert not allowed(b"\xef\xbbUser-agent: *\nDisallow: /\n", "FooBot", "/x")
+    assert allowed(b"\xef\x11\xbfUser-agent: *\nDisallow: /\n", "FooBot", "/x")
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+def test_every_line_ending_separates_lines(eol):
+    body = eol.join(["User-agent: FooBot", "Disallow: /private", "Allow: /private/ok"])
+    rf = robots.parse(body)
+    assert not rf.decide("FooBot", "/private/x").allowed
+    decision = rf.decide("FooBot", "/private/ok/1")
+    assert decision.allowed and decision.rule.line == 3
+
+
+def test_only_first_500_kib_are_parsed():
+    head = "User-agent: *\nDisallow: /early\n"
+    filler = "# " + "x" * 1000 + "\n"
+    body = head + filler * 520 + "Disallow: /late\n"
+    rf = robots.parse(body)
+    assert not rf.decide("FooBot", "/early").allowed
+    assert rf.decide("FooBot", "/late").allowed
+    assert "truncated" in codes(body)
+
+
+def test_line_cut_by_the_limit_is_dropped_not_broadened():
+    prefix = "User-agent: *\n"
+    cut_rule = "Disallow: /pri"  # where the limit falls inside "Disallow: /private-archive"
+    comment = "#" * (robots.MAX_BYTES - len(prefix) - len(cut_rule) - 1) + "\n"
+    body = prefix + comment + "Disallow: /private-archive\n"
+    assert not allowed(prefix + "Disallow: /private-archive\n", "FooBot", "/private-archive")
+    assert allowed(body, "FooBot", "/pri")
+
+
+def test_binary_garbage_never_raises():
+    rf = robots.parse(bytes(range(256)) * 50)
+    assert rf.decide("FooBot", "/").allowed
+
+
+# ---------------------------------------------------------------- fields
+
+
+def test_comments_are_ignored():
+    body = "User-agent: FooBot # our crawler\nDisallow: /a # not /b\n"
+    assert not allowed(body, "FooBot", "/a")
+    assert allowed(body, "FooBot", "/b")
+
+
+def test_field_names_are_case_insensitive():
+    assert not allowed("USER-AGENT: FooBot\nDISALLOW: /a\n", "FooBot", "/a")
+
+
+@pytest.mark.parametrize(
+    "line, code",
+    [
+        ("Disalow: /a", "misspelled-field"),
+        ("Dissallow: /a", "misspelled-field"),
+        ("Disallow /a", "missing-colon"),
+    ],
+)
+def test_googles_accepted_mistakes_work_and_are_reported(line, code):
+    body = f"User-agent: FooBot\n{line}\n"
+    assert not allowed(body, "FooBot", "/a")
+    assert code in codes(body)
+
+
+@pytest.mark.parametrize("first", ["useragent: FooBot", "user agent: FooBot"])
+def test_misspelled_user_agent_opens_a_group(first):
+    assert not allowed(f"{first}\nDisallow: /a\n", "FooBot", "/a")
+
+
+def test_missing_colon_with_more_than_two_words_is_not_a_rule():
+    body = "User-agent: FooBot\nDisallow /a /b\n"
+    assert allowed(body, "FooBot", "/a")
+    assert "invalid-line" in codes(body)
+
+
+def test_unknown_fields_are_kept_for_lint_only():
+    body = "User-agent: FooBot\nClean-param: ref /a\nDisallow: /a\n"
+    assert not allowed(body, "FooBot", "/a")
+    assert "unknown-field" in codes(body)
+
+
+def test_values_are_trimmed_of_spaces_and_tabs():
+    assert not allowed("User-agent:\tFooBot \nDisallow: \t/a\t\n", "FooBot", "/a")
+
+
+# ---------------------------------------------------------------- group structure
+
+
+def test_blank_lines_and_comments_do_not_end_a_group():
+    body = "User-agent: FooBot\n\n# note\n\nDisallow: /a\n"
+    assert not allowed(body, "FooBot", "/a")
+
+
+def test_sitemap_neither_ends_nor_belongs_to_a_group():
+    body = "User-agent: FooBot\nSitemap: https://x.test/s.xml\nUser-agent: BarBot\nDisallow: /\n"
+    rf = robots.parse(body)
+    assert not rf.decide("FooBot", "/x").allowed
+    assert not rf.decide("BarBot", "/x").allowed
+    assert rf.sitemaps == ("https://x.test/s.xml",)
+
+
+def test_unknown_field_does_not_end_a_group():
+    body = "User-agent: FooBot\nHost: x.test\nUser-agent: BarBot\nDisallow: /\n"
+    assert not allowed(body, "FooBot", "/x")
+
+
+def test_user_agent_after_a_rule_opens_a_new_group():
+    body = "User-agent: FooBot\nDisallow: /a\nUser-agent: BarBot\nDisallow: /b\n"
+    assert allowed(body, "FooBot", "/b")
+    assert allowed(body, "BarBot", "/a")
+
+
+def test_rules_before_any_user_agent_are_ignored():
+    body = "Disallow: /\nUser-agent: FooBot\nDisallow: /a\n"
+    assert allowed(body, "FooBot", "/b")
+    assert "rule-outside-group" in codes(body)
+
+
+def test_groups_naming_the_same_token_are_merged():
+    body = "User-agent: FooBot\nDisallow: /a\n\nUser-agent: BarBot\nDisallow: /\n\nUser-agent: foobot\nDisallow: /b\n"
+    rf = robots.parse(body)
+    assert not rf.decide("FooBot", "/a").allowed
+    assert not rf.decide("FooBot", "/b").allowed
+    assert rf.decide("FooBot", "/c").allowed
+
+
+def test_several_catch_all_groups_are_merged():
+    body = "User-agent: *\nDisallow: /a\n\nUser-agent: *\nDisallow: /b\n"
+    assert not allowed(body, "FooBot", "/a")
+    assert not allowed(body, "FooBot", "/b")
+
+
+# ---------------------------------------------------------------- choosing the group
+
+
+def test_user_agent_value_token_is_its_leading_letters():
+    assert not allowed("User-agent: Googlebot/2.1\nDisallow: /\n", "Googlebot", "/x")
+
+
+def test_crawler_token_is_compared_whole():
+    body = "User-agent: AB42bot\nDisallow: /\n"
+    assert allowed(body, "AB42bot", "/x")  # the group's token reads `ab`
+    assert not allowed(body, "AB", "/x")
+
+
+def test_no_substring_matching_of_group_names():
+    body = "User-agent: bot\nDisallow: /\n"
+    assert allowed(body, "Googlebot", "/x")
+
+
+def test_star_inside_a_name_is_not_the_catch_all():
+    body = "User-agent: *OrkashBot*\nDisallow: /\n"
+    assert allowed(body, "FooBot", "/x")
+    assert "unusable-user-agent" in codes(body)
+
+
+def test_star_followed_by_space_is_the_catch_all():
+    assert not allowed("User-agent: * # everyone\nDisallow: /\n", "FooBot", "/x")
+
+
+def test_own_group_replaces_catch_all_entirely():
+    body = "User-agent: *\nDisallow: /a\n\nUser-agent: FooBot\nDisallow: /b\n"
+    assert allowed(body, "FooBot", "/a")
+    assert not allowed(body, "OtherBot", "/a")
+
+
+def test_no_group_allows_everything():
+    decision = robots.parse("User-agent: BarBot\nDisallow: /\n").decide("FooBot", "/x")
+    assert decision.allowed and decision.reason == "no-group"
+
+
+def test_first_token_of_the_chain_that_names_a_group_wins():
+    body = "User-agent: googlebot\nDisallow: /web\n\nUser-agent: googlebot-image\nDisallow: /img\n"
+    rf = robots.parse(body)
+    assert rf.decide_tokens(("googlebot-image", "googlebot"), "/web").allowed
+    assert not rf.decide_tokens(("googlebot-image", "googlebot"), "/img").allowed
+    assert not rf.decide_tokens(("googlebot-video", "googlebot"), "/web").allowed
+
+
+def test_full_user_agent_string_selects_its_product_token_group():
+    body = "User-agent: bingbot\nDisallow: /\n"
+    ua = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
+    assert not allowed(body, ua, "/x")
+
+
+def test_registry_chain_sends_image_crawler_to_googlebot_group():
+    body = "User-agent: Googlebot\nDisallow: /photos\n"
+    assert not allowed(body, "Googlebot-Image/1.0", "/photos/1.jpg")
+
+
+def test_applebot_falls_back_to_googlebot_group():
+    body = "User-agent: Googlebot\nDisallow: /g\n\nUser-agent: *\nDisallow: /\n"
+    ua = "Mozilla/5.0 (Macintosh) Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)"
+    assert not allowed(body, ua, "/g")
+    assert allowed(body, ua, "/other")
+
+
+# ---------------------------------------------------------------- normalization on both sides
+
+
+@pytest.mark.parametrize(
+    "pattern, path, expected",
+    [
+        ("/~user/", "/%7euser/", False),  # unreserved escape decoded in the path
+        ("/%7Euser/", "/~user/", False),  # ... and in the pattern
+        ("/a/", "/a%2Fb", True),  # %2F is not a slash
+        ("/a%2fb", "/a%2Fb", False),  # hex case does not matter for reserved escapes
+        ("/caf\u00e9", "/caf%C3%A9", False),  # non-ASCII pattern becomes its escapes
+        ("/caf%c3%a9", "/caf\u00e9", False),
+        ("/a%2A", "/abc", True),  # %2A is a literal octet, never a wildcard
+        ("/100%", "/100%25", False),  # a lone % is %25
+    ],
+)
+def test_one_normalization_on_both_sides(pattern, path, expected):
+    assert allowed(f"User-agent: *\nDisallow: {pattern}\n", "FooBot", path) is expected
+
+
+def test_tie_on_normalized_length_goes_to_allow():
+    body = "User-agent: *\nDisallow: /%7Euser/\nAllow: /~user/\n"
+    decision = robots.parse(body).decide("FooBot", "/~user/page")
+    assert decision.allowed
+    assert decision.rule.kind == "allow"
+    assert decision.runner_up.pattern == "/%7Euser/"
+    assert decision.runner_up.normalized == "/~user/"
+
+
+# ---------------------------------------------------------------- matching
+
+
+@pytest.mark.parametrize(
+    "pattern, path, matches",
+    [
+        ("/fish", "/fish.html", True),
+        ("/fish", "/Fish.asp", False),  # case-sensitive
+        ("/fish*.php", "/fishheads/catfish.php?p=1", True),
+        ("/*.php$", "/filename.php", True),
+        ("/*.php$", "/filename.php?q=1", False),
+        ("/*.php$", "/filename.php/", False),
+        ("/a$b", "/a$bc", True),  # `$` not at the end is literal
+        ("/a$", "/a", True),
+        ("/a$", "/ab", False),
+        ("*", "/anything", True),
+        ("/x*", "/x", True),
+    ],
+)
+def test_wildcards_and_anchor(pattern, path, matches):
+    assert allowed(f"User-agent: *\nDisallow: {pattern}\n", "FooBot", path) is not matches
+
+
+def test_empty_pattern_matches_nothing():
+    decision = robots.parse("User-agent: *\nDisallow:\n").decide("FooBot", "/x")
+    assert decision.allowed and decision.reason == "no-match"
+
+
+def test_longest_normalized_pattern_wins():
+    body = "User-agent: *\nAllow: /p\nDisallow: /page\nAllow: /pages/public\n"
+    rf = robots.parse(body)
+    assert not rf.decide("FooBot", "/page1").allowed
+    assert rf.decide("FooBot", "/pages/public/1").allowed
+
+
+def test_query_is_part_of_the_path_and_fragment_is_not():
+    body = "User-agent: *\nDisallow: /*?sort=\nDisallow: /doc$\n"
+    assert not allowed(body, "FooBot", "http://x.test/list?sort=asc")
+    assert allowed(body, "FooBot", "http://x.test/list")
+    assert not allowed(body, "FooBot", "http://x.test/doc#section")
+
+
+@pytest.mark.parametrize("url", ["/robots.txt", "/%72obots.txt", "http://x.test/robots.txt", "/robots.txt?x=1"])
+def test_robots_txt_is_always_allowed(url):
+    decision = robots.parse("User-agent: *\nDisallow: /\n").decide("FooBot", url)
+    assert decision.allowed and decision.reason == "robots-exempt"
+
+
+def test_hostile_pattern_decides_fast():
+    body = "User-agent: *\nDisallow: /" + "a*" * 40 + "b$\n"
+    rf = robots.parse(body)
+    path = "/" + "a" * 10_000
+    start = time.perf_counter()
+    decision = rf.decide("FooBot", path)
+    elapsed = time.perf_counter() - start
+    assert decision.allowed
+    assert elapsed < 0.001, f"hostile pattern took {elapsed * 1e3:.2f} ms"
+
+
+# ---------------------------------------------------------------- explanation
+
+
+def test_decision_names_rule_as_written_line_and_group():
+    body = "# site rules\nUser-agent: FooBot\nDisallow: /%7euser/\n"
+    decision = robots.parse(body).decide("FooBot", "/~user/x")
+    assert not decision.allowed and decision.reason == "rule"
+    assert (decision.rule.kind, decision.rule.pattern, decision.rule.line) == ("disallow", "/%7euser/", 3)
+    assert decision.rule.normalized == "/~user/"
+    assert decision.group.agents == ("FooBot",)
+
+
+def test_crawl_delay_of_the_chosen_group():
+    body = "User-agent: *\nCrawl-delay: 10\n\nUser-agent: FooBot\nCrawl-delay: 2.5\nDisallow: /a\n"
+    rf = robots.parse(body)
+    assert rf.crawl_delay("FooBot") == 2.5
+    assert rf.crawl_delay("OtherBot") == 10
+    assert robots.parse("User-agent: *\nDisallow: /\n").crawl_delay("FooBot") is None
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_invalid_crawl_delay_is_reported_and_ignored(value):
+    body = f"User-agent: *\nCrawl-delay: {value}\n"
+    assert robots.parse(body).crawl_delay("FooBot") is None
+    assert "invalid-crawl-delay" in codes(body)
