@@ -92,6 +92,7 @@ def audit(
         "identity_method": who.method,
         "identity_evidence": who.evidence,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
+        "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),
     }
 

@@ -42,6 +42,7 @@ VERDICTS = (
     Column("identity_method", "string", "how identity was established: ip-range, reverse-dns, none"),
     Column("identity_evidence", "string", "what proved or disproved the claim"),
     Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
+    Column("honours_crawl_delay", "bool", "the operator documents that this crawler obeys Crawl-delay"),
     Column("robots_version", "struct", "robots.txt version in effect at ts", fields=ROBOTS_VERSION),
     Column("group", "string_list", "user-agent lines of the group applied"),
     Column("rule_kind", "string", "allow | disallow, of the deciding rule"),

@@ -31,10 +31,14 @@ Text formats (Apache mod_log_config / nginx):
 The combined family accepts one optional trailing quoted X-Forwarded-For field,
 the layout of nginx's stock `main` format; in combined_xrt it sits before the
 X-Robots-Tag field. Any other trailing content is a no-match, never ignored.
+The host is the line's own host field, else the authority of an absolute-form
+target (`GET http://host/p HTTP/1.1`), else the parser's default host, else None.
 
 JSON formats: `jsonl` with a user mapping (our field -> dotted source path) and
 the presets `cloudflare` (Logpush http_requests) and `gcp_lb` (Cloud Logging
-entries of an external Application Load Balancer).
+entries of an external Application Load Balancer). Neither preset maps
+X-Forwarded-For (Cloudflare's ClientIP is authoritative; the load balancer does
+not log it); a `jsonl` mapping may.
 """
 from __future__ import annotations
 
@@ -417,7 +421,7 @@ class _TextParser:
 
     def __call__(self, line: str) -> LogRecord:
         text = _clean(line)
-        match = self.layout.plain.match(text)
+        match = self.layout.plain.match(text) if '\\"' not in text else None
         if match is None:
             match = self.layout.general.match(text)
             if match is None:

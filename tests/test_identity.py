@@ -26,8 +26,9 @@ OPERATORS = {name: s.operator for name, s in default_registry().range_sources.it
 
 
 def _doc(*prefixes: str) -> dict:
-    key = lambda p: "ipv6Prefix" if ":" in p else "ipv4Prefix"  # noqa: E731
-    return {"creationTime": "2026-01-01T00:00:00Z", "prefixes": [{key(p): p} for p in prefixes]}
+    """An operator-shaped file holding `prefixes`."""
+    entries = [{"ipv6Prefix" if ":" in p else "ipv4Prefix": p} for p in prefixes]
+    return {"creationTime": "2026-01-01T00:00:00Z", "prefixes": entries}
 
 
 def _index(*documents) -> RangeIndex:
