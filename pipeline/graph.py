@@ -20,15 +20,8 @@ from pipeline import report
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
 from pipeline.schema import arrow_schema
-from pipeline.transforms import (
-    DEAD_LETTERS,
-    AuditLogLines,
-    AuditRequestFn,
-    CountOutcomes,
-    ParseLogLineFn,
-    ReadLogLines,
-    Summarize,
-)
+from pipeline.auditing import LineAuditor
+from pipeline.transforms import DEAD_LETTERS, AuditLogLines, CountOutcomes, ReadLogLines, Summarize
 
 
 def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
@@ -37,14 +30,20 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     registry = load_registry(settings.registry)
     ranges = load_ranges(settings.ranges, registry)
     versions = read_robots_table(settings.robots)
-    audit_fn = AuditRequestFn(registry, ranges, duration(settings.error_limit), duration(settings.cache_grace))
-    parse_fn = ParseLogLineFn(settings.log_format, settings.default_host, _field_map(settings.field_map))
-
-    lines = pipeline | "ReadLogLines" >> ReadLogLines(settings.logs)
+    auditor = LineAuditor(
+        settings.log_format,
+        settings.default_host,
+        _field_map(settings.field_map),
+        registry,
+        ranges,
+        duration(settings.error_limit),
+        duration(settings.cache_grace),
+    )
+    batches = pipeline | "ReadLogLines" >> ReadLogLines(settings.logs)
     robots = pipeline | "ReadRobotsTable" >> beam.Create(versions)
-    outputs = {"lines": lines, "robots": robots} | "AuditLogLines" >> AuditLogLines(parse_fn, audit_fn)
+    outputs = {"batches": batches, "robots": robots} | "AuditLogLines" >> AuditLogLines(auditor)
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
-    outputs["counts"] = {"lines": lines, **outputs} | "CountOutcomes" >> CountOutcomes()
+    outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     return outputs
 
 

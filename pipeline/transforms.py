@@ -5,123 +5,80 @@ a verdict, the skipped non-crawler count, or the dead-letter table.
 """
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
-from dataclasses import dataclass
-from datetime import timedelta
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.metrics import Metrics
 
-from matcher.agents import Registry
-from matcher.audit import audit
-from matcher.history import HostHistory, RobotsVersion, host_key
-from matcher.identity import RangeIndex
-from pipeline.logformats import LogParseError, parser_for
+from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, host_versions
 
 DEAD_LETTERS = "dead_letters"
-SKIPPED = "skipped"
-
-
-@dataclass(frozen=True)
-class HostVersions:
-    """One host's robots versions as the side input carries them; the fingerprint lets a
-    worker keep one parsed history per distinct table content."""
-
-    fingerprint: str
-    versions: tuple[RobotsVersion, ...]
-
-
-def host_versions(versions: Iterable[RobotsVersion]) -> HostVersions:
-    ordered = tuple(sorted(versions, key=lambda v: (v.effective_from, v.status or 0, v.sha256 or "")))
-    digest = hashlib.sha256()
-    for version in ordered:
-        digest.update(f"{version.host}|{version.effective_from.isoformat()}|{version.status}|{version.sha256}\n".encode())
-    return HostVersions(digest.hexdigest(), ordered)
+TALLY = "tally"
+LINES_PER_BATCH = 2000
 
 
 class ReadLogLines(beam.PTransform):
-    """Files matching a glob -> (source "file:line", text). Compression follows the extension."""
+    """Files matching a glob -> (path, first line number, lines) batches.
 
-    def __init__(self, pattern: str):
+    Compression follows the file extension. Batches keep Beam's per-element cost
+    off the per-line path; each file is read by one worker, in order.
+    """
+
+    def __init__(self, pattern: str, lines_per_batch: int = LINES_PER_BATCH):
         super().__init__()
         self._pattern = pattern
+        self._lines_per_batch = lines_per_batch
 
     def expand(self, pbegin):
         return (
             pbegin
             | "MatchLogFiles" >> fileio.MatchFiles(self._pattern)
             | "OpenLogFiles" >> fileio.ReadMatches()
-            | "NumberLines" >> beam.FlatMap(numbered_lines)
+            | "BatchLines" >> beam.FlatMap(line_batches, self._lines_per_batch)
         )
 
 
-def numbered_lines(readable: fileio.ReadableFile) -> Iterator[tuple[str, str]]:
-    name = readable.metadata.path
+def line_batches(readable: fileio.ReadableFile, size: int) -> Iterator[tuple[str, int, list[str]]]:
+    path = readable.metadata.path
+    first, batch = 1, []
     with readable.open() as handle:
-        for number, raw in enumerate(iter(handle.readline, b""), start=1):
+        for raw in iter(handle.readline, b""):
             # Undecodable bytes become \xNN, the escape servers use themselves.
-            yield f"{name}:{number}", raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
+            batch.append(raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace"))
+            if len(batch) == size:
+                yield path, first, batch
+                first, batch = first + size, []
+    if batch:
+        yield path, first, batch
 
 
-class ParseLogLineFn(beam.DoFn):
-    def __init__(self, log_format: str, default_host: str | None, field_map: dict | None):
-        self._args = (log_format, default_host, field_map)
-        self.parsed = Metrics.counter(self.__class__, "parsed")
-        self.dead = Metrics.counter(self.__class__, "dead_letters")
+class AuditLineBatchFn(beam.DoFn):
+    """Verdicts per crawler request; dead letters tagged; a tally of lines and skips per batch."""
 
-    def setup(self):
-        self._parse = parser_for(*self._args)
-
-    def process(self, element):
-        source, line = element
-        try:
-            record = self._parse(line)
-        except LogParseError as error:
-            self.dead.inc()
-            yield beam.pvalue.TaggedOutput(DEAD_LETTERS, dead_letter(source, error.reason, error.message, line))
-            return
-        self.parsed.inc()
-        yield source, record
-
-
-def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
-    return {"source": source, "reason": reason, "message": message, "raw": raw}
-
-
-class AuditRequestFn(beam.DoFn):
-    """Verdict per crawler request; non-crawlers go to the `skipped` output."""
-
-    def __init__(self, registry: Registry, ranges: RangeIndex, error_limit: timedelta, grace: timedelta):
-        self._registry = registry
-        self._ranges = ranges
-        self._history_settings = {"error_limit": error_limit, "grace": grace}
+    def __init__(self, auditor: LineAuditor):
+        self._auditor = auditor
+        self.lines = Metrics.counter(self.__class__, "lines")
         self.verdicts = Metrics.counter(self.__class__, "verdicts")
         self.skipped = Metrics.counter(self.__class__, "skipped_non_crawlers")
+        self.dead = Metrics.counter(self.__class__, "dead_letters")
 
-    def setup(self):
-        self._histories: dict[str, HostHistory] = {}
-
-    def process(self, element, robots_by_host):
-        source, request = element
-        verdict = audit(request, source, self._registry, self._ranges, self._history(request.host, robots_by_host))
-        if verdict is None:
-            self.skipped.inc()
-            yield beam.pvalue.TaggedOutput(SKIPPED, source)
-        else:
-            self.verdicts.inc()
-            yield verdict
-
-    def _history(self, host: str | None, robots_by_host) -> HostHistory | None:
-        entry = robots_by_host.get(host_key(host)) if host else None
-        if entry is None:
-            return None
-        history = self._histories.get(entry.fingerprint)
-        if history is None:
-            history = self._histories[entry.fingerprint] = HostHistory(entry.versions, **self._history_settings)
-        return history
+    def process(self, batch, robots_by_host):
+        path, first_number, lines = batch
+        outcomes = Counter()
+        for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host):
+            outcomes[kind] += 1
+            if kind == VERDICT:
+                yield record
+            elif kind == DEAD_LETTER:
+                yield beam.pvalue.TaggedOutput(DEAD_LETTERS, record)
+        tally = {"lines": len(lines), "skipped": len(lines) - outcomes[VERDICT] - outcomes[DEAD_LETTER]}
+        self.lines.inc(tally["lines"])
+        self.skipped.inc(tally["skipped"])
+        self.verdicts.inc(outcomes[VERDICT])
+        self.dead.inc(outcomes[DEAD_LETTER])
+        yield beam.pvalue.TaggedOutput(TALLY, tally)
 
 
 class RobotsByHost(beam.PTransform):
@@ -132,27 +89,23 @@ class RobotsByHost(beam.PTransform):
             versions
             | "KeyByHost" >> beam.Map(lambda version: (version.host, version))
             | "GroupByHost" >> beam.GroupByKey()
-            | "FingerprintHost" >> beam.MapTuple(lambda host, group: (host, host_versions(group)))
+            | "FingerprintHost" >> beam.MapTuple(lambda host, group: (host, host_versions(list(group))))
         )
 
 
 class AuditLogLines(beam.PTransform):
-    """{"lines": (source, line), "robots": RobotsVersion} -> {"verdicts", "dead_letters", "skipped"}."""
+    """{"batches": line batches, "robots": RobotsVersion} -> {"verdicts", "dead_letters", "tally"}."""
 
-    def __init__(self, parse: ParseLogLineFn, audit_fn: AuditRequestFn):
+    def __init__(self, auditor: LineAuditor):
         super().__init__()
-        self._parse = parse
-        self._audit = audit_fn
+        self._auditor = auditor
 
     def expand(self, inputs):
-        parsed = inputs["lines"] | "ParseLogLines" >> beam.ParDo(self._parse).with_outputs(
-            DEAD_LETTERS, main="requests"
-        )
         robots_by_host = inputs["robots"] | "RobotsByHost" >> RobotsByHost()
-        audited = parsed.requests | "AuditRequests" >> beam.ParDo(
-            self._audit, beam.pvalue.AsDict(robots_by_host)
-        ).with_outputs(SKIPPED, main="verdicts")
-        return {"verdicts": audited.verdicts, DEAD_LETTERS: parsed[DEAD_LETTERS], SKIPPED: audited[SKIPPED]}
+        audited = inputs["batches"] | "AuditLineBatches" >> beam.ParDo(
+            AuditLineBatchFn(self._auditor), beam.pvalue.AsDict(robots_by_host)
+        ).with_outputs(DEAD_LETTERS, TALLY, main="verdicts")
+        return {"verdicts": audited.verdicts, DEAD_LETTERS: audited[DEAD_LETTERS], TALLY: audited[TALLY]}
 
 
 class CountDecisions(beam.CombineFn):
@@ -196,11 +149,24 @@ def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
 
 
 class CountOutcomes(beam.PTransform):
-    """Lines read and where each went, as one dict; the three outcomes must add up."""
+    """{"verdicts", "dead_letters", "tally"} -> one dict: lines read and where each went."""
 
-    def expand(self, pcolls):
-        counted = [
-            pcolls[name] | f"Count{label}" >> beam.combiners.Count.Globally() | f"Name{label}" >> beam.Map(lambda n, k=name: (k, n))
-            for name, label in (("lines", "Lines"), ("verdicts", "Verdicts"), (SKIPPED, "Skipped"), (DEAD_LETTERS, "DeadLetters"))
-        ]
-        return counted | "MergeCounts" >> beam.Flatten() | "CountsDict" >> beam.combiners.ToDict()
+    def expand(self, outputs):
+        verdicts = outputs["verdicts"] | "CountVerdicts" >> beam.combiners.Count.Globally()
+        dead = outputs[DEAD_LETTERS] | "CountDeadLetters" >> beam.combiners.Count.Globally()
+        tallies = outputs[TALLY] | "SumTallies" >> beam.CombineGlobally(sum_tallies)
+        return (
+            tallies
+            | "CountsDict" >> beam.Map(
+                lambda tally, verdicts, dead: {**tally, "verdicts": verdicts, "dead_letters": dead},
+                beam.pvalue.AsSingleton(verdicts),
+                beam.pvalue.AsSingleton(dead),
+            )
+        )
+
+
+def sum_tallies(tallies) -> dict:
+    total = Counter({"lines": 0, "skipped": 0})
+    for tally in tallies:
+        total.update(tally)
+    return dict(total)
