@@ -22,13 +22,17 @@ def why(decision: Decision) -> str:
     rule, runner_up = decision.rule, decision.runner_up
     length = len(rule.normalized)
     if runner_up is None:
-        return f"the only matching rule ({length} octets normalized)"
+        return f"the only matching rule ({_octets(length)} normalized)"
     other = len(runner_up.normalized)
     if length > other:
-        return f"longest match: {length} octets beat {other} of {rule_text(runner_up)}"
+        return f"longest match: {_octets(length)} beat {other} of {rule_text(runner_up)}"
     if rule.kind != runner_up.kind:
-        return f"tie at {length} octets with {rule_text(runner_up)}; allow wins ties"
-    return f"tie at {length} octets with {rule_text(runner_up)}; same verdict, earlier line named"
+        return f"tie at {_octets(length)} with {rule_text(runner_up)}; allow wins ties"
+    return f"tie at {_octets(length)} with {rule_text(runner_up)}; same verdict, earlier line named"
+
+
+def _octets(count: int) -> str:
+    return f"{count} octet" if count == 1 else f"{count} octets"
 
 
 def decision_to_dict(url: str, decision: Decision) -> dict:

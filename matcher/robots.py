@@ -217,14 +217,17 @@ class _Parser:
             self.note(number, "invalid-line", f"no field name and value: {content[:60]!r}")
             return
         name, value, missing_colon = split
-        if missing_colon:
-            self.note(number, "missing-colon", f"{name!r} has no colon; read as {name}: {value}")
         key = name.lower()
         canonical = _FIELDS.get(key)
         if canonical is None:
             canonical = _MISSPELLINGS.get(key)
             if canonical is not None:
                 self.note(number, "misspelled-field", f"{name!r} read as {canonical!r}")
+        if missing_colon:
+            if canonical is None:
+                self.note(number, "invalid-line", f"no field name and value: {content[:60]!r}")
+                return
+            self.note(number, "missing-colon", f"{name!r} has no colon; read as {name}: {value}")
         if canonical is None:
             self.note(number, "unknown-field", f"{name!r} is not a robots.txt field; ignored")
         elif canonical == "sitemap":

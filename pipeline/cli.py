@@ -119,3 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"crawl-audit: {error}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader (`| head`) has what it wanted; that is not a failure.
+        sys.stderr.close()
+        return EXIT_OK
