@@ -11,15 +11,18 @@ def rule_text(rule: Rule) -> str:
     return text
 
 
-def why(decision: Decision) -> str:
-    """One sentence a site owner can check against the file."""
+def why(decision: Decision, runner_up: Rule | None = None) -> str:
+    """One sentence a site owner can check against the file.
+
+    `runner_up` is the matching rule next in precedence (`Group.runner_up`).
+    """
     if decision.reason == "robots-exempt":
         return "/robots.txt is always allowed"
     if decision.reason == "no-group":
         return "no group names this crawler and there is no User-agent: * group"
     if decision.reason == "no-match":
         return "no rule of the group matches this path"
-    rule, runner_up = decision.rule, decision.runner_up
+    rule = decision.rule
     length = len(rule.normalized)
     if runner_up is None:
         return f"the only matching rule ({_octets(length)} normalized)"

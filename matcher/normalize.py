@@ -62,23 +62,37 @@ def request_path(url: str) -> str:
     normalized. Like Google's reference parser, `//host/p` and `host/p` name a
     host, and `;params` belong to the path.
     """
+    if url[:1] == "/" and url[1:2] != "/":
+        return url.split("#", 1)[0]
+    absolute = _ABSOLUTE_URL.match(url)
+    if absolute is not None:
+        path = absolute.group(1)
+        return path if path[:1] == "/" else "/" + path
     start = 2 if url.startswith("//") else 0
     scheme_end = url.find("://", start)
-    first_delimiter = _find_any(url, "/?;", start)
+    first_delimiter = _find_delimiter(url, start)
     if scheme_end == -1 or (first_delimiter != -1 and first_delimiter < scheme_end):
-        authority_start = start
+        authority_end = start
     else:
-        authority_start = scheme_end + 3
-    path_start = _find_any(url, "/?;", authority_start)
-    if path_start == -1:
-        return "/"
-    fragment = url.find("#", start)
-    if fragment != -1 and fragment < path_start:
+        authority_end = scheme_end + 3
+    return _path_after_authority(url, authority_end)
+
+
+# `scheme://authority`, then the path up to the fragment. A `#` ends the
+# authority too: the fragment then hides any path that follows.
+_ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?;#]*([^#]*)", re.DOTALL)
+_DELIMITER = re.compile(r"[/?;]")
+
+
+def _path_after_authority(url: str, authority_end: int) -> str:
+    path_start = _find_delimiter(url, authority_end)
+    fragment = url.find("#", authority_end)
+    if path_start == -1 or (fragment != -1 and fragment < path_start):
         return "/"
     path = url[path_start:] if fragment == -1 else url[path_start:fragment]
     return path if path.startswith("/") else "/" + path
 
 
-def _find_any(text: str, chars: str, start: int) -> int:
-    positions = [p for p in (text.find(c, start) for c in chars) if p != -1]
-    return min(positions) if positions else -1
+def _find_delimiter(text: str, start: int) -> int:
+    found = _DELIMITER.search(text, start)
+    return -1 if found is None else found.start()

@@ -2,16 +2,19 @@
 
 `parse` turns bytes into a `RobotsFile` once; `RobotsFile.decide` answers many
 requests against it. Patterns are normalized at parse time and each group's rules
-are kept in precedence order, so a decision is the first matching rule.
+are kept in precedence order, so a decision is the first matching rule; each group
+builds its lookup index (`matcher.matching`) the first time it is asked.
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple, Sequence
 
 from matcher import agents
+from matcher.matching import RuleIndex, pattern_matches
 from matcher.normalize import normalize, request_path
 
 MAX_BYTES = 500 * 1024
@@ -50,8 +53,7 @@ class Diagnostic(NamedTuple):
     message: str
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     kind: str  # "allow" or "disallow"
     pattern: str  # as written in the file
     line: int
@@ -63,6 +65,18 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    rule: Rule | None
+    group: Group | None
+    reason: str  # "rule" | "no-match" | "no-group" | "robots-exempt"
+
+
+_NO_GROUP = Decision(True, None, None, "no-group")
+_EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
+
+
+@dataclass(frozen=True)
 class Group:
     """The rules that apply to a crawler, merged from every group naming its token."""
 
@@ -71,16 +85,31 @@ class Group:
     rules: tuple[Rule, ...]  # in precedence order: longest normalized first, allow first on ties
     crawl_delay: float | None = None
     crawl_delay_line: int | None = None
-    _matchers: tuple = field(default=(), repr=False, compare=False)
 
+    def decide(self, normalized_path: str) -> Decision:
+        rank = self._index.best(normalized_path)
+        return self._decisions[rank]  # rank -1 is the last entry: no match
 
-@dataclass(frozen=True)
-class Decision:
-    allowed: bool
-    rule: Rule | None
-    group: Group | None
-    reason: str  # "rule" | "no-match" | "no-group" | "robots-exempt"
-    runner_up: Rule | None = None
+    def runner_up(self, decision: Decision, normalized_path: str) -> Rule | None:
+        """The matching rule next in precedence after the deciding one, for explanations."""
+        if decision.rule is None:
+            return None
+        later = self.rules[self.rules.index(decision.rule) + 1 :]
+        return next((r for r in later if pattern_matches(r.normalized, normalized_path)), None)
+
+    # Built on first use: most groups of most files are never asked about.
+    @cached_property
+    def _index(self) -> RuleIndex:
+        return RuleIndex([rule.normalized for rule in self.rules])
+
+    @cached_property
+    def _decisions(self) -> tuple[Decision, ...]:
+        by_rule = tuple(Decision(rule.allows, rule, self, "rule") for rule in self.rules)
+        return by_rule + (Decision(True, None, self, "no-match"),)
+
+    @cached_property
+    def exempt(self) -> Decision:
+        return Decision(True, None, self, "robots-exempt")
 
 
 class RobotsFile:
@@ -93,6 +122,7 @@ class RobotsFile:
         diagnostics: tuple[Diagnostic, ...],
     ) -> None:
         self._groups = groups
+        self._chosen: dict[tuple, Group | None] = {}
         self.sitemaps = sitemaps
         self.diagnostics = diagnostics
 
@@ -107,11 +137,11 @@ class RobotsFile:
         `catch_all=False` is for crawlers that obey only groups naming them
         (Google's AdsBot ignores `User-agent: *`).
         """
-        for token in tokens:
-            group = self._groups.get(token)
-            if group is not None:
-                return group
-        return self._groups.get("*") if catch_all else None
+        key = (tuple(tokens), catch_all)
+        if key not in self._chosen:
+            named = (self._groups[t] for t in tokens if t in self._groups)
+            self._chosen[key] = next(named, self._groups.get("*") if catch_all else None)
+        return self._chosen[key]
 
     def decide(self, agent: str, url: str) -> Decision:
         return self.decide_tokens(agents.robots_tokens(agent), url)
@@ -124,10 +154,10 @@ class RobotsFile:
         path = normalize(path)
         group = self.group_for(tokens, catch_all)
         if is_robots_txt(path):
-            return Decision(True, None, group, "robots-exempt")
+            return _EXEMPT_WITHOUT_GROUP if group is None else group.exempt
         if group is None:
-            return Decision(True, None, None, "no-group")
-        return _decide_in_group(group, path)
+            return _NO_GROUP
+        return group.decide(path)
 
     def crawl_delay(self, agent: str) -> float | None:
         group = self.group_for(agents.robots_tokens(agent))
@@ -136,55 +166,7 @@ class RobotsFile:
 
 def is_robots_txt(normalized_path: str) -> bool:
     """robots.txt itself is always fetchable, whatever its rules say."""
-    return normalized_path.split("?", 1)[0] == ROBOTS_PATH
-
-
-def _decide_in_group(group: Group, path: str) -> Decision:
-    winner = None
-    for rule, matches in zip(group.rules, group._matchers):
-        if matches(path):
-            if winner is not None:
-                return Decision(winner.allows, winner, group, "rule", runner_up=rule)
-            winner = rule
-    if winner is not None:
-        return Decision(winner.allows, winner, group, "rule")
-    return Decision(True, None, group, "no-match")
-
-
-# ---------------------------------------------------------------- matching
-
-
-def compile_pattern(normalized: str):
-    """A predicate over normalized paths for one normalized pattern.
-
-    `*` matches any run of octets and a trailing `$` anchors the end. Pieces
-    between stars are found left to right with `str.find`: the leftmost place
-    for each piece leaves the most room for the rest, so no backtracking is ever
-    needed and the cost stays linear-ish whatever the number of stars.
-    """
-    anchored = normalized.endswith("$")
-    body = normalized[:-1] if anchored else normalized
-    if "*" not in body:
-        if anchored:
-            return body.__eq__
-        return lambda path: path.startswith(body)
-    pieces = tuple(body.split("*"))
-    head, middle, tail = pieces[0], pieces[1:-1], pieces[-1]
-
-    def matches(path: str) -> bool:
-        if not path.startswith(head):
-            return False
-        position = len(head)
-        for piece in middle:
-            found = path.find(piece, position)
-            if found < 0:
-                return False
-            position = found + len(piece)
-        if anchored:
-            return len(path) - len(tail) >= position and path.endswith(tail)
-        return path.find(tail, position) >= 0
-
-    return matches
+    return normalized_path == ROBOTS_PATH or normalized_path.startswith(ROBOTS_PATH + "?")
 
 
 # ----------------------------------------------------------------- parsing
@@ -292,7 +274,6 @@ class _Parser:
             rules=tuple(rules),
             crawl_delay=delay,
             crawl_delay_line=delay_line,
-            _matchers=tuple(compile_pattern(rule.normalized) for rule in rules),
         )
 
 

@@ -4,6 +4,7 @@ Exit codes:
   check  0 every URL allowed, 1 at least one URL disallowed, 2 usage or input error
   lint   0 no findings, 1 findings printed, 2 usage or input error
   run    0 the audit finished, 2 usage or input error
+  schema 0 printed, 2 usage error
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from matcher import agents, robots
+from matcher import agents, records, robots
 from matcher.explain import decision_to_dict, rule_text, why
+from matcher.normalize import normalize, request_path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -52,9 +54,11 @@ def _describe(url: str, tokens: Sequence[str], decision: robots.Decision) -> str
     if group is not None:
         named = ", ".join(f"{agent} (line {line})" for agent, line in zip(group.agents, group.agent_lines))
         lines.append(f"  group:  User-agent: {named}")
+    runner_up = None
     if decision.rule is not None:
         lines.append(f"  rule:   {rule_text(decision.rule)}")
-    lines.append(f"  why:    {why(decision)}")
+        runner_up = group.runner_up(decision, normalize(request_path(url)))
+    lines.append(f"  why:    {why(decision, runner_up)}")
     return "\n".join(lines)
 
 
@@ -63,6 +67,19 @@ def lint(args: argparse.Namespace) -> int:
     for diagnostic in rf.diagnostics:
         print(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}")
     return EXIT_FINDINGS if rf.diagnostics else EXIT_OK
+
+
+def schema(args: argparse.Namespace) -> int:
+    """The record schema of one table, or of all by name, as BigQuery or JSON Schema takes it."""
+    from pipeline.schema import bigquery_schema  # pyarrow: loaded only for this command
+
+    names = [args.table] if args.table else list(records.TABLES)
+    if args.format == "bigquery":
+        schemas = {name: bigquery_schema(records.TABLES[name])["fields"] for name in names}
+    else:
+        schemas = {name: records.json_schema(records.TABLES[name], title=name) for name in names}
+    print(json.dumps(schemas[args.table] if args.table else schemas, indent=2, ensure_ascii=False))
+    return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     lint_parser = commands.add_parser("lint", help="list what a robots.txt file gets wrong, by line")
     lint_parser.add_argument("robots_file")
     lint_parser.set_defaults(handler=lint)
+
+    schema_parser = commands.add_parser(
+        "schema", help="print a table's schema: BigQuery fields (bq mk --schema) or JSON Schema of its JSON Lines"
+    )
+    schema_parser.add_argument("table", nargs="?", choices=list(records.TABLES), help="one table (default: all)")
+    schema_parser.add_argument("--format", choices=["bigquery", "json"], default="json")
+    schema_parser.set_defaults(handler=schema)
 
     run_parser = commands.add_parser(
         "run", help="audit access logs (crawl-audit run --help lists the options)", add_help=False

@@ -247,8 +247,8 @@ def test_tie_on_normalized_length_goes_to_allow():
     decision = robots.parse(body).decide("FooBot", "/~user/page")
     assert decision.allowed
     assert decision.rule.kind == "allow"
-    assert decision.runner_up.pattern == "/%7Euser/"
-    assert decision.runner_up.normalized == "/~user/"
+    runner_up = decision.group.runner_up(decision, "/~user/page")
+    assert (runner_up.pattern, runner_up.normalized) == ("/%7Euser/", "/~user/")
 
 
 # ---------------------------------------------------------------- matching
