@@ -6,12 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# EXTRAS picks the optional dependencies (CI adds gcp for the Dataflow graph tests); a change
+# of extras reinstalls like a change of pyproject.toml does.
+extras=${EXTRAS:-test}
 stamp=.venv/.installed-from
-wanted=$(sha256sum pyproject.toml | cut -d' ' -f1)
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1) [$extras]"
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "Setting up .venv (first run only; about a minute)..." >&2
   python3 -m venv .venv
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]"
   echo "$wanted" > "$stamp"
 fi
 

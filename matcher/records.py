@@ -1,9 +1,10 @@
 """Output record types and their one schema.
 
 Each table is declared once as a tuple of `Column`s; JSON Lines, Parquet and
-BigQuery schemas are all derived from it (see `pipeline/schema.py`), so the
-formats cannot drift apart. Records are plain dicts keyed by column name, with
-timestamps as timezone-aware datetimes until a writer encodes them.
+BigQuery schemas are all derived from it (see `pipeline/schema.py`, and
+`json_schema` below for the JSON Lines records), so the formats cannot drift
+apart. Records are plain dicts keyed by column name, with timestamps as
+timezone-aware datetimes until a writer encodes them.
 """
 from __future__ import annotations
 
@@ -73,7 +74,45 @@ SUMMARY = (
     Column("unknown", "int", "no robots.txt version known", False),
 )
 
-TABLES = {"verdicts": VERDICTS, "dead_letters": DEAD_LETTERS, "summary": SUMMARY}
+_CRAWL_DELAY_KEY = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler (registry name or product token); null for undeclared"),
+    Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
+    Column("identity", "string", "identity status; spoofed traffic is its own sequence", False),
+    Column(
+        "honours_crawl_delay", "bool",
+        "the operator documents that this crawler obeys Crawl-delay (null: not in the registry)",
+    ),
+)
+
+CRAWL_DELAY_VIOLATIONS = _CRAWL_DELAY_KEY + (
+    Column("prev_ts", "timestamp", "the previous request of the same crawler, host and identity", False),
+    Column("ts", "timestamp", "the request that came too soon", False),
+    Column("gap_s", "float", "seconds between the two", False),
+    Column("crawl_delay_s", "float", "Crawl-delay in effect for the later request, seconds", False),
+    Column("crawl_delay_line", "int", "line of that Crawl-delay in the robots.txt version"),
+    Column("robots_version", "struct", "robots.txt version in effect for the later request", fields=ROBOTS_VERSION),
+    Column("source", "string", "log file and line of the later request", False),
+    Column("prev_source", "string", "log file and line of the previous request", False),
+)
+
+CRAWL_DELAY_WINDOWS = _CRAWL_DELAY_KEY + (
+    Column("window_start", "timestamp", "start of the window (UTC, aligned to the epoch)", False),
+    Column("window_end", "timestamp", "end of the window, exclusive", False),
+    Column("requests", "int", "requests in the window", False),
+    Column("violations", "int", "requests in the window that came sooner than the delay allowed", False),
+    Column("min_gap_s", "float", "smallest gap to the previous request, which may lie in an earlier window"),
+    Column("crawl_delay_s", "float", "Crawl-delay in effect for the window's last request, seconds"),
+    Column("crawl_delay_line", "int", "line of that Crawl-delay"),
+)
+
+TABLES = {
+    "verdicts": VERDICTS,
+    "dead_letters": DEAD_LETTERS,
+    "summary": SUMMARY,
+    "crawl_delay_violations": CRAWL_DELAY_VIOLATIONS,
+    "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
+}
 
 
 def rfc3339(moment: datetime) -> str:
@@ -105,3 +144,38 @@ def _value(value, column: Column, json_ready: bool):
     if column.type == "string_list":
         return list(value)
     return value
+
+
+_JSON_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean"}
+
+
+def json_schema(columns: tuple[Column, ...], title: str | None = None) -> dict:
+    """JSON Schema (2020-12) of one JSON Lines record of this table, as `to_json_ready` writes it."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **({"title": title} if title else {}),
+        **_json_object(columns),
+    }
+
+
+def _json_object(columns: tuple[Column, ...]) -> dict:
+    return {
+        "type": "object",
+        "properties": {column.name: _json_property(column) for column in columns},
+        "required": [column.name for column in columns],
+        "additionalProperties": False,
+    }
+
+
+def _json_property(column: Column) -> dict:
+    if column.type == "struct":
+        kind = _json_object(column.fields)
+    elif column.type == "string_list":
+        kind = {"type": "array", "items": {"type": "string"}}
+    elif column.type == "timestamp":
+        kind = {"type": "string", "format": "date-time"}
+    else:
+        kind = {"type": _JSON_TYPES[column.type]}
+    if column.nullable:
+        kind = {"anyOf": [kind, {"type": "null"}]}
+    return {"description": column.description, **kind}

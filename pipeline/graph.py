@@ -3,7 +3,11 @@
 The registry, the range snapshots and the robots table are read before the graph
 is built: they are small, a mistake in them should stop the run with one clear
 message, and shipping them inside the transforms means workers need no access
-to the launching machine's files.
+to the launching machine's files. A streaming run with `--robots-refresh` re-reads
+the robots table on the workers, so there it must be on storage they can reach.
+
+Batch and streaming share the per-line audit and the crawl-delay transform; they
+differ in the source, in how the robots table reaches the audit, and in the sinks.
 """
 from __future__ import annotations
 
@@ -11,54 +15,100 @@ import json
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions, StandardOptions
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
-from pipeline import report
+from pipeline import report, streaming
+from pipeline.auditing import LineAuditor
+from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
 from pipeline.schema import arrow_schema
-from pipeline.auditing import LineAuditor
 from pipeline.transforms import DEAD_LETTERS, AuditLogLines, CountOutcomes, ReadLogLines, Summarize
+
+# The record tables every run writes (a batch run adds the summary and the counts).
+RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
+# Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
+# would hold the audit back forever (measured with Beam 2.77).
+_NO_REFRESH_RUNNERS = {None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner", "BundleBasedDirectRunner"}
 
 
 def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name."""
     settings = options.view_as(CrawlAuditOptions)
     registry = load_registry(settings.registry)
-    ranges = load_ranges(settings.ranges, registry)
-    versions = read_robots_table(settings.robots)
     auditor = LineAuditor(
         settings.log_format,
         settings.default_host,
-        _field_map(settings.field_map),
+        _json_object(settings.field_map, "--field-map"),
         registry,
-        ranges,
+        load_ranges(settings.ranges, registry),
         duration(settings.error_limit),
         duration(settings.cache_grace),
     )
+    if options.view_as(StandardOptions).streaming:
+        return _build_streaming(pipeline, settings, auditor)
     batches = pipeline | "ReadLogLines" >> ReadLogLines(settings.logs)
-    robots = pipeline | "ReadRobotsTable" >> beam.Create(versions)
+    robots = pipeline | "ReadRobotsTable" >> beam.Create(read_robots_table(settings.robots))
     outputs = {"batches": batches, "robots": robots} | "AuditLogLines" >> AuditLogLines(auditor)
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
-    return outputs
+    return _with_crawl_delay(outputs, settings, bounded=True)
 
 
-def _field_map(text: str | None) -> dict | None:
+def _build_streaming(pipeline: beam.Pipeline, settings: CrawlAuditOptions, auditor: LineAuditor) -> dict:
+    batches = pipeline | "ReadLogStream" >> _log_source(settings)
+    refresh = duration(settings.robots_refresh)
+    if refresh:
+        robots = pipeline | "RefreshRobotsTable" >> streaming.RefreshRobotsTable(settings.robots, refresh)
+    else:
+        robots = pipeline | "ReadRobotsTable" >> beam.Create([streaming.robots_snapshot(settings.robots)])
+    outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots)
+    return _with_crawl_delay(outputs, settings, bounded=False)
+
+
+def _log_source(settings: CrawlAuditOptions) -> beam.PTransform:
+    if settings.pubsub_subscription:
+        return streaming.ReadPubSubLines(settings.pubsub_subscription, settings.pubsub_timestamp_attribute)
+    if settings.kafka_bootstrap:
+        return streaming.ReadKafkaLines(
+            settings.kafka_bootstrap,
+            settings.kafka_topic,
+            _json_object(settings.kafka_config, "--kafka-config") or {},
+            settings.kafka_expansion_service,
+        )
+    poll = streaming.LogFolderPoll(settings.log_format, settings.default_host, _json_object(settings.field_map, "--field-map"))
+    watch_for = duration(settings.watch_for) if settings.watch_for else None
+    return streaming.WatchLogFolder(settings.logs, poll, duration(settings.poll_interval), watch_for)
+
+
+def _with_crawl_delay(outputs: dict, settings: CrawlAuditOptions, bounded: bool) -> dict:
+    """Adds the crawl-delay tables; its late requests join the dead letters."""
+    crawl_delay = outputs["verdicts"] | "CrawlDelayAudit" >> CrawlDelayAudit(
+        duration(settings.window), duration(settings.allowed_lateness), bounded
+    )
+    dead_letters = (outputs[DEAD_LETTERS], crawl_delay[DEAD_LETTERS]) | "AllDeadLetters" >> beam.Flatten()
+    return {**outputs, VIOLATIONS: crawl_delay[VIOLATIONS], WINDOWS: crawl_delay[WINDOWS], DEAD_LETTERS: dead_letters}
+
+
+def _json_object(text: str | None, flag: str) -> dict | None:
     if not text:
         return None
-    mapping = json.loads(text)
+    try:
+        mapping = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"{flag} is not JSON: {error}") from None
     if not isinstance(mapping, dict):
-        raise ValueError("--field-map must be a JSON object: our field -> source field path")
+        raise ValueError(f"{flag} must be a JSON object")
     return mapping
 
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
-    """Verdicts and dead letters in the chosen format; summary and counts as JSON."""
-    for table in ("verdicts", DEAD_LETTERS):
+    """Verdicts, dead letters and the crawl-delay tables in the chosen format; summary and counts
+    as JSON."""
+    for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
     (
@@ -87,12 +137,44 @@ def _write_table(pcoll, folder: str, columns, output_format: str, label: str) ->
         )
 
 
+def _runs_locally(options: PipelineOptions) -> bool:
+    runner = options.view_as(StandardOptions).runner
+    embedded = runner == "PortableRunner" and options.view_as(PortableOptions).job_endpoint == "embed"
+    return runner in _NO_REFRESH_RUNNERS or embedded
+
+
+def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
+    """Each table to BigQuery (`--bigquery-dataset`) or, one file per bundle, under `--out`."""
+    for table in RECORD_TABLES:
+        title = table.title().replace("_", "")
+        if settings.bigquery_dataset:
+            sink = streaming.WriteBigQueryTable(
+                f"{settings.bigquery_dataset}.{table}", records.TABLES[table], settings.bigquery_method
+            )
+        else:
+            sink = streaming.WriteBundleFiles(
+                FileSystems.join(settings.out, table), records.TABLES[table], settings.output_format
+            )
+        outputs[table] | f"Write{title}" >> sink
+
+
 def run(argv: list[str]) -> int:
     options = PipelineOptions(argv)
     settings = options.view_as(CrawlAuditOptions)
-    problems = settings.validate_run()
+    is_streaming = options.view_as(StandardOptions).streaming
+    problems = settings.validate_run(streaming=is_streaming)
     if problems:
         raise ValueError("; ".join(problems))
+    if is_streaming:
+        if duration(settings.robots_refresh) and _runs_locally(options):
+            raise ValueError(
+                "--robots-refresh needs Dataflow or Flink: on the local runners the refreshed table never"
+                " reaches the audit; use --robots-refresh 0 (read once at launch)"
+            )
+        # Runs until cancelled (or `--watch-for` ends the folder source); no closing report.
+        with beam.Pipeline(options=options) as pipeline:
+            write_stream_outputs(build(pipeline, options), settings)
+        return 0
     if not FileSystems.match([settings.logs])[0].metadata_list:
         raise ValueError(f"no log files match {settings.logs!r}")
     with beam.Pipeline(options=options) as pipeline:

@@ -55,12 +55,79 @@ class CrawlAuditOptions(PipelineOptions):
             help="how long a 5xx/unreachable robots.txt disallows before the last good version applies",
         )
 
-    def validate_run(self) -> list[str]:
+        parser.add_argument("--window", default="1h", help="crawl-delay aggregates: window size (epoch-aligned)")
+        parser.add_argument(
+            "--allowed-lateness", dest="allowed_lateness", default="15m",
+            help="streaming: how long after the watermark passes a window its requests may still arrive; "
+            "later ones go to dead_letters (late-beyond-allowed-lateness)",
+        )
+        streaming = parser.add_argument_group("streaming (with --streaming)")
+        streaming.add_argument(
+            "--poll-interval", dest="poll_interval", default="30s", help="how often the --logs folder is listed"
+        )
+        streaming.add_argument(
+            "--watch-for", dest="watch_for", default=None, help="stop watching the --logs folder after this long"
+        )
+        streaming.add_argument(
+            "--robots-refresh", dest="robots_refresh", default="10m",
+            help="re-read --robots this often (0: read once at launch)",
+        )
+        streaming.add_argument(
+            "--pubsub-subscription", dest="pubsub_subscription", help="read log lines from this subscription"
+        )
+        streaming.add_argument(
+            "--pubsub-timestamp-attribute", dest="pubsub_timestamp_attribute",
+            help="message attribute holding the log time (RFC 3339 or epoch millis); default: publish time",
+        )
+        streaming.add_argument("--kafka-bootstrap", dest="kafka_bootstrap", help="read log lines from Kafka")
+        streaming.add_argument("--kafka-topic", dest="kafka_topic")
+        streaming.add_argument(
+            "--kafka-config", dest="kafka_config", default=None, help="JSON object of extra consumer properties"
+        )
+        streaming.add_argument(
+            "--kafka-expansion-service", dest="kafka_expansion_service", default=None,
+            help="host:port of a Beam Java expansion service (default: start one, needs Java)",
+        )
+        streaming.add_argument(
+            "--bigquery-dataset", dest="bigquery_dataset", help="write the tables to PROJECT:DATASET instead of --out"
+        )
+        streaming.add_argument(
+            "--bigquery-method", dest="bigquery_method", default="STORAGE_WRITE_API",
+            choices=["STORAGE_WRITE_API", "STREAMING_INSERTS", "FILE_LOADS"],
+        )
+
+    def validate_run(self, streaming: bool = False) -> list[str]:
         """What is missing or malformed for a run, as messages."""
-        problems = [f"--{name} is required" for name in ("logs", "robots", "out") if not getattr(self, name)]
-        for flag, value in (("--cache-grace", self.cache_grace), ("--error-limit", self.error_limit)):
+        if streaming:
+            problems = self._streaming_problems()
+        else:
+            problems = [f"--{name} is required" for name in ("logs", "robots", "out") if not getattr(self, name)]
+        durations = [
+            ("--cache-grace", self.cache_grace),
+            ("--error-limit", self.error_limit),
+            ("--window", self.window),
+            ("--allowed-lateness", self.allowed_lateness),
+            ("--poll-interval", self.poll_interval),
+            ("--robots-refresh", self.robots_refresh),
+        ]
+        if self.watch_for is not None:
+            durations.append(("--watch-for", self.watch_for))
+        for flag, value in durations:
             try:
                 duration(value)
             except ValueError as error:
                 problems.append(f"{flag}: {error}")
+        if not problems and duration(self.window) <= timedelta(0):
+            problems.append("--window must be longer than 0")
+        return problems
+
+    def _streaming_problems(self) -> list[str]:
+        problems = [] if self.robots else ["--robots is required"]
+        sources = [bool(self.logs), bool(self.pubsub_subscription), bool(self.kafka_bootstrap)]
+        if sum(sources) != 1:
+            problems.append("give one source: --logs (a folder glob), --pubsub-subscription or --kafka-bootstrap")
+        if self.kafka_bootstrap and not self.kafka_topic:
+            problems.append("--kafka-topic is required with --kafka-bootstrap")
+        if bool(self.out) == bool(self.bigquery_dataset):
+            problems.append("give one sink: --out or --bigquery-dataset")
         return problems

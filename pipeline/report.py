@@ -1,26 +1,49 @@
-"""The end-of-run summary a person reads: where every line went, and a table per crawler."""
+"""The end-of-run summary a person reads: where every line went, a table per crawler, and who
+kept its Crawl-delay."""
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from dataclasses import dataclass
+from typing import Sequence
 
+import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 _COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "unknown")
 _IDENTITY_ORDER = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 
 
+# The crawl-delay section's groups: whether the operator promised to keep Crawl-delay decides
+# what a violation means. Spoofed traffic is listed apart: it is not the crawler it names.
+_PROMISES = (
+    ("promised to honour Crawl-delay: each violation breaks the operator's own promise", True),
+    ("never promised: the operator says it does not follow Crawl-delay", False),
+    ("not in the registry: no promise known", None),
+)
+
+
 @dataclass(frozen=True)
 class RunSummary:
     counts: dict
     rows: list[dict]
+    crawl_delay_windows: Sequence[dict] = ()
 
 
 def load(out: str) -> RunSummary:
-    """Read back the counts and summary tables a run wrote under `out`."""
+    """Read back the counts, summary and crawl-delay window tables a run wrote under `out`."""
     counts = json.loads(_read_all(FileSystems.join(out, "counts.json")))
     rows = [json.loads(line) for line in _read_all(FileSystems.join(out, "summary", "part*")).splitlines() if line]
-    return RunSummary(counts, rows)
+    return RunSummary(counts, rows, _read_records(FileSystems.join(out, "crawl_delay_windows")))
+
+
+def _read_records(folder: str) -> list[dict]:
+    """A table's rows, whether the run wrote JSON Lines or Parquet."""
+    rows = [json.loads(line) for line in _read_all(FileSystems.join(folder, "part*.jsonl")).splitlines() if line]
+    for match in FileSystems.match([FileSystems.join(folder, "part*.parquet")])[0].metadata_list:
+        with FileSystems.open(match.path) as handle:
+            rows.extend(pq.read_table(handle).to_pylist())
+    return rows
 
 
 def _read_all(pattern: str) -> str:
@@ -45,6 +68,8 @@ def render(summary: RunSummary) -> str:
         out.append(f"  WARNING: {lines_read - accounted:,} lines unaccounted for")
     out.append("")
     out.append(_table(summary.rows))
+    out.append("")
+    out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     return "\n".join(out)
 
 
@@ -61,8 +86,67 @@ def _table(rows: list[dict]) -> str:
     cells = [header] + [
         (row["crawler"] or "(none)", row["identity"]) + tuple(f"{row[c]:,}" for c in _COLUMNS) for row in ordered
     ]
-    widths = [max(len(str(line[i])) for line in cells) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(str(cell).ljust(w) if i < 2 else str(cell).rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+    return "\n".join(_aligned(cells, text_columns=2))
+
+
+def _aligned(cells: list[tuple], text_columns: int, indent: str = "") -> list[str]:
+    """Rows of cells padded to their column's width: text left, numbers right."""
+    widths = [max(len(str(line[i])) for line in cells) for i in range(len(cells[0]))]
+    return [
+        indent + "  ".join(
+            str(cell).ljust(w) if i < text_columns else str(cell).rjust(w) for i, (cell, w) in enumerate(zip(line, widths))
+        ).rstrip()
         for line in cells
-    )
+    ]
+
+
+def _crawl_delay_section(windows: list[dict]) -> list[str]:
+    """Per crawler, identity and host where a Crawl-delay applied: requests, violations, smallest gap."""
+    totals = _crawl_delay_totals(windows)
+    if not totals:
+        return ["crawl-delay: no request had a Crawl-delay in effect"]
+    out = ["crawl-delay: requests that followed the previous one sooner than the Crawl-delay allowed"]
+    header = ("crawler", "identity", "host", "delay", "requests", "violations", "smallest gap")
+    groups = [
+        (title, [t for t in totals if t["identity"] != "spoofed" and t["honours"] is promise])
+        for title, promise in _PROMISES
+    ]
+    groups.append(("spoofed claims: not the crawler they name, never counted against it",
+                   [t for t in totals if t["identity"] == "spoofed"]))
+    for title, group in groups:
+        if group:
+            out.append(f"  {title}")
+            cells = [header] + [
+                (
+                    t["crawler"], t["identity"], t["host"],
+                    "/".join(f"{delay:g}s" for delay in t["delays"]),
+                    f"{t['requests']:,}", f"{t['violations']:,}",
+                    "-" if t["smallest_gap"] is None else f"{t['smallest_gap']:g}s",
+                )
+                for t in group
+            ]
+            out.extend(_aligned(cells, text_columns=4, indent="    "))
+    return out
+
+
+def _crawl_delay_totals(windows: list[dict]) -> list[dict]:
+    """One total per (crawler, identity, host) over the windows that had a delay in effect,
+    most violations first."""
+    grouped: dict[tuple, list[dict]] = defaultdict(list)
+    for row in windows:
+        if row["crawl_delay_s"] is not None:
+            grouped[(row["crawler"] or row["operator"] or "(none)", row["identity"], row["host"] or "(none)")].append(row)
+    totals = []
+    for (crawler, identity, host), rows in grouped.items():
+        gaps = [row["min_gap_s"] for row in rows if row["min_gap_s"] is not None]
+        totals.append({
+            "crawler": crawler,
+            "identity": identity,
+            "host": host,
+            "delays": sorted({row["crawl_delay_s"] for row in rows}),
+            "requests": sum(row["requests"] for row in rows),
+            "violations": sum(row["violations"] for row in rows),
+            "smallest_gap": min(gaps, default=None),
+            "honours": rows[0]["honours_crawl_delay"],
+        })
+    return sorted(totals, key=lambda t: (-t["violations"], t["crawler"], t["host"]))

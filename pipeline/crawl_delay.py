@@ -1,0 +1,175 @@
+"""Crawl-delay compliance as a Beam transform: verdicts in; violations, window rows and late
+requests out. The rule itself is `matcher.crawl_delay`; this module decides *when* a request's
+predecessor is known for certain.
+
+Exactness. The result must equal sorting all requests of a key by time and comparing
+neighbours, whatever order they arrive in and wherever window boundaries fall. So each key
+(host, crawler, operator, identity) buffers its requests in state and releases them only once
+the watermark guarantees that nothing earlier can still come: window by window, when the
+watermark passes the window's end plus `allowed_lateness`. A release sorts what it frees and
+pairs the first request with the last one released before, which the state keeps; a pair that
+straddles a window boundary is therefore an ordinary pair. A released window is complete, so
+its aggregate row is written once and is final: sinks never have to replace an earlier pane.
+
+    window 10:00-11:00, allowed lateness 15 m, requests of one key arriving in this order:
+      10:59:58   buffered; release timer set for 11:15
+      11:00:03   buffered (next window)
+      10:59:50   buffered: late for the watermark, but within the allowed lateness
+      watermark 11:15 -> release 10:59:50, 10:59:58 (gap 8 s); window 10:00 row written
+      watermark 12:15 -> release 11:00:03, paired with 10:59:58 (gap 5 s)
+      10:59:59   arrives now: its window was released -> dead letter, counted
+
+Alternatives rejected: fixed windows with the previous window's last request carried in need a
+chain through empty windows and emit replacement panes for late data; session windows take one
+gap for all crawlers and hosts; grouping per window loses the pair across a boundary.
+
+Late data. A request earlier than the last cut its key released cannot be placed without
+changing rows already written. It is counted (`late_requests`) and goes to the dead-letter
+table with reason `late-beyond-allowed-lateness` and its verdict as JSON; its verdict itself is
+written as usual, since verdicts do not depend on order. A request behind the watermark whose
+window its key has not released yet (a key that was quiet) is still placed exactly.
+
+Bounded input. A batch watermark jumps from the start to the end of time in one step, so a
+release per window would re-read a key's whole buffer once per window (measured: 50,000
+requests of 20 keys over 72 hourly windows, 100 s against 11 s for the same pipeline without the
+step). With `bounded` each key is released once, at the end of input, by the same code.
+
+State per key after a release: the last request and the cut. Records leave with the timer's
+timestamp, where the watermark hold sits, so no downstream window sees them as late.
+"""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import apache_beam as beam
+from apache_beam import coders
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import Timestamp
+
+from matcher import crawl_delay, records
+from matcher.crawl_delay import CrawlRequest
+from pipeline.auditing import dead_letter
+
+VIOLATIONS = "crawl_delay_violations"
+WINDOWS = "crawl_delay_windows"
+DEAD_LETTERS = "dead_letters"
+LATE_REASON = "late-beyond-allowed-lateness"
+_END_OF_INPUT = GlobalWindow().max_timestamp().micros
+
+
+class CrawlDelayAudit(beam.PTransform):
+    """Verdicts -> {"crawl_delay_violations", "crawl_delay_windows", "dead_letters"}."""
+
+    def __init__(self, window: timedelta, allowed_lateness: timedelta, bounded: bool):
+        super().__init__()
+        if window <= timedelta(0) or allowed_lateness < timedelta(0):
+            raise ValueError("the window must be positive and the allowed lateness not negative")
+        self._release = ReleaseInOrderFn(window, allowed_lateness, bounded)
+
+    def expand(self, verdicts):
+        released = (
+            verdicts
+            | "KeyByCrawler" >> beam.Map(lambda verdict: (crawl_delay.key_of(verdict), verdict))
+            | "ReleaseInEventTimeOrder" >> beam.ParDo(self._release).with_outputs(WINDOWS, DEAD_LETTERS, main=VIOLATIONS)
+        )
+        return {VIOLATIONS: released[VIOLATIONS], WINDOWS: released[WINDOWS], DEAD_LETTERS: released[DEAD_LETTERS]}
+
+
+class ReleaseInOrderFn(beam.DoFn):
+    """Buffers a key's requests and releases them in event-time order (see the module docstring)."""
+
+    PENDING = BagStateSpec("pending", coders.PickleCoder())
+    PREVIOUS = ReadModifyWriteStateSpec("previous", coders.PickleCoder())
+    CLOSED = ReadModifyWriteStateSpec("closed", coders.VarIntCoder())  # micros; earlier is late
+    ARMED = ReadModifyWriteStateSpec("armed", coders.VarIntCoder())  # micros the timer is set for
+    RELEASE = TimerSpec("release", TimeDomain.WATERMARK)
+
+    def __init__(self, window: timedelta, allowed_lateness: timedelta, bounded: bool):
+        self._window = window
+        self._lateness = allowed_lateness
+        self._bounded = bounded
+        self.requests = Metrics.counter(self.__class__, "requests")
+        self.late = Metrics.counter(self.__class__, "late_requests")
+        self.violations = Metrics.counter(self.__class__, "violations")
+        self.window_rows = Metrics.counter(self.__class__, "window_rows")
+
+    def process(
+        self,
+        element,
+        pending=beam.DoFn.StateParam(PENDING),
+        closed=beam.DoFn.StateParam(CLOSED),
+        armed=beam.DoFn.StateParam(ARMED),
+        release=beam.DoFn.TimerParam(RELEASE),
+    ):
+        _, verdict = element
+        request = crawl_delay.request_of(verdict)
+        cut = closed.read()
+        if cut is not None and crawl_delay.micros(request.ts) < cut:
+            self.late.inc()
+            yield beam.pvalue.TaggedOutput(DEAD_LETTERS, late_letter(verdict, cut))
+            return
+        self.requests.inc()
+        pending.add(request)
+        self._arm(request, armed, release)
+
+    @on_timer(RELEASE)
+    def on_release(
+        self,
+        key=beam.DoFn.KeyParam,
+        fired=beam.DoFn.TimestampParam,
+        pending=beam.DoFn.StateParam(PENDING),
+        previous=beam.DoFn.StateParam(PREVIOUS),
+        closed=beam.DoFn.StateParam(CLOSED),
+        armed=beam.DoFn.StateParam(ARMED),
+        release=beam.DoFn.TimerParam(RELEASE),
+    ):
+        cut = None if self._bounded else fired.micros - self._micros(self._lateness)
+        freed = crawl_delay.release(previous.read(), pending.read(), None if cut is None else crawl_delay.from_micros(cut))
+        pending.clear()
+        armed.clear()
+        for request in freed.held:
+            pending.add(request)
+        if freed.held:
+            self._arm(freed.held[0], armed, release)
+        if cut is not None:
+            closed.write(cut)
+        if freed.steps:
+            previous.write(freed.steps[-1].request)
+        for step in freed.steps:
+            if step.violation:
+                self.violations.inc()
+                yield crawl_delay.violation_record(key, step)
+        for row in crawl_delay.window_records(key, freed.steps, self._window):
+            self.window_rows.inc()
+            yield beam.pvalue.TaggedOutput(WINDOWS, row)
+
+    def _arm(self, request: CrawlRequest, armed, release) -> None:
+        """Set the release timer for the request's window, unless it is set for earlier."""
+        if self._bounded:
+            at = _END_OF_INPUT
+        else:
+            window_end = crawl_delay.window_start(request.ts, self._window) + self._window
+            at = crawl_delay.micros(window_end) + self._micros(self._lateness)
+        current = armed.read()
+        if current is None or at < current:
+            armed.write(at)
+            release.set(Timestamp(micros=at))
+
+    @staticmethod
+    def _micros(span: timedelta) -> int:
+        return span // timedelta(microseconds=1)
+
+
+def late_letter(verdict: dict, cut_micros: int) -> dict:
+    cut = records.rfc3339(crawl_delay.from_micros(cut_micros))
+    return dead_letter(
+        verdict["source"],
+        LATE_REASON,
+        f"request at {records.rfc3339(verdict['ts'])} arrived after its crawler's requests on this host"
+        f" were released up to {cut}; its crawl-delay gap cannot be placed (the verdict is kept)",
+        json.dumps(records.to_json_ready(verdict, records.VERDICTS), ensure_ascii=False),
+    )

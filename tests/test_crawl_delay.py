@@ -1,0 +1,245 @@
+"""Crawl-delay compliance (DESIGN §7): the rule, the windows, and the batch pipeline against a
+brute-force sort-and-compare of every key's requests."""
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from matcher import crawl_delay
+from matcher.crawl_delay import CrawlRequest, Step
+from pipeline import graph, report
+from pipeline.crawl_delay import CrawlDelayAudit
+
+REPO = Path(__file__).resolve().parent.parent
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
+VERSION = {"effective_from": datetime(2026, 11, 1, tzinfo=timezone.utc), "status": "200", "sha256": "ab" * 32}
+KEYS = [
+    ("www.example.com", "bingbot", "Microsoft", "verified"),
+    ("www.example.com", "bingbot", "Microsoft", "spoofed"),
+    ("shop.example.net", "bingbot", "Microsoft", "verified"),
+    ("www.example.com", "Googlebot", "Google", "verified"),
+]
+
+
+def verdict(key, seconds: float, delay: float | None, source: str | None = None) -> dict:
+    host, crawler, operator, identity = key
+    return {
+        "ts": T0 + timedelta(seconds=seconds),
+        "host": host,
+        "crawler": crawler,
+        "operator": operator,
+        "identity": identity,
+        "source": source or f"access.log:{seconds}",
+        "crawl_delay": delay,
+        "crawl_delay_line": None if delay is None else 7,
+        "robots_version": VERSION,
+        "honours_crawl_delay": crawler == "bingbot",
+    }
+
+
+def request(seconds: float, delay: float | None = 10.0, source: str | None = None) -> CrawlRequest:
+    return crawl_delay.request_of(verdict(KEYS[0], seconds, delay, source))
+
+
+# ---- The brute-force reference: sort each key's requests by time, compare neighbours.
+
+
+def brute_force(verdicts: list[dict], size: timedelta) -> tuple[list[tuple], list[tuple]]:
+    """(violations, window rows) as tuples, from a plain sort per key."""
+    by_key = defaultdict(list)
+    for v in verdicts:
+        by_key[crawl_delay.key_of(v)].append(v)
+    violations, windows = [], {}
+    for key, group in by_key.items():
+        group.sort(key=lambda v: (v["ts"], v["source"]))
+        for previous, current in zip([None] + group, group):
+            gap = None if previous is None else (current["ts"] - previous["ts"]).total_seconds()
+            late = gap is not None and current["crawl_delay"] is not None and gap < current["crawl_delay"]
+            if late:
+                violations.append((key, previous["ts"], current["ts"], gap, current["crawl_delay"]))
+            start = crawl_delay.EPOCH + (current["ts"] - crawl_delay.EPOCH) // size * size
+            requests, count, smallest, _ = windows.get((key, start), (0, 0, None, None))
+            if gap is not None and (smallest is None or gap < smallest):
+                smallest = gap
+            windows[(key, start)] = (requests + 1, count + late, smallest, current["crawl_delay"])
+    return violations, [(key, start, *row) for (key, start), row in windows.items()]
+
+
+def violation_tuple(row: dict) -> tuple:
+    key = (row["host"], row["crawler"], row["operator"], row["identity"])
+    return key, row["prev_ts"], row["ts"], row["gap_s"], row["crawl_delay_s"]
+
+
+def window_tuple(row: dict) -> tuple:
+    key = (row["host"], row["crawler"], row["operator"], row["identity"])
+    return key, row["window_start"], row["requests"], row["violations"], row["min_gap_s"], row["crawl_delay_s"]
+
+
+# ---- The rule
+
+
+def test_a_gap_shorter_than_the_delay_is_a_violation_and_an_equal_one_is_not():
+    assert crawl_delay.violates(timedelta(seconds=9.999), 10.0)
+    assert not crawl_delay.violates(timedelta(seconds=10), 10.0)
+    assert crawl_delay.violates(timedelta(seconds=0), 0.5)
+    assert not crawl_delay.violates(timedelta(seconds=0), None)  # no Crawl-delay in effect
+    assert not crawl_delay.violates(None, 10.0)  # a key's first request has no gap
+
+
+def test_the_delay_of_the_later_request_decides():
+    # The delay changed from 30 s to 5 s between the two requests: the later one's 5 s applies.
+    step = Step(request(0, delay=30.0), request(20, delay=5.0))
+    assert step.gap == timedelta(seconds=20) and not step.violation
+    assert Step(request(0, delay=5.0), request(20, delay=30.0)).violation
+
+
+def test_the_key_keeps_spoofed_traffic_apart_from_the_real_crawler():
+    real, fake = verdict(KEYS[0], 0, 10.0), verdict(KEYS[1], 1, 10.0)
+    assert crawl_delay.key_of(real) != crawl_delay.key_of(fake)
+    assert crawl_delay.key_of(fake) == ("www.example.com", "bingbot", "Microsoft", "spoofed")
+
+
+def test_release_orders_by_time_and_chains_to_the_previous_release():
+    first = crawl_delay.release(None, [request(30), request(5), request(62)], cut=T0 + timedelta(seconds=60))
+    assert [step.request.ts for step in first.steps] == [T0 + timedelta(seconds=5), T0 + timedelta(seconds=30)]
+    assert first.steps[0].previous is None
+    assert [held.ts for held in first.held] == [T0 + timedelta(seconds=62)]
+    second = crawl_delay.release(first.steps[-1].request, first.held, cut=None)
+    assert second.steps[0].gap == timedelta(seconds=32)  # the pair across the cut
+
+
+def test_requests_in_the_same_second_pair_the_same_way_every_time():
+    ordered = crawl_delay.release(None, [request(1, source="b:2"), request(1, source="a:9")], None).steps
+    assert [step.request.source for step in ordered] == ["a:9", "b:2"]
+    assert ordered[1].gap == timedelta(0)
+
+
+@given(
+    st.lists(st.integers(0, 7200), max_size=30),
+    st.lists(st.integers(0, 7200), max_size=5),
+)
+def test_releasing_in_pieces_equals_releasing_at_once(offsets, cuts):
+    requests = [request(offset, source=f"log:{n}") for n, offset in enumerate(offsets)]
+    at_once = crawl_delay.release(None, requests, None).steps
+    previous, held, pieces = None, requests, []
+    for cut in sorted(cuts) + [None]:
+        freed = crawl_delay.release(previous, held, None if cut is None else T0 + timedelta(seconds=cut))
+        pieces.extend(freed.steps)
+        held = freed.held
+        previous = freed.steps[-1].request if freed.steps else previous
+    assert pieces == list(at_once)
+
+
+def test_windows_are_aligned_to_the_epoch_like_fixed_windows():
+    moment = datetime(2026, 11, 2, 10, 59, 59, tzinfo=timezone.utc)
+    assert crawl_delay.window_start(moment, timedelta(hours=1)) == datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+    seven = timedelta(minutes=7)
+    start = crawl_delay.window_start(moment, seven)
+    assert start <= moment < start + seven and (start - crawl_delay.EPOCH) % seven == timedelta(0)
+
+
+def test_a_window_row_counts_the_gap_from_the_previous_window_and_reports_the_last_delay():
+    steps = crawl_delay.release(request(3590, 10.0), [request(3602, 10.0), request(3605, 5.0), request(3700, 5.0)], None).steps
+    (row,) = crawl_delay.window_records(KEYS[0], steps, timedelta(hours=1))
+    assert row["window_start"] == T0 + timedelta(hours=1)
+    assert (row["requests"], row["violations"], row["min_gap_s"]) == (3, 1, 3.0)  # 12 s ok, 3 s < 5 s, 95 s ok
+    assert (row["crawl_delay_s"], row["honours_crawl_delay"]) == (5.0, True)
+
+
+def test_micros_round_trip_exactly():
+    moment = datetime(2026, 11, 2, 10, 0, 0, 123456, tzinfo=timezone.utc)
+    assert crawl_delay.from_micros(crawl_delay.micros(moment)) == moment
+
+
+# ---- The batch pipeline against the brute force
+
+
+def _run_audits(scenarios: dict[timedelta, list[dict]], modes=(True, False)) -> dict:
+    """One pipeline, one audit per window size and mode, all checked against the brute force at
+    once (each assertion adds stages, and stages are what a local pipeline spends its time on)."""
+    expected = {size: brute_force(verdicts, size) for size, verdicts in scenarios.items()}
+    with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+        results, wanted = [], []
+        for size, verdicts in scenarios.items():
+            for bounded in modes:
+                name = f"{size.total_seconds():g}s{'Bounded' if bounded else 'PerWindow'}"
+                out = p | f"Create{name}" >> beam.Create(verdicts, reshuffle=False) | f"Audit{name}" >> CrawlDelayAudit(
+                    size, timedelta(minutes=15), bounded
+                )
+                for table, shape in (("crawl_delay_violations", violation_tuple), ("crawl_delay_windows", window_tuple)):
+                    results.append(out[table] | f"{table}{name}" >> beam.Map(lambda row, n=name, f=shape: (n, f(row))))
+                    wanted += [(name, row) for row in expected[size][0 if table == "crawl_delay_violations" else 1]]
+                results.append(out["dead_letters"] | f"Late{name}" >> beam.Map(lambda row, n=name: (n, "late", row["source"])))
+        assert_that(results | beam.Flatten(), equal_to(wanted))
+    return expected
+
+
+# A scenario: requests for several keys at random seconds over two hours, random delays, and a
+# random window size; a key is namespaced by its scenario so scenarios can share an audit.
+scenario_strategy = st.tuples(
+    st.integers(10, 60).map(lambda minutes: timedelta(minutes=minutes)),
+    st.lists(
+        st.tuples(st.sampled_from(KEYS), st.integers(0, 2 * 3600), st.sampled_from([None, 0.5, 5.0, 10.0, 30.0])),
+        min_size=1,
+        max_size=30,
+    ),
+)
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.lists(scenario_strategy, min_size=1, max_size=4))
+def test_pipeline_violations_equal_the_brute_force(scenarios):
+    by_size = defaultdict(list)
+    for number, (size, requests) in enumerate(scenarios):
+        for n, (key, seconds, delay) in enumerate(requests):
+            scenario_key = (f"s{number}.{key[0]}", *key[1:])
+            by_size[size].append(verdict(scenario_key, seconds, delay, f"log{number}:{n}"))
+    _run_audits(dict(by_size))
+
+
+def test_pairs_across_window_boundaries_are_compared_in_batch():
+    key = KEYS[0]
+    # 10:59:58 -> 11:00:03 straddles the hour; 11:00:03 -> 11:00:06 is inside it.
+    verdicts = [verdict(key, 3598, 10.0), verdict(key, 3603, 10.0), verdict(key, 3606, 10.0), verdict(key, 10, 10.0)]
+    violations, _ = _run_audits({timedelta(hours=1): verdicts}, modes=(False,))[timedelta(hours=1)]
+    assert [gap for *_, gap, _ in violations] == [5.0, 3.0]
+
+
+def test_the_bundled_sample_has_48_bingbot_violations(tmp_path, capsys):
+    """samples/README.md: bingbot keeps under its delay 38 times on www (10 s) and 10 on the shop (5 s)."""
+    argv = [
+        f"--logs={REPO / 'samples/logs/*.log.gz'}",
+        "--log-format=host_combined",
+        f"--robots={REPO / 'samples/robots/history.jsonl'}",
+        f"--ranges={REPO / 'samples/ranges'}",
+        f"--out={tmp_path}",
+        "--format=parquet",
+        "--runner=FnApiRunner",
+    ]
+    assert graph.run(argv) == 0
+    violations = pq.read_table(tmp_path / "crawl_delay_violations").to_pylist()
+    by_host = defaultdict(int)
+    for row in violations:
+        assert (row["crawler"], row["identity"], row["honours_crawl_delay"]) == ("bingbot", "verified", True)
+        by_host[(row["host"], row["crawl_delay_s"])] += 1
+    assert dict(by_host) == {("www.example.com", 10.0): 38, ("shop.example.net", 5.0): 10}
+    assert min(row["gap_s"] for row in violations) == 1.0
+    verdicts = pq.read_table(tmp_path / "verdicts").to_pylist()
+    expected_violations, expected_windows = brute_force(verdicts, timedelta(hours=1))
+    assert sorted(map(violation_tuple, violations)) == sorted(expected_violations)
+    windows = pq.read_table(tmp_path / "crawl_delay_windows").to_pylist()
+    assert sorted(map(window_tuple, windows), key=repr) == sorted(expected_windows, key=repr)
+    printed = capsys.readouterr().out
+    section = printed[printed.index("crawl-delay:"):]
+    assert "promised to honour Crawl-delay" in section and "never promised" not in section
+    assert "bingbot    verified  www.example.com   10s" in section
+    assert report.load(str(tmp_path)).crawl_delay_windows  # the report reads Parquet back
