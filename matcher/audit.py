@@ -1,7 +1,8 @@
 """One crawler request in, one explained verdict out.
 
 The claim comes from the User-Agent (a registry crawler, or an unlisted client
-that calls itself a bot), the identity from the client address, and the robots
+that calls itself a bot), the identity from the client address (behind trusted
+proxies, from X-Forwarded-For) and its reverse DNS when given, and the robots
 decision from the host's history at the request's time. A request that claims
 no crawler is audited only when it comes from a crawler range (`undeclared`);
 it is then judged by the `User-agent: *` group, the rules every unnamed crawler
@@ -9,14 +10,17 @@ must follow. Anything else is not a crawler request and gets no verdict.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from matcher import agents, identity
 from matcher.agents import Crawler, Registry
+from matcher.clientip import NO_PROXIES, TrustedProxies
+from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
 from matcher.history import HostHistory, Judgement, UNKNOWN
-from matcher.identity import IdentityResult, RangeIndex
+from matcher.identity import DnsAnswer, IdentityResult, RangeIndex
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)
@@ -30,6 +34,8 @@ class Request(Protocol):
     path: str
     status: int | None
     user_agent: str
+    forwarded_for: str | None
+    x_robots_tag: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -53,13 +59,28 @@ def claim_of(user_agent: str, registry: Registry) -> Claim | None:
     return Claim(token, (token,) if token else (), True)
 
 
-def identity_of(claim: Claim | None, request: Request, ranges: RangeIndex) -> IdentityResult | None:
+def identity_of(
+    claim: Claim | None,
+    client_ip: str,
+    at: datetime,
+    ranges: RangeIndex,
+    dns: Mapping[str, DnsAnswer] | None = None,
+) -> IdentityResult | None:
     """The identity verdict; None for an unclaimed request from outside every crawler range."""
     if claim is None:
-        return identity.undeclared(request.client_ip, request.ts, ranges)
+        return identity.undeclared(client_ip, at, ranges)
     if claim.registered is None:
         return _UNLISTED
-    return identity.verify(claim.registered, request.client_ip, request.ts, ranges)
+    return identity.verify(claim.registered, client_ip, at, ranges, dns)
+
+
+def dns_question(request: Request, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
+    """The address whose reverse DNS `audit` will look up for this request, if any."""
+    crawler = registry.identify(request.user_agent)
+    if crawler is None:
+        return None
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    return identity.reverse_dns_address(crawler, client_ip, request.ts, ranges)
 
 
 def audit(
@@ -68,18 +89,29 @@ def audit(
     registry: Registry,
     ranges: RangeIndex,
     history: HostHistory | None,
+    proxies: TrustedProxies = NO_PROXIES,
+    dns: Mapping[str, DnsAnswer] | None = None,
+    pages: PageDirectivesTable | None = None,
 ) -> dict | None:
-    """The verdict record (columns of `records.VERDICTS`), or None for a non-crawler."""
+    """The verdict record (columns of `records.VERDICTS`), or None for a non-crawler.
+
+    `proxies` picks the client address of an X-Forwarded-For chain; `dns` holds the reverse DNS
+    of the addresses `dns_question` names (None: DNS off); `pages` is the page-directives table,
+    read with the request's own X-Robots-Tag values for the separate indexing facet.
+    """
     claim = claim_of(request.user_agent, registry)
-    who = identity_of(claim, request, ranges)
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    who = identity_of(claim, client_ip, request.ts, ranges, dns)
     if who is None:
         return None
     claim = claim or Claim(None, (), True)
     judgement = _judge(history, request, claim)
+    page = pages.lookup(request.host, request.path, request.ts) if pages is not None else None
+    indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
     return {
         "ts": request.ts,
         "host": request.host,
-        "client_ip": request.client_ip,
+        "client_ip": client_ip,
         "method": request.method,
         "path": request.path,
         "status": request.status,
@@ -94,6 +126,8 @@ def audit(
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),
+        "indexing": indexing,
+        "indexing_unseen": indexing_unseen(judgement.decision, indexing),
     }
 
 

@@ -1,12 +1,18 @@
-"""Who really sent a request: a crawler's claim checked against its operator's published IP ranges.
+"""Who really sent a request: a crawler's claim checked against its operator's published IP ranges,
+then, where the operator names host suffixes, against forward-confirmed reverse DNS.
 
 Range files are dated snapshots; a request is checked against the snapshot of each source in force
 on its day (UTC): the latest dated on or before it, or the earliest when the request predates them
 all. Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one
 probe per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
 
-This module takes already-parsed JSON documents; reading the ranges folder is the caller's job.
-Reverse DNS is not consulted here: where a crawler can only be proved by DNS the verdict says so.
+Reverse DNS proves a claim when a PTR name of the address ends in one of the crawler's suffixes at
+a label boundary and a forward lookup of that name returns the address. DNS failures that say a
+record does not exist (NXDOMAIN, an empty answer) disprove it; any other failure leaves it
+unverified, because a timeout says nothing about who sent the request.
+
+This module takes already-parsed JSON documents and already-resolved DNS answers; reading the
+ranges folder and asking DNS servers is the caller's job.
 """
 from __future__ import annotations
 
@@ -28,6 +34,10 @@ Document = tuple[str, date, object]  # (source name, snapshot day, parsed JSON)
 
 ROBOTS_ONLY_EVIDENCE = "token is robots-only; never sent as a User-Agent"
 DNS_OFF_EVIDENCE = "dns-off: needs reverse DNS"
+NOT_RESOLVED = "not-resolved"
+# NXDOMAIN and an empty answer say the record does not exist. Every other failure (timeout,
+# SERVFAIL, REFUSED, an unreachable server, no recorded answer) might pass on another try.
+DEFINITE_DNS_ERRORS = frozenset({"nxdomain", "no-answer"})
 INVALID_IP_EVIDENCE = "invalid client ip"
 NO_METHOD_EVIDENCE = "operator publishes no verification method"
 
@@ -42,6 +52,25 @@ class IdentityResult:
     method: str  # "ip-range" | "reverse-dns" | "robots-only" | "none"
     evidence: str
     operator: str | None
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One DNS question's outcome: the records returned, or the error code instead."""
+
+    records: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DnsAnswer:
+    """Reverse DNS of one address: its PTR names (lower-case, no final dot), a forward lookup of
+    each name worth confirming (A for IPv4, AAAA for IPv6), and when it was resolved."""
+
+    ip: str
+    ptr: Lookup
+    forward: tuple[tuple[str, Lookup], ...] = ()
+    resolved_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,8 +201,16 @@ def parse_snapshot(
     return Snapshot(source, operator, taken, len(entries), _table(entries)), tuple(problems)
 
 
-def verify(crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex) -> IdentityResult:
-    """Check a request claiming `crawler` from `ip` at `at` against the published ranges."""
+def verify(
+    crawler: Crawler,
+    ip: str,
+    at: date | datetime,
+    ranges: RangeIndex,
+    dns: Mapping[str, DnsAnswer] | None = None,
+) -> IdentityResult:
+    """Check a request claiming `crawler` from `ip` at `at`: published ranges first, then reverse
+    DNS where the crawler has suffixes. `dns` maps `str(parse_ip(ip))` to its answer; None is
+    DNS off, and an address missing from it is unverified, never spoofed."""
     if crawler.robots_only:
         return IdentityResult("spoofed", "robots-only", ROBOTS_ONLY_EVIDENCE, crawler.operator)
     address = parse_ip(ip)
@@ -182,7 +219,63 @@ def verify(crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex) -
     hit, checked, missing = _check_ranges(crawler, address, request_day(at), ranges)
     if hit is not None:
         return IdentityResult("verified", "ip-range", hit.evidence, crawler.operator)
+    if dns is not None and crawler.rdns_suffixes:
+        answer = dns.get(str(address)) or DnsAnswer(str(address), Lookup(error=NOT_RESOLVED))
+        status, evidence = confirm_reverse_dns(answer, address, crawler.rdns_suffixes)
+        if status != "verified":
+            evidence = "; ".join((evidence, *_range_context(checked, missing)))
+        return IdentityResult(status, "reverse-dns", evidence, crawler.operator)
     return _without_range_match(crawler, checked, missing)
+
+
+def reverse_dns_address(crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex) -> str | None:
+    """The address (as `verify` keys it) whose reverse DNS would decide this claim, or None when
+    DNS would not be consulted: a range proves it, the crawler has no suffixes, or the IP is bad."""
+    if crawler.robots_only or not crawler.rdns_suffixes:
+        return None
+    address = parse_ip(ip)
+    if address is None:
+        return None
+    hit, _, _ = _check_ranges(crawler, address, request_day(at), ranges)
+    return None if hit is not None else str(address)
+
+
+def confirm_reverse_dns(answer: DnsAnswer, address: Address, suffixes: Sequence[str]) -> tuple[Status, str]:
+    """Forward-confirmed reverse DNS: verified when any PTR name under `suffixes` resolves back to
+    `address`; spoofed when DNS says no such name does; unverified when DNS could not say."""
+    when = f" (DNS {answer.resolved_at})" if answer.resolved_at else ""
+    ptr_error = answer.ptr.error or (None if answer.ptr.records else "no-answer")
+    if ptr_error is not None:
+        return _dns_failure_status(ptr_error), f"PTR of {address}: {ptr_error}{when}"
+    names = [name for name in answer.ptr.records if under_suffix(name, suffixes)]
+    if not names:
+        return "spoofed", f"PTR {', '.join(answer.ptr.records)} not under {', '.join(suffixes)}{when}"
+    kind = "A" if address.version == 4 else "AAAA"
+    forward = dict(answer.forward)
+    undecided: list[str] = []
+    refuted: list[str] = []
+    for name in names:
+        lookup = forward.get(name) or Lookup(error=NOT_RESOLVED)
+        if lookup.error is None and any(parse_ip(r) == address for r in lookup.records):
+            return "verified", f"PTR {name} -> {kind} {', '.join(lookup.records)}{when}"
+        if lookup.error is None:
+            refuted.append(f"PTR {name} -> {kind} {', '.join(lookup.records) or 'none'}, not {address}")
+        elif _dns_failure_status(lookup.error) == "spoofed":
+            refuted.append(f"PTR {name} -> {kind} {lookup.error}")
+        else:
+            undecided.append(f"PTR {name} -> {kind} {lookup.error}")
+    if undecided:
+        return "unverified", "; ".join(undecided + refuted) + when
+    return "spoofed", "; ".join(refuted) + when
+
+
+def under_suffix(name: str, suffixes: Sequence[str]) -> bool:
+    """Whether `name` is a suffix or ends in one at a label boundary (not `evilgooglebot.com`)."""
+    return any(name == suffix or name.endswith("." + suffix) for suffix in suffixes)
+
+
+def _dns_failure_status(error: str) -> Status:
+    return "spoofed" if error in DEFINITE_DNS_ERRORS else "unverified"
 
 
 def _check_ranges(
@@ -206,23 +299,24 @@ def _check_ranges(
 def _without_range_match(
     crawler: Crawler, checked: Sequence[Snapshot], missing: Sequence[str]
 ) -> IdentityResult:
-    """The verdict when no range proves the claim, with DNS off.
-
-    A resolver slots in before the spoofed verdict: DESIGN §6 lets forward-confirmed reverse DNS
-    prove a crawler whose address is missing from its lists.
-    """
-    not_in = "not in " + ", ".join(s.label for s in checked) if checked else ""
-    no_snapshot = "no range snapshot for " + ", ".join(missing) if missing else ""
+    """The verdict when no range proves the claim and DNS is not consulted."""
+    context = _range_context(checked, missing)
     if checked and not missing:
         # every published list was read and none holds the IP
-        return IdentityResult("spoofed", "ip-range", not_in, crawler.operator)
+        return IdentityResult("spoofed", "ip-range", "; ".join(context), crawler.operator)
     if crawler.rdns_suffixes:
-        evidence = "; ".join(filter(None, (DNS_OFF_EVIDENCE, no_snapshot, not_in)))
+        evidence = "; ".join((DNS_OFF_EVIDENCE, *context))
         return IdentityResult("unverified", "reverse-dns", evidence, crawler.operator)
     if missing:
-        evidence = "; ".join(filter(None, (no_snapshot, not_in)))
-        return IdentityResult("unverified", "ip-range", evidence, crawler.operator)
+        return IdentityResult("unverified", "ip-range", "; ".join(context), crawler.operator)
     return IdentityResult("unverifiable", "none", NO_METHOD_EVIDENCE, crawler.operator)
+
+
+def _range_context(checked: Sequence[Snapshot], missing: Sequence[str]) -> tuple[str, ...]:
+    """What the range check found: sources without a snapshot, then the snapshots checked."""
+    no_snapshot = "no range snapshot for " + ", ".join(missing) if missing else ""
+    not_in = "not in " + ", ".join(s.label for s in checked) if checked else ""
+    return tuple(filter(None, (no_snapshot, not_in)))
 
 
 def undeclared(ip: str, at: date | datetime, ranges: RangeIndex) -> IdentityResult | None:

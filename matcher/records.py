@@ -8,6 +8,7 @@ timezone-aware datetimes until a writer encodes them.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -15,7 +16,7 @@ from datetime import datetime, timezone
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # string | int | float | bool | timestamp | string_list | struct
+    type: str  # string | int | float | bool | timestamp | string_list | struct | json
     description: str
     nullable: bool = True
     fields: tuple["Column", ...] = ()  # for struct
@@ -55,6 +56,20 @@ VERDICTS = (
     Column("grace_from", "timestamp", "for disallowed-within-grace: the earlier version that allowed it"),
     Column("crawl_delay", "float", "Crawl-delay of the group in effect, seconds"),
     Column("crawl_delay_line", "int", "line of that Crawl-delay"),
+    Column(
+        "indexing", "json",
+        "page directives in effect for this crawler, by lower-case name (DESIGN §8); "
+        "null when no source covers the request, {} when nothing is restricted",
+    ),
+    Column("indexing_unseen", "bool", "the crawl was disallowed, so the crawler cannot see these directives"),
+)
+
+INDEXING_FINDINGS = (
+    Column("finding", "string", "noindex-unseen | crawled-after-unavailable", False),
+    Column("host", "string", "site host"),
+    Column("path", "string", "path and query as requested", False),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
+    Column("requests", "int", "requests with this finding", False),
 )
 
 DEAD_LETTERS = (
@@ -112,6 +127,7 @@ TABLES = {
     "summary": SUMMARY,
     "crawl_delay_violations": CRAWL_DELAY_VIOLATIONS,
     "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
+    "indexing_findings": INDEXING_FINDINGS,
 }
 
 
@@ -139,6 +155,9 @@ def _value(value, column: Column, json_ready: bool):
         return None
     if column.type == "timestamp" and json_ready:
         return rfc3339(value)
+    if column.type == "json" and not json_ready:
+        # Columnar formats carry an open-ended object as its JSON text.
+        return json.dumps(value, sort_keys=True)
     if column.type == "struct":
         return shaped(value, column.fields, json_ready=json_ready)
     if column.type == "string_list":
@@ -174,6 +193,8 @@ def _json_property(column: Column) -> dict:
         kind = {"type": "array", "items": {"type": "string"}}
     elif column.type == "timestamp":
         kind = {"type": "string", "format": "date-time"}
+    elif column.type == "json":
+        kind = {"type": "object"}
     else:
         kind = {"type": _JSON_TYPES[column.type]}
     if column.nullable:

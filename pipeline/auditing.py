@@ -13,9 +13,11 @@ from datetime import timedelta
 from typing import Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
-from matcher.audit import audit
+from matcher.audit import audit, dns_question
+from matcher.clientip import NO_PROXIES, TrustedProxies
+from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion, host_key
-from matcher.identity import RangeIndex
+from matcher.identity import DnsAnswer, RangeIndex
 from pipeline.logformats import LogParseError, parser_for
 
 VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
@@ -38,6 +40,28 @@ def host_versions(versions: Sequence[RobotsVersion]) -> HostVersions:
     return HostVersions(digest.hexdigest(), ordered)
 
 
+# Parts of crawler tokens, each cheap to look for in a line. `dns_claim_parts` keeps those that
+# occur in a token of a crawler DNS can prove, and adds whole any such token that has none.
+_COMMON_PARTS = ("bot", "spider", "slurp", "yandex", "preview", "google-", "-google", "googleother")
+
+
+def dns_claim_parts(registry: Registry) -> tuple[str, ...]:
+    """Lower-case strings one of which is in the lower-cased text of every log line whose
+    User-Agent names a crawler with reverse-DNS suffixes.
+
+    Why that holds: such a User-Agent contains one of the crawler's tokens, case aside, and no
+    token has a letter whose lower case depends on its neighbours, so the lower-cased line contains
+    the token, and every token contains one of these parts.
+    """
+    tokens = {t for c in registry.crawlers if c.rdns_suffixes and not c.robots_only for t in c.ua_tokens}
+    parts = {part for part in _COMMON_PARTS if any(part in token for token in tokens)}
+    return tuple(sorted(parts | {t for t in tokens if not _has_any(t, parts)}))
+
+
+def _has_any(text: str, parts) -> bool:
+    return any(part in text for part in parts)
+
+
 def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
     return {"source": source, "reason": reason, "message": message, "raw": raw}
 
@@ -53,8 +77,11 @@ class LineAuditor:
     ranges: RangeIndex
     error_limit: timedelta
     grace: timedelta
+    proxies: TrustedProxies = NO_PROXIES
+    pages: PageDirectivesTable | None = None
     _histories: dict[str, HostHistory] = field(default_factory=dict, init=False, repr=False)
     _parse: object = field(default=None, init=False, repr=False)
+    _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parser are rebuilt on each worker.
@@ -63,9 +90,17 @@ class LineAuditor:
         return state
 
     def audit_lines(
-        self, path: str, first_number: int, lines: Sequence[str], robots_by_host: Mapping[str, HostVersions]
+        self,
+        path: str,
+        first_number: int,
+        lines: Sequence[str],
+        robots_by_host: Mapping[str, HostVersions],
+        dns_answers: Mapping[str, DnsAnswer] | None = None,
     ) -> Iterator[tuple[str, dict | None]]:
-        """(kind, record) per line: a verdict, a dead letter, or skipped (None)."""
+        """(kind, record) per line: a verdict, a dead letter, or skipped (None).
+
+        `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
+        """
         parse = self._parse or self._make_parser()
         for offset, line in enumerate(lines):
             source = f"{path}:{first_number + offset}"
@@ -75,8 +110,34 @@ class LineAuditor:
                 yield DEAD_LETTER, dead_letter(source, error.reason, error.message, line)
                 continue
             history = self._history(request.host, robots_by_host)
-            verdict = audit(request, source, self.registry, self.ranges, history)
+            verdict = audit(
+                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages
+            )
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+
+    def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
+        """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
+        DNS. Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
+        lines that do not parse are the audit's dead letters, not asked about here."""
+        parse = self._parse or self._make_parser()
+        parts = self._dns_parts or self._make_dns_parts()
+        questions = set()
+        for line in batch[2]:
+            # an escape (\xHH, \uHHHH) can spell a token the raw text does not show
+            if "\\" not in line and not _has_any(line.lower(), parts):
+                continue
+            try:
+                request = parse(line)
+            except LogParseError:
+                continue
+            address = dns_question(request, self.registry, self.ranges, self.proxies)
+            if address is not None:
+                questions.add(address)
+        return questions
+
+    def _make_dns_parts(self) -> tuple[str, ...]:
+        self._dns_parts = dns_claim_parts(self.registry)
+        return self._dns_parts
 
     def _make_parser(self):
         self._parse = parser_for(self.log_format, self.default_host, self.field_map)

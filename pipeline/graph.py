@@ -20,15 +20,19 @@ from apache_beam.options.pipeline_options import PipelineOptions, PortableOption
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
+from matcher.directives import PageDirectivesTable
 from pipeline import report, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
+from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
+from pipeline.page_directives import read_page_directives
 from pipeline.robots_table import read_robots_table
 from pipeline.schema import arrow_schema
 from pipeline.transforms import DEAD_LETTERS, AuditLogLines, CountOutcomes, ReadLogLines, Summarize
 
-# The record tables every run writes (a batch run adds the summary and the counts).
+INDEXING_FINDINGS = "indexing_findings"
+# The record tables every run writes (a batch run adds the summary, the counts and the indexing findings).
 RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
@@ -47,6 +51,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
         load_ranges(settings.ranges, registry),
         duration(settings.error_limit),
         duration(settings.cache_grace),
+        pages=_page_directives(settings.page_directives),
     )
     if options.view_as(StandardOptions).streaming:
         return _build_streaming(pipeline, settings, auditor)
@@ -55,6 +60,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     outputs = {"batches": batches, "robots": robots} | "AuditLogLines" >> AuditLogLines(auditor)
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
+    outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -93,6 +99,10 @@ def _with_crawl_delay(outputs: dict, settings: CrawlAuditOptions, bounded: bool)
     return {**outputs, VIOLATIONS: crawl_delay[VIOLATIONS], WINDOWS: crawl_delay[WINDOWS], DEAD_LETTERS: dead_letters}
 
 
+def _page_directives(location: str | None) -> PageDirectivesTable | None:
+    return PageDirectivesTable(read_page_directives(location)) if location else None
+
+
 def _json_object(text: str | None, flag: str) -> dict | None:
     if not text:
         return None
@@ -111,6 +121,10 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
+    _write_table(
+        outputs[INDEXING_FINDINGS], FileSystems.join(out, INDEXING_FINDINGS), records.INDEXING_FINDINGS, "jsonl",
+        INDEXING_FINDINGS,
+    )
     (
         outputs["counts"]
         | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)

@@ -43,7 +43,10 @@ class CrawlAuditOptions(PipelineOptions):
             "--ranges", default=None, help="folder of published IP-range snapshots (default: config/ranges)"
         )
         parser.add_argument("--registry", default=None, help="crawler registry YAML (default: config/crawlers.yaml)")
-        parser.add_argument("--dns", default="off", choices=["off"], help="identity by DNS (off: ranges only)")
+        parser.add_argument(
+            "--page-directives", dest="page_directives", default=None,
+            help="page-directives table (JSON Lines: host, path, effective_from, x_robots_tag, meta_robots)",
+        )
         parser.add_argument("--out", help="output folder, one subfolder per table")
         parser.add_argument("--format", dest="output_format", default="jsonl", choices=["jsonl", "parquet"])
         parser.add_argument(

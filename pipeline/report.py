@@ -28,13 +28,19 @@ class RunSummary:
     counts: dict
     rows: list[dict]
     crawl_delay_windows: Sequence[dict] = ()
+    indexing_findings: Sequence[dict] = ()
 
 
 def load(out: str) -> RunSummary:
     """Read back the counts, summary and crawl-delay window tables a run wrote under `out`."""
     counts = json.loads(_read_all(FileSystems.join(out, "counts.json")))
     rows = [json.loads(line) for line in _read_all(FileSystems.join(out, "summary", "part*")).splitlines() if line]
-    return RunSummary(counts, rows, _read_records(FileSystems.join(out, "crawl_delay_windows")))
+    return RunSummary(
+        counts,
+        rows,
+        _read_records(FileSystems.join(out, "crawl_delay_windows")),
+        _read_records(FileSystems.join(out, "indexing_findings")),
+    )
 
 
 def _read_records(folder: str) -> list[dict]:
@@ -70,7 +76,29 @@ def render(summary: RunSummary) -> str:
     out.append(_table(summary.rows))
     out.append("")
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
+    out.extend(_indexing_section(summary.indexing_findings))
     return "\n".join(out)
+
+
+_FINDING_TITLES = {
+    "noindex-unseen": "disallowed yet relying on noindex (the noindex is never seen)",
+    "crawled-after-unavailable": "crawled after unavailable_after had passed",
+}
+_FINDINGS_SHOWN = 10
+
+
+def _indexing_section(findings: Sequence[dict]) -> list[str]:
+    lines = []
+    for finding, title in _FINDING_TITLES.items():
+        rows = sorted((r for r in findings if r["finding"] == finding), key=lambda r: (-r["requests"], r["path"]))
+        if not rows:
+            continue
+        lines += ["", f"pages {title}: {len(rows):,}"]
+        cells = [(r["host"] or "-", r["path"], r["crawler"] or "-", f"{r['requests']:,}") for r in rows[:_FINDINGS_SHOWN]]
+        lines += _aligned([("host", "path", "crawler", "requests")] + cells, text_columns=3, indent="  ")
+        if len(rows) > _FINDINGS_SHOWN:
+            lines.append(f"  ... {len(rows) - _FINDINGS_SHOWN:,} more in indexing_findings/")
+    return lines
 
 
 def _table(rows: list[dict]) -> str:

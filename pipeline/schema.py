@@ -12,6 +12,7 @@ _ARROW = {
     "bool": pa.bool_(),
     "timestamp": pa.timestamp("us", tz="UTC"),
     "string_list": pa.list_(pa.string()),
+    "json": pa.string(),
 }
 _BIGQUERY = {
     "string": "STRING",
@@ -21,6 +22,7 @@ _BIGQUERY = {
     "timestamp": "TIMESTAMP",
     "string_list": "STRING",
     "struct": "RECORD",
+    "json": "JSON",
 }
 
 

@@ -382,4 +382,6 @@ def _bigquery_value(value, column: Column, beam_timestamps: bool):
         return _timestamp(value) if beam_timestamps else records.rfc3339(value)
     if column.type == "struct":
         return bigquery_row(value, column.fields, beam_timestamps)
+    if column.type == "json":
+        return json.dumps(value, sort_keys=True)
     return value

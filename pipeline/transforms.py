@@ -64,10 +64,10 @@ class AuditLineBatchFn(beam.DoFn):
         self.skipped = Metrics.counter(self.__class__, "skipped_non_crawlers")
         self.dead = Metrics.counter(self.__class__, "dead_letters")
 
-    def process(self, batch, robots_by_host):
+    def process(self, batch, robots_by_host, dns_answers=None):
         path, first_number, lines = batch
         outcomes = Counter()
-        for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host):
+        for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host, dns_answers):
             outcomes[kind] += 1
             if kind == VERDICT:
                 yield record
@@ -93,8 +93,32 @@ class RobotsByHost(beam.PTransform):
         )
 
 
+class ResolveLogClients(beam.PTransform):
+    """Log files -> (address, DnsAnswer) for each client address whose verdicts reverse DNS
+    decides, each resolved once by `resolve` (see `pipeline.dns.ResolveDistinct`).
+
+    It reads the logs itself rather than sharing the audit's read: the audit needs every answer
+    before its first verdict, and a shared read would hold every line in memory meanwhile.
+    """
+
+    def __init__(self, pattern: str, auditor: LineAuditor, resolve: beam.PTransform):
+        super().__init__()
+        self._pattern = pattern
+        self._auditor = auditor
+        self._resolve = resolve
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "ReadLogLines" >> ReadLogLines(self._pattern)
+            | "DnsQuestions" >> beam.FlatMap(self._auditor.dns_questions)
+            | "Resolve" >> self._resolve
+        )
+
+
 class AuditLogLines(beam.PTransform):
-    """{"batches": line batches, "robots": RobotsVersion} -> {"verdicts", "dead_letters", "tally"}."""
+    """{"batches": line batches, "robots": RobotsVersion[, "dns": (address, DnsAnswer)]}
+    -> {"verdicts", "dead_letters", "tally"}. Without "dns", identity is decided with DNS off."""
 
     def __init__(self, auditor: LineAuditor):
         super().__init__()
@@ -102,8 +126,11 @@ class AuditLogLines(beam.PTransform):
 
     def expand(self, inputs):
         robots_by_host = inputs["robots"] | "RobotsByHost" >> RobotsByHost()
+        side_inputs = [beam.pvalue.AsDict(robots_by_host)]
+        if "dns" in inputs:
+            side_inputs.append(beam.pvalue.AsDict(inputs["dns"]))
         audited = inputs["batches"] | "AuditLineBatches" >> beam.ParDo(
-            AuditLineBatchFn(self._auditor), beam.pvalue.AsDict(robots_by_host)
+            AuditLineBatchFn(self._auditor), *side_inputs
         ).with_outputs(DEAD_LETTERS, TALLY, main="verdicts")
         return {"verdicts": audited.verdicts, DEAD_LETTERS: audited[DEAD_LETTERS], TALLY: audited[TALLY]}
 

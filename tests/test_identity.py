@@ -1,4 +1,5 @@
-"""Identity from published IP ranges: snapshots by date, lookups, verdicts and their evidence.
+"""Identity: published IP ranges (snapshots by date, lookups), forward-confirmed reverse DNS on
+resolver answers built here, the verdicts and their evidence, and the client behind proxies.
 
 Prefixes are documentation networks (RFC 5737, RFC 3849), never an operator's real ranges.
 """
@@ -11,11 +12,15 @@ import pytest
 
 from config.snapshots import load_ranges
 from matcher.agents import default_registry
+from matcher.clientip import NO_PROXIES, trusted_proxies
 from matcher.identity import (
+    DnsAnswer,
     IdentityResult,
+    Lookup,
     RangeIndex,
     build_range_index,
     parse_ip,
+    reverse_dns_address,
     undeclared,
     verify,
 )
@@ -296,3 +301,193 @@ def test_an_invalid_json_file_is_reported(tmp_path):
     assert [p.split(": ", 1)[1][:14] for p in index.problems] == [
         "unreadable JSO", "expected a fil"
     ]
+
+
+# ------------------------------------------------------- forward-confirmed reverse DNS
+
+WHEN = "2026-11-02T10:00:00Z"
+
+
+def _answer(ip: str, *ptr: str, forward: dict | None = None, error: str | None = None) -> DnsAnswer:
+    """An answer as a resolver gives it: `forward` maps a name to its addresses or an error code."""
+    lookups = tuple(
+        (name, Lookup(error=value) if isinstance(value, str) else Lookup(tuple(value)))
+        for name, value in (forward or {}).items()
+    )
+    return DnsAnswer(ip, Lookup(tuple(ptr), error), lookups, WHEN)
+
+
+def _dns_verify(name: str, ip: str, answer: DnsAnswer | None, ranges: RangeIndex | None = None) -> IdentityResult:
+    answers = {} if answer is None else {answer.ip: answer}
+    return verify(crawler(name), ip, at("2026-03-01"), ranges or _index(), answers)
+
+
+GOOD = _answer("192.0.2.10", "crawl-192-0-2-10.googlebot.com", forward={"crawl-192-0-2-10.googlebot.com": ["192.0.2.10"]})
+
+
+def test_a_ptr_name_that_resolves_back_verifies_with_its_evidence():
+    assert _dns_verify("Googlebot", "192.0.2.10", GOOD) == IdentityResult(
+        "verified", "reverse-dns", f"PTR crawl-192-0-2-10.googlebot.com -> A 192.0.2.10 (DNS {WHEN})", "Google"
+    )
+
+
+@pytest.mark.parametrize(
+    "name, verdict",
+    [
+        ("crawl-192-0-2-10.googlebot.com", "verified"),
+        ("googlebot.com", "verified"),  # the suffix itself is a name under it
+        ("geo-crawl-192-0-2-10.geo.googlebot.com", "verified"),
+        ("rate-limited-proxy-192-0-2-10.google.com", "verified"),  # google.com belongs to the class
+        ("crawl-192-0-2-10.evilgooglebot.com", "spoofed"),  # not at a label boundary
+        ("crawl-192-0-2-10.googlebot.com.example.net", "spoofed"),
+        ("192-0-2-10.gae.googleusercontent.com", "spoofed"),  # any cloud customer has one of these
+    ],
+)
+def test_suffixes_match_at_a_label_boundary_only(name, verdict):
+    answer = _answer("192.0.2.10", name, forward={name: ["192.0.2.10"]})
+    assert _dns_verify("Googlebot", "192.0.2.10", answer).status == verdict
+
+
+def test_googleusercontent_proves_only_the_user_triggered_class():
+    name = "192-0-2-10.gae.googleusercontent.com"
+    answer = _answer("192.0.2.10", name, forward={name: ["192.0.2.10"]})
+    assert _dns_verify("FeedFetcher-Google", "192.0.2.10", answer).status == "verified"
+    for claimed in ("Googlebot", "AdsBot-Google", "bingbot"):
+        assert _dns_verify(claimed, "192.0.2.10", answer).status == "spoofed"
+
+
+@pytest.mark.parametrize(
+    "answer, evidence",
+    [
+        (_answer("192.0.2.10", error="nxdomain"), "PTR of 192.0.2.10: nxdomain"),
+        (_answer("192.0.2.10", error="no-answer"), "PTR of 192.0.2.10: no-answer"),
+        (_answer("192.0.2.10"), "PTR of 192.0.2.10: no-answer"),  # an empty answer is no PTR
+        (_answer("192.0.2.10", "host.example.net", "x.googlebot.com.evil"),
+         "PTR host.example.net, x.googlebot.com.evil not under googlebot.com, google.com"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": ["198.51.100.1", "192.0.2.11"]}),
+         "PTR a.googlebot.com -> A 198.51.100.1, 192.0.2.11, not 192.0.2.10"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": "nxdomain"}),
+         "PTR a.googlebot.com -> A nxdomain"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": "no-answer"}),
+         "PTR a.googlebot.com -> A no-answer"),
+    ],
+)
+def test_dns_that_says_no_is_spoofed(answer, evidence):
+    result = _dns_verify("Googlebot", "192.0.2.10", answer)
+    assert (result.status, result.method) == ("spoofed", "reverse-dns")
+    assert result.evidence == f"{evidence} (DNS {WHEN}); no range snapshot for google-common-crawlers"
+
+
+@pytest.mark.parametrize(
+    "answer, evidence",
+    [
+        (_answer("192.0.2.10", error="timeout"), "PTR of 192.0.2.10: timeout"),
+        (_answer("192.0.2.10", error="servfail"), "PTR of 192.0.2.10: servfail"),
+        (_answer("192.0.2.10", error="refused"), "PTR of 192.0.2.10: refused"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": "timeout"}),
+         "PTR a.googlebot.com -> A timeout"),
+        # a name never looked up (a snapshot from a registry without the suffix) proves nothing
+        (_answer("192.0.2.10", "a.googlebot.com"), "PTR a.googlebot.com -> A not-resolved"),
+        # one name refuted, another undecided: undecided wins, both are shown
+        (_answer("192.0.2.10", "a.googlebot.com", "b.googlebot.com",
+                 forward={"a.googlebot.com": ["198.51.100.1"], "b.googlebot.com": "servfail"}),
+         "PTR b.googlebot.com -> A servfail; PTR a.googlebot.com -> A 198.51.100.1, not 192.0.2.10"),
+    ],
+)
+def test_dns_that_cannot_say_is_unverified_never_spoofed(answer, evidence):
+    result = _dns_verify("Googlebot", "192.0.2.10", answer)
+    assert (result.status, result.evidence) == ("unverified", f"{evidence} (DNS {WHEN}); no range snapshot for google-common-crawlers")
+
+
+def test_an_address_without_an_answer_is_unverified():
+    result = _dns_verify("Googlebot", "192.0.2.10", None)
+    assert (result.status, result.evidence) == (
+        "unverified", "PTR of 192.0.2.10: not-resolved; no range snapshot for google-common-crawlers"
+    )
+
+
+def test_any_confirming_ptr_name_verifies():
+    answer = _answer(
+        "192.0.2.10", "host.example.net", "a.googlebot.com", "b.googlebot.com",
+        forward={"a.googlebot.com": "timeout", "b.googlebot.com": ["192.0.2.10"]},
+    )
+    result = _dns_verify("Googlebot", "192.0.2.10", answer)
+    assert (result.status, result.evidence) == ("verified", f"PTR b.googlebot.com -> A 192.0.2.10 (DNS {WHEN})")
+
+
+def test_ipv6_and_ipv4_mapped_clients():
+    v6 = _answer("2001:db8::10", "a.googlebot.com", forward={"a.googlebot.com": ["2001:db8:0:0::10"]})
+    result = _dns_verify("Googlebot", "2001:DB8::10", v6)
+    assert (result.status, result.evidence) == ("verified", f"PTR a.googlebot.com -> AAAA 2001:db8:0:0::10 (DNS {WHEN})")
+    assert _dns_verify("Googlebot", "::ffff:192.0.2.10", GOOD).status == "verified"
+    assert _dns_verify("Googlebot", "192.0.2.99", GOOD).status == "unverified"  # GOOD is another address's
+
+
+def test_ranges_are_checked_before_dns_and_dns_after_a_miss(index):
+    # in the 2026-01-01 Googlebot range: verified by the range, whatever DNS says
+    nxdomain = _answer("192.0.2.7", error="nxdomain")
+    in_range = _dns_verify("Googlebot", "192.0.2.7", nxdomain, index)
+    assert (in_range.status, in_range.method) == ("verified", "ip-range")
+    # outside every range: with DNS off the complete lists prove a fake; with DNS on, DNS decides
+    outside = "198.51.100.10"  # in the June snapshot only
+    name = "crawl-198-51-100-10.googlebot.com"
+    assert verify(crawler("Googlebot"), outside, at("2026-03-01"), index).status == "spoofed"
+    assert _dns_verify("Googlebot", outside, None, index).status == "unverified"
+    found = _dns_verify("Googlebot", outside, _answer(outside, name, forward={name: [outside]}), index)
+    assert (found.status, found.method) == ("verified", "reverse-dns")
+    refuted = _dns_verify("Googlebot", outside, _answer(outside, error="nxdomain"), index)
+    assert refuted.evidence == (
+        f"PTR of {outside}: nxdomain (DNS {WHEN}); not in google-common-crawlers snapshot 2026-01-01"
+    )
+
+
+def test_dns_changes_nothing_for_crawlers_without_suffixes(index):
+    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index).status == "spoofed"
+    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index).method == "ip-range"
+    assert _dns_verify("Bytespider", "192.0.2.10", GOOD).status == "unverifiable"
+    assert _dns_verify("Google-Extended", "192.0.2.10", GOOD).status == "spoofed"
+    assert _dns_verify("Google-Extended", "192.0.2.10", GOOD).method == "robots-only"
+
+
+def test_reverse_dns_address_names_only_what_dns_will_decide(index):
+    day = at("2026-03-01")
+    assert reverse_dns_address(crawler("Googlebot"), "::ffff:192.0.2.10", day, index) is None  # range hit
+    assert reverse_dns_address(crawler("Googlebot"), "::ffff:198.51.100.1", day, index) == "198.51.100.1"
+    assert reverse_dns_address(crawler("Googlebot"), "2001:DB8:9::1", day, index) == "2001:db8:9::1"
+    assert reverse_dns_address(crawler("GPTBot"), "198.51.100.1", day, index) is None  # no suffixes
+    assert reverse_dns_address(crawler("Google-Extended"), "198.51.100.1", day, index) is None
+    assert reverse_dns_address(crawler("Googlebot"), "not-an-ip", day, index) is None
+
+
+# ------------------------------------------------------------- client address behind proxies
+
+PROXIES = trusted_proxies(["10.0.0.0/8", "2001:db8:ff::/48", "203.0.113.5"])
+
+
+@pytest.mark.parametrize(
+    "connecting, forwarded_for, client",
+    [
+        ("10.0.0.1", "192.0.2.10", "192.0.2.10"),
+        ("10.0.0.1", "198.51.100.7, 192.0.2.10", "192.0.2.10"),  # right-most untrusted
+        ("10.0.0.1", "192.0.2.10, 10.9.9.9, 203.0.113.5", "192.0.2.10"),  # proxy chain skipped
+        ("10.0.0.1", "192.0.2.10:4711", "192.0.2.10"),
+        ("10.0.0.1", "[2001:db8::10]:443", "2001:db8::10"),
+        ("2001:db8:ff::1", "2001:db8::10", "2001:db8::10"),
+        ("10.0.0.1", "unknown, 10.0.0.2", "unknown"),  # junk ends the walk: no client known
+        ("10.0.0.1", "10.0.0.3, 10.0.0.2", "10.0.0.3"),  # all trusted: the furthest hop
+        ("10.0.0.1", None, "10.0.0.1"),
+        ("192.0.2.99", "192.0.2.10", "192.0.2.99"),  # not from a proxy: the header is the client's own
+        ("::ffff:10.0.0.1", "192.0.2.10", "192.0.2.10"),
+    ],
+)
+def test_the_client_is_the_right_most_untrusted_address(connecting, forwarded_for, client):
+    assert PROXIES.client(connecting, forwarded_for) == client
+
+
+def test_without_trusted_proxies_the_connecting_address_is_the_client():
+    assert NO_PROXIES.client("10.0.0.1", "192.0.2.10") == "10.0.0.1"
+
+
+def test_a_bad_proxy_network_is_a_clear_error():
+    with pytest.raises(ValueError, match="not a network or address: '10.0.0.0/33'"):
+        trusted_proxies(["10.0.0.0/33"])

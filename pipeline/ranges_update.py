@@ -1,0 +1,116 @@
+"""Download the registry's published IP-range files into dated snapshots.
+
+Each file is saved exactly as served, as RANGES_DIR/<source>/<YYYY-MM-DD>.json for the UTC day of
+the download, but only after it has been read the way the audit will read it: a file without one
+usable prefix (an error page, a truncated download) is reported and not saved, so the snapshot
+before it stays in force. Prefixes the audit would skip are reported; invisible characters inside
+prefixes are not a problem, the audit drops them when it reads the file.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from matcher.agents import RangeSource, Registry
+from matcher.identity import parse_snapshot
+
+DEFAULT_TIMEOUT = 30.0
+# Operators' files are tens of kilobytes; anything near this is not a range file.
+MAX_BYTES = 16 * 1024 * 1024
+USER_AGENT = "crawl-audit-update-ranges/0.1"
+
+
+class FetchError(Exception):
+    """A download that gave no body; the message says why."""
+
+
+Fetch = Callable[[str, float], bytes]
+
+
+@dataclass(frozen=True)
+class Download:
+    """What became of one source: where it was saved (None: not saved), and what was wrong."""
+
+    source: str
+    url: str
+    saved: Path | None
+    prefixes: int
+    problems: tuple[str, ...]
+
+
+def fetch_url(url: str, timeout: float) -> bytes:
+    """The body of a 2xx answer (redirects followed), at most MAX_BYTES."""
+    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read(MAX_BYTES + 1)
+    except urllib.error.HTTPError as error:
+        raise FetchError(f"HTTP {error.code} from {url}") from None
+    except urllib.error.URLError as error:
+        raise FetchError(f"cannot fetch {url}: {error.reason}") from None
+    except (OSError, http.client.HTTPException) as error:
+        raise FetchError(f"cannot fetch {url}: {error}") from None
+    if len(body) > MAX_BYTES:
+        raise FetchError(f"{url} is larger than {MAX_BYTES} bytes")
+    return body
+
+
+def update_ranges(
+    registry: Registry,
+    directory: Path,
+    day: date,
+    sources: Sequence[str] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+    fetch: Fetch = fetch_url,
+) -> list[Download]:
+    """Download `sources` (default: every range source of the registry) into `directory`."""
+    return [_download(source, directory, day, timeout, fetch) for source in select_sources(registry, sources)]
+
+
+def select_sources(registry: Registry, names: Sequence[str]) -> list[RangeSource]:
+    """The named sources, or all of them; ValueError lists names the registry does not know."""
+    if not names:
+        return list(registry.range_sources.values())
+    unknown = [name for name in names if name not in registry.range_sources]
+    if unknown:
+        known = ", ".join(sorted(registry.range_sources))
+        raise ValueError(f"unknown range source {', '.join(unknown)} (known: {known})")
+    return [registry.range_sources[name] for name in dict.fromkeys(names)]
+
+
+def _download(source: RangeSource, directory: Path, day: date, timeout: float, fetch: Fetch) -> Download:
+    try:
+        body = fetch(source.url, timeout)
+    except FetchError as error:
+        return Download(source.name, source.url, None, 0, (str(error),))
+    try:
+        document = json.loads(body.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        return Download(source.name, source.url, None, 0, (f"{source.url} is not JSON: {error}",))
+    snapshot, problems = parse_snapshot(source.name, source.operator, day, document)
+    if snapshot is None:
+        return Download(source.name, source.url, None, 0, problems)
+    target = directory / source.name / f"{day.isoformat()}.json"
+    _write_atomically(target, body)
+    return Download(source.name, source.url, target, snapshot.size, problems)
+
+
+def _write_atomically(target: Path, body: bytes) -> None:
+    """Readers see the old file or the new one, never half of one."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(body)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
