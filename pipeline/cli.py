@@ -109,7 +109,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     run_parser.add_argument("-h", "--help", action="store_true")
     run_parser.set_defaults(handler=run)
+
+    # These two parse their own arguments (`crawl-audit verify --help`).
+    for name, summary in (
+        ("verify", "who really sent a request: the identity of IP + User-Agent and its evidence"),
+        ("update-ranges", "download today's published IP-range files into a dated snapshot folder"),
+    ):
+        commands.add_parser(name, help=summary, add_help=False).set_defaults(handler=identity_command)
     return parser
+
+
+def identity_command(args: argparse.Namespace, argv: list[str]) -> int:
+    from pipeline import identity_cli
+
+    command = identity_cli.verify_command if args.command == "verify" else identity_cli.update_ranges_command
+    return command(argv)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -136,10 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     # `run` hands every flag it does not know to Beam; the other commands take none.
     args, extra = parser.parse_known_args(argv)
-    if args.command != "run" and extra:
+    passes_through = args.command in ("run", "verify", "update-ranges")
+    if extra and not passes_through:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.handler(args, extra) if args.command == "run" else args.handler(args)
+        return args.handler(args, extra) if passes_through else args.handler(args)
     except InputError as error:
         print(f"crawl-audit: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -24,12 +24,20 @@ from matcher.directives import PageDirectivesTable
 from pipeline import report, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
+from pipeline.dns import client_proxies, dns_lookups
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.page_directives import read_page_directives
 from pipeline.robots_table import read_robots_table
 from pipeline.schema import arrow_schema
-from pipeline.transforms import DEAD_LETTERS, AuditLogLines, CountOutcomes, ReadLogLines, Summarize
+from pipeline.transforms import (
+    DEAD_LETTERS,
+    AuditLogLines,
+    CountOutcomes,
+    ReadLogLines,
+    ResolveLogClients,
+    Summarize,
+)
 
 INDEXING_FINDINGS = "indexing_findings"
 # The record tables every run writes (a batch run adds the summary, the counts and the indexing findings).
@@ -51,13 +59,19 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
         load_ranges(settings.ranges, registry),
         duration(settings.error_limit),
         duration(settings.cache_grace),
+        proxies=client_proxies(options),
         pages=_page_directives(settings.page_directives),
     )
     if options.view_as(StandardOptions).streaming:
         return _build_streaming(pipeline, settings, auditor)
-    batches = pipeline | "ReadLogLines" >> ReadLogLines(settings.logs)
-    robots = pipeline | "ReadRobotsTable" >> beam.Create(read_robots_table(settings.robots))
-    outputs = {"batches": batches, "robots": robots} | "AuditLogLines" >> AuditLogLines(auditor)
+    inputs = {
+        "batches": pipeline | "ReadLogLines" >> ReadLogLines(settings.logs),
+        "robots": pipeline | "ReadRobotsTable" >> beam.Create(read_robots_table(settings.robots)),
+    }
+    lookups = dns_lookups(options, registry)
+    if lookups is not None:
+        inputs["dns"] = pipeline | "ResolveLogClients" >> ResolveLogClients(settings.logs, auditor, lookups)
+    outputs = inputs | "AuditLogLines" >> AuditLogLines(auditor)
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
