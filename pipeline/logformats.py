@@ -205,11 +205,11 @@ def epoch_timestamp(value: int | float) -> datetime:
         raise LogParseError("bad-timestamp", f"not a finite unix time: {value!r}")
     magnitude = abs(value)
     per_second = next(units for limit, units in _EPOCH_UNITS if magnitude < limit)
-    if isinstance(value, int):
-        micros = value * 1_000_000 // per_second  # integer maths keeps ns timestamps exact
-    else:
-        micros = round(value * 1_000_000 / per_second)
     try:
+        if isinstance(value, int):
+            micros = value * 1_000_000 // per_second  # integer maths keeps ns timestamps exact
+        else:
+            micros = round(value * 1_000_000 / per_second)  # huge floats overflow to inf here
         return _EPOCH + timedelta(0, 0, micros)
     except OverflowError:
         raise LogParseError("bad-timestamp", f"unix time out of range: {value!r}") from None
