@@ -12,30 +12,10 @@ in each row's `directives.lint`.
 """
 from __future__ import annotations
 
-import json
-
-from apache_beam.io.filesystems import FileSystems
-
 from matcher.directives import PageDirectives, PageDirectivesError, page_directives_from_row
+from pipeline.json_table import read_json_table
 
 
 def read_page_directives(location: str) -> list[PageDirectives]:
     """All rows of the table at `location` (a local path or any Beam filesystem URL)."""
-    try:
-        with FileSystems.open(location) as handle:
-            text = handle.read().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise PageDirectivesError(f"cannot read page-directives table {location}: {error}") from error
-    rows = []
-    # Split on newlines only: JSON strings may hold U+2028 and other breaks str.splitlines cuts at.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise PageDirectivesError("a row must be a JSON object")
-            rows.append(page_directives_from_row(row))
-        except (ValueError, RecursionError) as error:
-            raise PageDirectivesError(f"{location}:{number}: {error}") from error
-    return rows
+    return read_json_table("page-directives table", location, page_directives_from_row, PageDirectivesError)

@@ -14,7 +14,6 @@ with one message naming the file and row, rather than silently changing verdicts
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from apache_beam.io.filesystems import FileSystems
 
 from matcher.history import RobotsTableError, RobotsVersion, version_from_row
+from pipeline.json_table import read_json_table
 
 _CAPTURE = re.compile(r"(?P<stamp>\d{8}T\d{6}Z|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\.(?P<ext>txt|\d{3}|unreachable)")
 
@@ -35,23 +35,7 @@ def read_robots_table(location: str) -> list[RobotsVersion]:
 
 def _read_jsonl(location: str) -> list[RobotsVersion]:
     folder = location.rsplit("/", 1)[0] if "/" in location else "."
-    try:
-        with FileSystems.open(location) as handle:
-            lines = handle.read().decode("utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise RobotsTableError(f"cannot read robots table {location}: {error}") from error
-    versions = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise RobotsTableError("a row must be a JSON object")
-            versions.append(version_from_row(row, _row_body(row, folder)))
-        except (ValueError, OSError) as error:
-            raise RobotsTableError(f"{location}:{number}: {error}") from error
-    return versions
+    return read_json_table("robots table", location, lambda row: version_from_row(row, _row_body(row, folder)), RobotsTableError)
 
 
 def _row_body(row: dict, folder: str) -> bytes | None:
