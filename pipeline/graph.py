@@ -62,13 +62,15 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
         proxies=client_proxies(options),
         pages=_page_directives(settings.page_directives),
     )
+    lookups = dns_lookups(options, registry)
     if options.view_as(StandardOptions).streaming:
+        if lookups is not None:
+            raise ValueError("--dns live and --dns snapshot:FILE are for batch runs; streaming takes --dns off")
         return _build_streaming(pipeline, settings, auditor)
     inputs = {
         "batches": pipeline | "ReadLogLines" >> ReadLogLines(settings.logs),
         "robots": pipeline | "ReadRobotsTable" >> beam.Create(read_robots_table(settings.robots)),
     }
-    lookups = dns_lookups(options, registry)
     if lookups is not None:
         inputs["dns"] = pipeline | "ResolveLogClients" >> ResolveLogClients(settings.logs, auditor, lookups)
     outputs = inputs | "AuditLogLines" >> AuditLogLines(auditor)
