@@ -4,7 +4,8 @@ Exit codes:
   check  0 every URL allowed, 1 at least one URL disallowed, 2 usage or input error
   lint   0 no findings, 1 findings printed, 2 usage or input error
   verify 0 verified, 1 any other identity, 2 usage or input error
-  run, update-ranges, schema  0 done, 2 usage or input error (update-ranges: 1 when a source was not saved)
+  run    0 the audit finished, 2 usage or input error
+  update-ranges  0 every source saved, 1 a source was not saved, 2 usage or input error
   schema 0 printed, 2 usage error
 """
 from __future__ import annotations
