@@ -3,9 +3,10 @@
     python bench/pipeline_bench.py --lines 1000000 4000000
     python bench/pipeline_bench.py --lines 1000000 4000000 --runner direct multi_processing --keep
     python bench/pipeline_bench.py loop --logs 'W/logs/*.log.gz' --robots W/robots/history.jsonl \
-        --ranges W/ranges --out OUT            # the plain loop alone (PYTHONPATH=. unless installed)
+        --ranges W/ranges --out OUT            # the plain loop alone
 
-For each size a workload is written by `bench/workload.py` under --work (or reused when a
+Run it from the checkout with the package installed (`pip install -e .`, as run_local.sh does) or
+with PYTHONPATH=. . For each size a workload is written by `bench/workload.py` under --work (or reused when a
 previous `--keep` run left one with the same parameters), then measured, each in its own process:
 
 - `pipeline/<runner>`: the `crawl-audit` script of this interpreter's environment, exactly as a
@@ -15,14 +16,17 @@ previous `--keep` run left one with the same parameters), then measured, each in
   plus `--direct_running_mode=multi_processing --direct_num_workers=2` (SDK worker processes).
 - `loop`: one process that reads the same gzip files line by line, hands batches of the pipeline's
   batch size to the same `LineAuditor.audit_lines` with the same robots mapping (built with
-  `pipeline.auditing.host_versions`), writes the same JSON Lines records and dead letters, and the
-  same counts.json and summary table.
+  `pipeline.auditing.host_versions`), and writes every table a batch run writes, with the same
+  record functions: verdicts and dead letters as they come; crawl-delay violations and windows
+  (`matcher.crawl_delay.release` once per key), indexing findings, summary and counts.json at the end.
 
 Time is the child's wall clock, start-up included. Peak RSS is the larger of the child's
 `ru_maxrss` (from wait4, exact for one process) and the peak of the summed RSS of the child's
-process tree polled from /proc every 0.1 s (what matters when a runner spawns workers). Both runs
-must produce the same counts, the same summary rows and the same number of verdict and dead-letter
-records; a mismatch fails the benchmark (exit 1). Targets: pipeline >= 0.5x the loop's lines/s;
+process tree polled from /proc every 0.1 s (what matters when a runner spawns workers); cpu is the
+child's user + system time (workers included when the runner waits for them). Both runs must
+produce the same counts, the same summary rows and the same number of records in every table
+either of them wrote; a mismatch fails the benchmark (exit 1), and so does a table the pipeline
+gained that the loop does not write yet. Targets: pipeline >= 0.5x the loop's lines/s;
 peak RSS at the largest size <= 1.5x that at the smallest.
 """
 from __future__ import annotations
@@ -40,8 +44,20 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Sequence
+
+from config.registry import load_registry
+from config.snapshots import load_ranges
+from matcher import crawl_delay, records
+from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
+from pipeline.crawl_delay import VIOLATIONS, WINDOWS
+from pipeline.graph import INDEXING_FINDINGS
+from pipeline.indexing import finding_row, request_findings
+from pipeline.options import duration
+from pipeline.robots_table import read_robots_table
+from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, summary_row
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
@@ -59,67 +75,18 @@ POLL_SECONDS = 0.1
 
 def plain_loop(logs: str, robots: str, ranges: str, out: Path) -> dict:
     """Audit every line of `logs` without Beam, writing the tables `crawl-audit run` writes."""
-    from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT
-    from pipeline.transforms import LINES_PER_BATCH
-
-    tallies = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped"}
     auditor, robots_by_host = loop_auditor(robots, ranges)
-    counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0)
-    decisions: dict[tuple, Counter] = {}
-    delays = CrawlDelays()
-    with TableWriter(out, "verdicts") as verdicts, TableWriter(out, "dead_letters") as dead:
+    with LoopOutputs(out) as outputs:
         for path in sorted(glob.glob(logs)):
             for first, batch in file_batches(path, LINES_PER_BATCH):
-                counts["lines"] += len(batch)
+                outputs.counts["lines"] += len(batch)
                 for kind, record in auditor.audit_lines(path, first, batch, robots_by_host):
-                    counts[tallies[kind]] += 1
-                    if kind == VERDICT:
-                        verdicts.write(record)
-                        key = (record["crawler"] or record["operator"], record["identity"])
-                        decisions.setdefault(key, Counter())[record["decision"]] += 1
-                        delays.add(record)
-                    elif kind == DEAD_LETTER:
-                        dead.write(record)
-    delays.write(out)
-    write_summary(out, counts, decisions)
-    return dict(counts)
+                    outputs.take(kind, record)
+    return dict(outputs.counts)
 
 
-class CrawlDelays:
-    """The crawl-delay tables of a batch run: each key's requests, released once at the end."""
-
-    def __init__(self):
-        from matcher import crawl_delay
-
-        self._rules = crawl_delay
-        self._pending: dict[tuple, list] = {}
-
-    def add(self, verdict: dict) -> None:
-        self._pending.setdefault(self._rules.key_of(verdict), []).append(self._rules.request_of(verdict))
-
-    def write(self, out: Path, window: str = "1h") -> None:
-        from pipeline.options import duration
-
-        size = duration(window)
-        with TableWriter(out, "crawl_delay_violations") as violations, \
-                TableWriter(out, "crawl_delay_windows") as windows:
-            for key, requests in self._pending.items():
-                steps = self._rules.release(None, requests, None).steps
-                for step in steps:
-                    if step.violation:
-                        violations.write(self._rules.violation_record(key, step))
-                for row in self._rules.window_records(key, steps, size):
-                    windows.write(row)
-
-
-def loop_auditor(robots: str, ranges: str):
+def loop_auditor(robots: str, ranges: str) -> tuple[LineAuditor, dict]:
     """The LineAuditor and robots mapping `pipeline.graph.build` makes, with the CLI's defaults."""
-    from config.registry import load_registry
-    from config.snapshots import load_ranges
-    from pipeline.auditing import LineAuditor, host_versions
-    from pipeline.options import duration
-    from pipeline.robots_table import read_robots_table
-
     registry = load_registry()
     auditor = LineAuditor("host_combined", None, None, registry, load_ranges(ranges, registry),
                           duration("30d"), duration("24h"))
@@ -147,31 +114,73 @@ class TableWriter:
     """One JSON Lines part file of a table, encoded as `pipeline.graph` encodes it."""
 
     def __init__(self, out: Path, table: str):
-        from matcher import records
-
         self._columns = records.TABLES[table]
-        self._to_json = records.to_json_ready
         folder = out / table
         folder.mkdir(parents=True, exist_ok=True)
         self._handle = (folder / "part-00000-of-00001.jsonl").open("w", encoding="utf-8")
 
     def write(self, record: dict) -> None:
-        self._handle.write(json.dumps(self._to_json(record, self._columns), ensure_ascii=False) + "\n")
+        self._handle.write(json.dumps(records.to_json_ready(record, self._columns), ensure_ascii=False) + "\n")
 
-    def __enter__(self) -> "TableWriter":
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def close(self) -> None:
         self._handle.close()
 
 
-def write_summary(out: Path, counts: Counter, decisions: dict[tuple, Counter]) -> None:
-    from pipeline.transforms import summary_row
+class LoopOutputs:
+    """Where the loop's records go: verdicts and dead letters as they come; the summary, counts,
+    indexing findings and crawl-delay tables when the input is done, as a batch run does."""
 
-    (out / "summary").mkdir(parents=True, exist_ok=True)
-    rows = [json.dumps(summary_row(key, tally)) for key, tally in decisions.items()]
-    (out / "summary" / "part-00000-of-00001.jsonl").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
-    (out / "counts.json").write_text(json.dumps(dict(counts), sort_keys=True) + "\n", encoding="utf-8")
+    _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped"}
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0)
+        self._verdicts, self._dead = TableWriter(out, "verdicts"), TableWriter(out, DEAD_LETTERS)
+        self._decisions: dict[tuple, Counter] = {}
+        self._findings: Counter = Counter()
+        self._delays: dict[tuple, list] = {}
+
+    def take(self, kind: str, record: dict | None) -> None:
+        self.counts[self._TALLIES[kind]] += 1
+        if kind == DEAD_LETTER:
+            self._dead.write(record)
+        elif kind == VERDICT:
+            self._verdicts.write(record)
+            key = (record["crawler"] or record["operator"], record["identity"])
+            self._decisions.setdefault(key, Counter())[record["decision"]] += 1
+            self._findings.update(request_findings(record))
+            self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))
+
+    def __enter__(self) -> "LoopOutputs":
+        return self
+
+    def __exit__(self, error_type, *_) -> None:
+        self._verdicts.close()
+        self._dead.close()
+        if error_type is None:
+            self._write_crawl_delay(duration("1h"))
+            self._write_rows(INDEXING_FINDINGS, (finding_row(k, n) for k, n in self._findings.items()))
+            self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
+            (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
+
+    def _write_crawl_delay(self, window: timedelta) -> None:
+        """Each key's requests released once, in order, as the batch crawl-delay step does."""
+        violations, windows = TableWriter(self.out, VIOLATIONS), TableWriter(self.out, WINDOWS)
+        for key, requests in self._delays.items():
+            steps = crawl_delay.release(None, requests, None).steps
+            for step in steps:
+                if step.violation:
+                    violations.write(crawl_delay.violation_record(key, step))
+            for row in crawl_delay.window_records(key, steps, window):
+                windows.write(row)
+        violations.close()
+        windows.close()
+
+    def _write_rows(self, table: str, rows) -> None:
+        writer = TableWriter(self.out, table)
+        for row in rows:
+            writer.write(row)
+        writer.close()
 
 
 # --------------------------------------------------------------------------- measuring a child
