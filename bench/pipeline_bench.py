@@ -48,6 +48,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Sequence
 
+from apache_beam.options.pipeline_options import PipelineOptions
+
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
@@ -55,7 +57,7 @@ from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_v
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS
 from pipeline.graph import INDEXING_FINDINGS
 from pipeline.indexing import finding_row, request_findings
-from pipeline.options import duration
+from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
 from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, summary_row
 
@@ -85,11 +87,16 @@ def plain_loop(logs: str, robots: str, ranges: str, out: Path) -> dict:
     return dict(outputs.counts)
 
 
+def cli_defaults() -> CrawlAuditOptions:
+    """The option values `crawl-audit run` uses when none are given."""
+    return PipelineOptions([]).view_as(CrawlAuditOptions)
+
+
 def loop_auditor(robots: str, ranges: str) -> tuple[LineAuditor, dict]:
     """The LineAuditor and robots mapping `pipeline.graph.build` makes, with the CLI's defaults."""
-    registry = load_registry()
+    registry, defaults = load_registry(), cli_defaults()
     auditor = LineAuditor("host_combined", None, None, registry, load_ranges(ranges, registry),
-                          duration("30d"), duration("24h"))
+                          duration(defaults.error_limit), duration(defaults.cache_grace))
     by_host: dict[str, list] = {}
     for version in read_robots_table(robots):
         by_host.setdefault(version.host, []).append(version)
@@ -158,7 +165,7 @@ class LoopOutputs:
         self._verdicts.close()
         self._dead.close()
         if error_type is None:
-            self._write_crawl_delay(duration("1h"))
+            self._write_crawl_delay(duration(cli_defaults().window))
             self._write_rows(INDEXING_FINDINGS, (finding_row(k, n) for k, n in self._findings.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
             (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
@@ -193,6 +200,10 @@ class Measurement:
     peak_rss: int  # bytes
 
 
+class RunFailed(Exception):
+    """A measured command exited with an error."""
+
+
 def tree_rss(pid: int) -> int:
     """Summed resident memory of `pid` and all its descendants; 0 once it is gone."""
     total, pending, page = 0, [pid], os.sysconf("SC_PAGE_SIZE")
@@ -221,7 +232,8 @@ class TreeSampler(threading.Thread):
 
 
 def measure(command: Sequence[str], log: Path) -> Measurement:
-    """Run `command` to completion; its wall time and peak memory. A failure raises with its log."""
+    """Run `command` to completion; its wall time, cpu time and peak memory. A failure raises
+    RunFailed with the end of its log."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     started = time.perf_counter()
     with log.open("wb") as output:
@@ -235,7 +247,7 @@ def measure(command: Sequence[str], log: Path) -> Measurement:
     sampler.join()
     if child.returncode != 0:
         tail = log.read_text("utf-8", "replace")[-2000:]
-        raise RuntimeError(f"{' '.join(command[:3])} ... exited {child.returncode}; log {log}:\n{tail}")
+        raise RunFailed(f"{' '.join(command[:3])} ... exited {child.returncode}; log {log}:\n{tail}")
     return Measurement(seconds, usage.ru_utime + usage.ru_stime, max(usage.ru_maxrss * 1024, sampler.peak))
 
 
@@ -433,6 +445,17 @@ def report(rows: Sequence[Row]) -> str:
 
 
 def bench(args: argparse.Namespace) -> int:
+    try:
+        rows = measure_sizes(args)
+    except (RunFailed, subprocess.CalledProcessError) as error:
+        print(f"pipeline_bench.py: {error}", file=sys.stderr)
+        return 2
+    print(report(rows))
+    return 1 if any(row.problems for row in rows) else 0
+
+
+def measure_sizes(args: argparse.Namespace) -> list[Row]:
+    """Every size and runner mode; workloads generated here are removed afterwards unless --keep."""
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     rows, generated = [], []
@@ -441,11 +464,10 @@ def bench(args: argparse.Namespace) -> int:
         if fresh:
             generated.append(workload.folder)
         rows += bench_size(workload, args.runner, work, args.keep)
-    print(report(rows))
     if not args.keep:
         for folder in generated:
             shutil.rmtree(folder, ignore_errors=True)
-    return 1 if any(row.problems for row in rows) else 0
+    return rows
 
 
 def loop_command(args: argparse.Namespace) -> int:
