@@ -30,6 +30,9 @@ def normalize(text: str | bytes) -> str:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogateescape")
+    # Most paths are printable ASCII without `%` or space: already normal, told in a few C calls.
+    if text.isascii() and text.isprintable() and "%" not in text and " " not in text:
+        return text
     if _TO_REWRITE.search(text) is None:
         return text
     return _TO_REWRITE.sub(_rewrite, text)

@@ -64,8 +64,7 @@ class Rule(NamedTuple):
         return self.kind == "allow"
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     allowed: bool
     rule: Rule | None
     group: Group | None
@@ -73,6 +72,10 @@ class Decision:
 
 
 _NO_GROUP = Decision(True, None, None, "no-group")
+_UNSEEN = object()
+# Bounds on what a parsed file remembers between decisions; past them it starts afresh.
+_REMEMBERED_PATHS = 4096
+_REMEMBERED_AGENTS = 1024
 _EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
 
 
@@ -88,7 +91,25 @@ class Group:
 
     def decide(self, normalized_path: str) -> Decision:
         rank = self._index.best(normalized_path)
-        return self._decisions[rank]  # rank -1 is the last entry: no match
+        decision = self._by_rank.get(rank)
+        if decision is None:
+            decision = self._by_rank[rank] = self._decision_of(rank)
+        return decision
+
+    def _decision_of(self, rank: int) -> Decision:
+        if rank < 0:
+            return Decision(True, None, self, "no-match")
+        rule = self.rules[rank]
+        return Decision(rule.allows, rule, self, "rule")
+
+    def decide_request(self, path: str) -> Decision:
+        """Decide a request path as it was requested (not yet normalized)."""
+        decision = self._by_request.get(path)
+        if decision is None:
+            normalized = normalize(path)
+            decision = self.exempt if is_robots_txt(normalized) else self.decide(normalized)
+            _remember(self._by_request, path, decision, _REMEMBERED_PATHS)
+        return decision
 
     def runner_up(self, decision: Decision, normalized_path: str) -> Rule | None:
         """The matching rule next in precedence after the deciding one, for explanations."""
@@ -102,14 +123,20 @@ class Group:
     def _index(self) -> RuleIndex:
         return RuleIndex([rule.normalized for rule in self.rules])
 
+    # Made as rules first decide: a group's rules far outnumber the ones a log ever meets.
     @cached_property
-    def _decisions(self) -> tuple[Decision, ...]:
-        by_rule = tuple(Decision(rule.allows, rule, self, "rule") for rule in self.rules)
-        return by_rule + (Decision(True, None, self, "no-match"),)
+    def _by_rank(self) -> dict[int, Decision]:
+        return {}
 
     @cached_property
     def exempt(self) -> Decision:
         return Decision(True, None, self, "robots-exempt")
+
+    # Logs and link lists ask about the same paths again and again, for several crawlers that
+    # share a group.
+    @cached_property
+    def _by_request(self) -> dict[str, Decision]:
+        return {}
 
 
 class RobotsFile:
@@ -123,6 +150,8 @@ class RobotsFile:
     ) -> None:
         self._groups = groups
         self._chosen: dict[tuple, Group | None] = {}
+        self._by_agent: dict[str, Group | None] = {}
+        self._paths: dict[str, str] = {}  # URL -> request path
         self.sitemaps = sitemaps
         self.diagnostics = diagnostics
 
@@ -144,24 +173,37 @@ class RobotsFile:
         return self._chosen[key]
 
     def decide(self, agent: str, url: str) -> Decision:
-        return self.decide_tokens(agents.robots_tokens(agent), url)
+        group = self._by_agent.get(agent, _UNSEEN)
+        if group is _UNSEEN:
+            group = _remember(self._by_agent, agent, self.group_for(agents.robots_tokens(agent)), _REMEMBERED_AGENTS)
+        path = self._paths.get(url)
+        if path is None:
+            path = _remember(self._paths, url, request_path(url), _REMEMBERED_PATHS)
+        return _without_group(path) if group is None else group.decide_request(path)
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         return self.decide_path(tokens, request_path(url), catch_all)
 
     def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool = True) -> Decision:
         """Decide for a request path as a log carries it (`//a` is a path here, not a host)."""
-        path = normalize(path)
         group = self.group_for(tokens, catch_all)
-        if is_robots_txt(path):
-            return _EXEMPT_WITHOUT_GROUP if group is None else group.exempt
-        if group is None:
-            return _NO_GROUP
-        return group.decide(path)
+        return _without_group(path) if group is None else group.decide_request(path)
 
     def crawl_delay(self, agent: str) -> float | None:
         group = self.group_for(agents.robots_tokens(agent))
         return group.crawl_delay if group is not None else None
+
+
+def _without_group(path: str) -> Decision:
+    return _EXEMPT_WITHOUT_GROUP if is_robots_txt(normalize(path)) else _NO_GROUP
+
+
+def _remember(memo: dict, key, value, limit: int):
+    """Store `value` under `key` and return it; a memo at its limit starts afresh."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def is_robots_txt(normalized_path: str) -> bool:

@@ -32,7 +32,9 @@ window its key has not released yet (a key that was quiet) is still placed exact
 Bounded input. A batch watermark jumps from the start to the end of time in one step, so a
 release per window would re-read a key's whole buffer once per window (measured: 50,000
 requests of 20 keys over 72 hourly windows, 100 s against 11 s for the same pipeline without the
-step). With `bounded` each key is released once, at the end of input, by the same code.
+step), and nothing can be late. So a batch run groups each key's requests and releases them
+once, with the same `release`. Only the encoded `CrawlRequest` is grouped, never the verdict,
+because a local runner holds the whole grouped collection in memory.
 
 State per key after a release: the last request and the cut. Records leave with the timer's
 timestamp, where the watermark hold sits, so no downstream window sees them as late.
@@ -43,11 +45,10 @@ import json
 from datetime import timedelta
 
 import apache_beam as beam
-from apache_beam import coders
+from apache_beam import coders, typehints
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
-from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import Timestamp
 
 from matcher import crawl_delay, records
@@ -58,7 +59,6 @@ VIOLATIONS = "crawl_delay_violations"
 WINDOWS = "crawl_delay_windows"
 DEAD_LETTERS = "dead_letters"
 LATE_REASON = "late-beyond-allowed-lateness"
-_END_OF_INPUT = GlobalWindow().max_timestamp().micros
 
 
 class CrawlDelayAudit(beam.PTransform):
@@ -68,30 +68,104 @@ class CrawlDelayAudit(beam.PTransform):
         super().__init__()
         if window <= timedelta(0) or allowed_lateness < timedelta(0):
             raise ValueError("the window must be positive and the allowed lateness not negative")
-        self._release = ReleaseInOrderFn(window, allowed_lateness, bounded)
+        self._window = window
+        self._lateness = allowed_lateness
+        self._bounded = bounded
 
     def expand(self, verdicts):
+        if self._bounded:
+            released = (
+                verdicts
+                | "EncodeRequestsByCrawler" >> beam.Map(encoded_request).with_output_types(typehints.KV[typehints.Any, bytes])
+                | "GroupByCrawler" >> beam.GroupByKey()
+                | "ReleaseInEventTimeOrder" >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(WINDOWS, main=VIOLATIONS)
+            )
+            nothing_late = verdicts.pipeline | "NoLateRequests" >> beam.Create([])
+            return {VIOLATIONS: released[VIOLATIONS], WINDOWS: released[WINDOWS], DEAD_LETTERS: nothing_late}
         released = (
             verdicts
             | "KeyByCrawler" >> beam.Map(lambda verdict: (crawl_delay.key_of(verdict), verdict))
-            | "ReleaseInEventTimeOrder" >> beam.ParDo(self._release).with_outputs(WINDOWS, DEAD_LETTERS, main=VIOLATIONS)
+            | "ReleaseInEventTimeOrder"
+            >> beam.ParDo(ReleaseInOrderFn(self._window, self._lateness)).with_outputs(WINDOWS, DEAD_LETTERS, main=VIOLATIONS)
         )
         return {VIOLATIONS: released[VIOLATIONS], WINDOWS: released[WINDOWS], DEAD_LETTERS: released[DEAD_LETTERS]}
 
 
-class ReleaseInOrderFn(beam.DoFn):
-    """Buffers a key's requests and releases them in event-time order (see the module docstring)."""
+class CrawlRequestCoder(coders.Coder):
+    """A `CrawlRequest` as a tuple of primitives, a third of its pickle: a runner holds every
+    request of a key until it is released."""
 
-    PENDING = BagStateSpec("pending", coders.PickleCoder())
-    PREVIOUS = ReadModifyWriteStateSpec("previous", coders.PickleCoder())
+    _fields = coders.FastPrimitivesCoder()
+
+    def encode(self, request: CrawlRequest) -> bytes:
+        version = request.robots_version
+        if version is not None:
+            version = (crawl_delay.micros(version["effective_from"]), version["status"], version["sha256"])
+        return self._fields.encode((
+            crawl_delay.micros(request.ts), request.source, request.crawl_delay, request.crawl_delay_line,
+            version, request.honours_crawl_delay,
+        ))
+
+    def decode(self, encoded: bytes) -> CrawlRequest:
+        ts, source, delay, delay_line, version, honours = self._fields.decode(encoded)
+        if version is not None:
+            effective_from, status, sha256 = version
+            version = {"effective_from": crawl_delay.from_micros(effective_from), "status": status, "sha256": sha256}
+        return CrawlRequest(crawl_delay.from_micros(ts), source, delay, delay_line, version, honours)
+
+    def is_deterministic(self) -> bool:
+        return True
+
+
+_REQUEST_CODER = CrawlRequestCoder()
+
+
+def encoded_request(verdict: dict) -> tuple[crawl_delay.Key, bytes]:
+    # A local runner keeps every grouped value decoded in memory until its group is read; as
+    # bytes a request takes about a quarter of the memory it takes as objects (200 against 710 bytes).
+    return crawl_delay.key_of(verdict), _REQUEST_CODER.encode(crawl_delay.request_of(verdict))
+
+
+class ReleaseAllFn(beam.DoFn):
+    """(key, all its encoded requests) -> violations and window rows, for bounded input."""
+
+    def __init__(self, window: timedelta):
+        self._window = window
+        self.requests = Metrics.counter(self.__class__, "requests")
+        self.violations = Metrics.counter(self.__class__, "violations")
+        self.window_rows = Metrics.counter(self.__class__, "window_rows")
+
+    def process(self, element):
+        key, encoded = element
+        freed = crawl_delay.release(None, map(_REQUEST_CODER.decode, encoded), None)
+        self.requests.inc(len(freed.steps))
+        yield from released_rows(key, freed.steps, self._window, self.violations, self.window_rows)
+
+
+def released_rows(key, steps, window: timedelta, violations, window_rows):
+    """The violation rows (main output) and window rows of released steps, counted."""
+    for step in steps:
+        if step.violation:
+            violations.inc()
+            yield crawl_delay.violation_record(key, step)
+    for row in crawl_delay.window_records(key, steps, window):
+        window_rows.inc()
+        yield beam.pvalue.TaggedOutput(WINDOWS, row)
+
+
+class ReleaseInOrderFn(beam.DoFn):
+    """Buffers a key's requests and releases them in event-time order as the watermark passes
+    (see the module docstring)."""
+
+    PENDING = BagStateSpec("pending", CrawlRequestCoder())
+    PREVIOUS = ReadModifyWriteStateSpec("previous", CrawlRequestCoder())
     CLOSED = ReadModifyWriteStateSpec("closed", coders.VarIntCoder())  # micros; earlier is late
     ARMED = ReadModifyWriteStateSpec("armed", coders.VarIntCoder())  # micros the timer is set for
     RELEASE = TimerSpec("release", TimeDomain.WATERMARK)
 
-    def __init__(self, window: timedelta, allowed_lateness: timedelta, bounded: bool):
+    def __init__(self, window: timedelta, allowed_lateness: timedelta):
         self._window = window
         self._lateness = allowed_lateness
-        self._bounded = bounded
         self.requests = Metrics.counter(self.__class__, "requests")
         self.late = Metrics.counter(self.__class__, "late_requests")
         self.violations = Metrics.counter(self.__class__, "violations")
@@ -127,33 +201,23 @@ class ReleaseInOrderFn(beam.DoFn):
         armed=beam.DoFn.StateParam(ARMED),
         release=beam.DoFn.TimerParam(RELEASE),
     ):
-        cut = None if self._bounded else fired.micros - self._micros(self._lateness)
-        freed = crawl_delay.release(previous.read(), pending.read(), None if cut is None else crawl_delay.from_micros(cut))
+        cut = fired.micros - self._micros(self._lateness)
+        freed = crawl_delay.release(previous.read(), pending.read(), crawl_delay.from_micros(cut))
         pending.clear()
         armed.clear()
         for request in freed.held:
             pending.add(request)
         if freed.held:
             self._arm(freed.held[0], armed, release)
-        if cut is not None:
-            closed.write(cut)
+        closed.write(cut)
         if freed.steps:
             previous.write(freed.steps[-1].request)
-        for step in freed.steps:
-            if step.violation:
-                self.violations.inc()
-                yield crawl_delay.violation_record(key, step)
-        for row in crawl_delay.window_records(key, freed.steps, self._window):
-            self.window_rows.inc()
-            yield beam.pvalue.TaggedOutput(WINDOWS, row)
+        yield from released_rows(key, freed.steps, self._window, self.violations, self.window_rows)
 
     def _arm(self, request: CrawlRequest, armed, release) -> None:
         """Set the release timer for the request's window, unless it is set for earlier."""
-        if self._bounded:
-            at = _END_OF_INPUT
-        else:
-            window_end = crawl_delay.window_start(request.ts, self._window) + self._window
-            at = crawl_delay.micros(window_end) + self._micros(self._lateness)
+        window_end = crawl_delay.window_start(request.ts, self._window) + self._window
+        at = crawl_delay.micros(window_end) + self._micros(self._lateness)
         current = armed.read()
         if current is None or at < current:
             armed.write(at)

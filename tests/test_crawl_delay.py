@@ -2,6 +2,7 @@
 brute-force sort-and-compare of every key's requests."""
 from __future__ import annotations
 
+import pickle
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from matcher import crawl_delay
 from matcher.crawl_delay import CrawlRequest, Step
 from pipeline import graph, report
-from pipeline.crawl_delay import CrawlDelayAudit
+from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
@@ -158,6 +159,15 @@ def test_a_window_row_counts_the_gap_from_the_previous_window_and_reports_the_la
 def test_micros_round_trip_exactly():
     moment = datetime(2026, 11, 2, 10, 0, 0, 123456, tzinfo=timezone.utc)
     assert crawl_delay.from_micros(crawl_delay.micros(moment)) == moment
+
+
+def test_the_request_coder_round_trips_what_the_rows_need():
+    coder = CrawlRequestCoder()
+    unversioned = CrawlRequest(T0 + timedelta(microseconds=7), "a.log:1", None, None, None, None)
+    for original in (request(12.5, 0.5, "ünïcode.log:3"), unversioned):
+        encoded = coder.encode(original)
+        assert coder.decode(encoded) == original
+        assert len(encoded) < len(pickle.dumps(original)) / 2
 
 
 # ---- The batch pipeline against the brute force

@@ -506,5 +506,5 @@ def test_a_wrong_decision_of_ours_is_never_explained(body, agent):
     account for the disagreement, though the file carries the difference it knows."""
     honest = _case(body, agent, "/private")
     assert honest.ours.allowed == honest.theirs
-    bug = replace(honest, ours=replace(honest.ours, allowed=not honest.ours.allowed))
+    bug = replace(honest, ours=honest.ours._replace(allowed=not honest.ours.allowed))
     assert classify(bug) is None

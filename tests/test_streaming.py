@@ -152,7 +152,7 @@ class _Counter:
 def test_a_late_request_is_counted():
     # The BundleBasedDirectRunner reports only the first bundle's metrics, so the counter is
     # checked on the DoFn itself, with its state held in plain objects.
-    fn = ReleaseInOrderFn(MINUTE, timedelta(seconds=30), bounded=False)
+    fn = ReleaseInOrderFn(MINUTE, timedelta(seconds=30))
     fn.late, fn.requests = _Counter(), _Counter()
     pending, previous, closed, armed, timer = _Bag(), _Value(), _Value(), _Value(), _Timer()
     assert list(fn.process((KEY, verdict(KEY, 10, 10.0)), pending, closed, armed, timer)) == []
