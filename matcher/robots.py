@@ -3,7 +3,8 @@
 `parse` turns bytes into a `RobotsFile` once; `RobotsFile.decide` answers many
 requests against it. Patterns are normalized at parse time and each group's rules
 are kept in precedence order, so a decision is the first matching rule; each group
-builds its lookup index (`matcher.matching`) the first time it is asked.
+builds its lookup index (`matcher.matching`) the first time it is asked, and
+remembers its latest decisions by request path, since logs repeat paths.
 """
 from __future__ import annotations
 
@@ -72,11 +73,11 @@ class Decision(NamedTuple):
 
 
 _NO_GROUP = Decision(True, None, None, "no-group")
+_EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
 _UNSEEN = object()
 # Bounds on what a parsed file remembers between decisions; past them it starts afresh.
 _REMEMBERED_PATHS = 4096
 _REMEMBERED_AGENTS = 1024
-_EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,16 @@ a verdict, the skipped non-crawler count, or the dead-letter table.
 """
 from __future__ import annotations
 
+import bz2
+import gzip
 from collections import Counter
-from typing import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO, Callable, Iterator
 
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, host_versions
@@ -43,7 +48,7 @@ class ReadLogLines(beam.PTransform):
 def line_batches(readable: fileio.ReadableFile, size: int) -> Iterator[tuple[str, int, list[str]]]:
     path = readable.metadata.path
     first, batch = 1, []
-    with readable.open() as handle:
+    with open_log(path) as handle:
         for raw in iter(handle.readline, b""):
             # Undecodable bytes become \xNN, the escape servers use themselves.
             batch.append(raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace"))
@@ -52,6 +57,27 @@ def line_batches(readable: fileio.ReadableFile, size: int) -> Iterator[tuple[str
                 first, batch = first + size, []
     if batch:
         yield path, first, batch
+
+
+# Beam's own decompressing reader takes 16 MiB of compressed input at a time and holds all of it
+# decompressed, and logs compress about tenfold; these readers stream in small chunks instead,
+# so memory stays flat however large a log file is.
+_STREAMING_DECOMPRESSORS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
+    CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, "rb"),
+}
+
+
+@contextmanager
+def open_log(path: str) -> Iterator[BinaryIO]:
+    """A log file's bytes on any Beam filesystem, decompressed as its extension says."""
+    decompress = _STREAMING_DECOMPRESSORS.get(CompressionTypes.detect_compression_type(path))
+    if decompress is None:
+        with FileSystems.open(path) as handle:
+            yield handle
+        return
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw, decompress(raw) as handle:
+        yield handle
 
 
 class AuditLineBatchFn(beam.DoFn):

@@ -1,6 +1,7 @@
 """The audit graph on real Beam runners, on a hand-written fixture whose every verdict is spelled out."""
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
 from pathlib import Path
@@ -8,11 +9,14 @@ from pathlib import Path
 import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.io import fileio
+from apache_beam.io.filesystem import FileMetadata
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline import graph, report
+from pipeline.transforms import line_batches
 
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -163,3 +167,21 @@ def test_jsonl_output_and_summary_add_up(fixture_dir):
     assert summary.counts == {"lines": 15, "verdicts": 12, "skipped": 1, "dead_letters": 2}
     gpt = next(r for r in summary.rows if r["crawler"] == "GPTBot")
     assert (gpt["requests"], gpt["disallowed"], gpt["within_grace"]) == (3, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "compress"),
+    [
+        # Rotated logs are often concatenated as they are: every member is read.
+        ("access.log.gz", lambda data: gzip.compress(data[:7]) + gzip.compress(data[7:])),
+        ("access.log.bz2", lambda data: bz2.compress(data[:7]) + bz2.compress(data[7:])),
+        ("access.log", lambda data: data),
+    ],
+)
+def test_log_files_are_read_whole_and_in_order_whatever_the_compression(tmp_path, name, compress):
+    lines = [f"line {n} caf\u00e9" for n in range(1, 6)] + ["bad byte \\xff"]
+    data = ("\n".join(lines[:-1]) + "\nbad byte ").encode() + b"\xff\r\n"
+    (tmp_path / name).write_bytes(compress(data))
+    readable = fileio.ReadableFile(FileMetadata(str(tmp_path / name), 0))
+    batches = list(line_batches(readable, 4))
+    assert [(first, batch) for _, first, batch in batches] == [(1, lines[:4]), (5, lines[4:])]
