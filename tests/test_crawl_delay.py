@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from matcher import crawl_delay
 from matcher.crawl_delay import CrawlRequest, Step
 from pipeline import graph, report
-from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder
+from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder, PackRequestsFn, pack_requests, unpack_requests
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
@@ -161,13 +161,38 @@ def test_micros_round_trip_exactly():
     assert crawl_delay.from_micros(crawl_delay.micros(moment)) == moment
 
 
+UNVERSIONED = CrawlRequest(T0 + timedelta(microseconds=7), "a.log:1", None, None, None, None)
+
+
 def test_the_request_coder_round_trips_what_the_rows_need():
     coder = CrawlRequestCoder()
-    unversioned = CrawlRequest(T0 + timedelta(microseconds=7), "a.log:1", None, None, None, None)
-    for original in (request(12.5, 0.5, "ünïcode.log:3"), unversioned):
+    for original in (request(12.5, 0.5, "ünïcode.log:3"), UNVERSIONED):
         encoded = coder.encode(original)
         assert coder.decode(encoded) == original
         assert len(encoded) < len(pickle.dumps(original)) / 2
+
+
+def test_packed_requests_round_trip_in_order_and_take_little_room():
+    odd_sources = ["pubsub:msg-1", "x.log:007", "no line", ":5", "y.log:٣", "a.log:0"]
+    requests = [request(n, 10.0 if n % 3 else None, f"/var/log/access.log:{n}") for n in range(300)]
+    requests += [request(n, 5.0, source) for n, source in enumerate(odd_sources)] + [UNVERSIONED]
+    packed = pack_requests(requests)
+    assert unpack_requests(packed) == requests
+    assert len(packed) < 20 * len(requests)
+
+
+def test_packing_keeps_every_request_of_every_key():
+    fn = PackRequestsFn()
+    fn.start_bundle()
+    verdicts = [verdict(KEYS[n % 3], n, 10.0) for n in range(1600)]  # one pack fills, the rest wait
+    packed = [out for v in verdicts for out in fn.process(v)] + [wv.value for wv in fn.finish_bundle()]
+    unpacked = defaultdict(list)
+    for key, value in packed:
+        unpacked[key] += unpack_requests(value)
+    assert {key: sorted(requests, key=lambda r: r.ts) for key, requests in unpacked.items()} == {
+        key: [crawl_delay.request_of(v) for v in verdicts if crawl_delay.key_of(v) == key] for key in KEYS[:3]
+    }
+    assert len(packed) < len(verdicts) / 100
 
 
 # ---- The batch pipeline against the brute force
