@@ -27,14 +27,10 @@ distinct address in every live run; otherwise the benchmark fails (exit 1). Need
 from __future__ import annotations
 
 import argparse
-import getpass
 import glob
 import hashlib
 import json
-import re
 import shutil
-import socket
-import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -42,17 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import dns.exception
-import dns.message
-import dns.query
-
 import pipeline_bench as tools
 import workload as traffic
 from config.registry import load_registry
+from localdns import Dnsmasq, DnsmasqError, dnsmasq_binary, running_dnsmasq
 from matcher.agents import Registry
-
-DNSMASQ = "/usr/sbin/dnsmasq"
-_QUERY = re.compile(r"query\[(\w+)\] (\S+) from")
 
 
 @dataclass(frozen=True)
@@ -77,60 +67,20 @@ def zone_hosts(registry: Registry) -> list[tuple[str, str]]:
     return hosts
 
 
-def free_port() -> int:
-    """A loopback port free for both UDP and TCP (dnsmasq binds both)."""
-    for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-            udp.bind(("127.0.0.1", 0))
-            port = udp.getsockname()[1]
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
-                try:
-                    tcp.bind(("127.0.0.1", port))
-                except OSError:
-                    continue
-                return port
-    raise SystemExit("dns_bench.py: no free loopback port")
-
-
-def start_dnsmasq(hosts: Sequence[tuple[str, str]], folder: Path) -> tuple[subprocess.Popen, int, Path]:
-    """dnsmasq answering for `hosts` and NXDOMAIN for every other reverse name; (process, port, query log)."""
-    binary = shutil.which("dnsmasq") or DNSMASQ
-    if not Path(binary).exists():
-        raise SystemExit("dns_bench.py: dnsmasq not found (Debian: apt-get install dnsmasq-base)")
-    zone, log, port = folder / "hosts", folder / "queries.log", free_port()
+def zone_records(hosts: Sequence[tuple[str, str]], folder: Path) -> list[str]:
+    """dnsmasq options answering for `hosts` and NXDOMAIN for every other reverse name."""
+    zone = folder / "hosts"
     zone.write_text("".join(f"{address} {name}\n" for address, name in hosts))
     domains = sorted({name.split(".", 1)[1] for _, name in hosts} | {"in-addr.arpa", "ip6.arpa"})
-    command = [
-        binary, "--no-daemon", f"--port={port}", "--listen-address=127.0.0.1", "--bind-interfaces",
-        "--no-resolv", "--no-hosts", "--conf-file=/dev/null", "--pid-file=", f"--user={getpass.getuser()}",
-        f"--addn-hosts={zone}", "--log-queries", f"--log-facility={log}",
-        *(f"--local=/{domain}/" for domain in domains),
-    ]
-    # In the foreground dnsmasq also logs every query to stderr: an unread pipe would fill and stall it.
-    output = folder / "dnsmasq.out"
-    with output.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    # a TXT question: any answer means ready, and it is not counted with the audit's queries
-    probe = dns.message.make_query(hosts[0][1], "TXT")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"dns_bench.py: dnsmasq exited: {output.read_text('utf-8', 'replace')[-2000:]}")
-        try:
-            dns.query.udp(probe, "127.0.0.1", timeout=0.5, port=port)
-            return process, port, log
-        except (dns.exception.Timeout, OSError):
-            time.sleep(0.1)
-    process.terminate()
-    raise SystemExit("dns_bench.py: dnsmasq did not answer within 10 s")
+    return [f"--addn-hosts={zone}", *(f"--local=/{domain}/" for domain in domains)]
 
 
-def audit(workload: tools.Workload, runner: str, out: Path, mode: str, flags: Sequence[str], log: Path) -> Run:
+def audit(workload: tools.Workload, runner: str, out: Path, mode: str, flags: Sequence[str], server: Dnsmasq) -> Run:
     command = [*tools.crawl_audit_command(), *workload.inputs(), "--log-format", "host_combined",
                "--out", str(out), *tools.RUNNER_FLAGS[runner], *flags]
-    mark = settled_size(log)
+    mark = server.mark()
     measured = tools.measure(command, out.with_suffix(".log"))
-    asked = queries(log, mark)
+    asked = Counter(server.queries_since(mark))
     outcome = tools.read_outcome(out)
     identities = Counter()
     for row in map(json.loads, outcome.summary):
@@ -145,23 +95,6 @@ def verdict_digest(out: Path) -> list[bytes]:
         with part.open("rb") as handle:
             digests += [hashlib.sha256(line).digest() for line in handle]
     return sorted(digests)
-
-
-def settled_size(log: Path) -> int:
-    """The query log's size once dnsmasq has stopped writing to it."""
-    size = -1
-    while log.stat().st_size != size:
-        size = log.stat().st_size
-        time.sleep(0.3)
-    return size
-
-
-def queries(log: Path, mark: int) -> Counter:
-    """(type, name) -> times asked, from the query log written after `mark`."""
-    settled_size(log)
-    with log.open("rb") as handle:
-        handle.seek(mark)
-        return Counter(_QUERY.findall(handle.read().decode("utf-8", "replace")))
 
 
 def pass_costs(workload: tools.Workload, repeat: int) -> tuple[float, float]:
@@ -234,29 +167,39 @@ def check(runs: Sequence[Run], recorded: int, same_verdicts: bool) -> list[str]:
     return problems
 
 
+def run_modes(workload: tools.Workload, args: argparse.Namespace, folder: Path, server: Dnsmasq,
+              record: Path) -> list[Run]:
+    """Every mode, `--repeat` rounds, in reversed order every other round."""
+    modes = {
+        "off": ["--dns=off"],
+        "live": ["--dns=live", f"--dns-server={server.address}"],
+        "snapshot": [f"--dns=snapshot:{record}"],
+    }
+    runs: list[Run] = []
+    for round_ in range(args.repeat):
+        for mode in list(modes)[:: -1 if round_ % 2 else 1]:
+            flags = modes[mode] + ([f"--dns-record={record}"] if mode == "live" and round_ == 0 else [])
+            runs.append(audit(workload, args.runner, folder / f"out-{mode}-{round_}", mode, flags, server))
+            measured = runs[-1].measured
+            print(f"  round {round_ + 1}, {mode}: {measured.seconds:.1f} s, cpu {measured.cpu_seconds:.1f} s", flush=True)
+    return runs
+
+
 def bench(args: argparse.Namespace) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     workload, fresh = tools.ensure_workload(args.lines, args, work)
     folder = Path(tempfile.mkdtemp(prefix="dns-bench-", dir=work))
-    process, port, log = start_dnsmasq(zone_hosts(load_registry()), folder)
     record = folder / "dns-answers.jsonl"
-    modes = {
-        "off": ["--dns=off"],
-        "live": ["--dns=live", f"--dns-server=127.0.0.1:{port}"],
-        "snapshot": [f"--dns=snapshot:{record}"],
-    }
-    runs: list[Run] = []
+    binary = dnsmasq_binary()
+    if binary is None:
+        raise SystemExit("dns_bench.py: dnsmasq not found (Debian: apt-get install dnsmasq-base)")
+    hosts = zone_hosts(load_registry())
     try:
-        for round_ in range(args.repeat):
-            for mode in list(modes)[:: -1 if round_ % 2 else 1]:
-                flags = modes[mode] + ([f"--dns-record={record}"] if mode == "live" and round_ == 0 else [])
-                runs.append(audit(workload, args.runner, folder / f"out-{mode}-{round_}", mode, flags, log))
-                measured = runs[-1].measured
-                print(f"  round {round_ + 1}, {mode}: {measured.seconds:.1f} s, cpu {measured.cpu_seconds:.1f} s", flush=True)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        with running_dnsmasq(binary, folder, zone_records(hosts, folder), probe=hosts[0][1]) as server:
+            runs = run_modes(workload, args, folder, server, record)
+    except DnsmasqError as error:
+        raise SystemExit(f"dns_bench.py: {error}") from None
     recorded = sum(1 for line in record.read_text("utf-8").splitlines() if line.strip())
     same = verdict_digest(folder / "out-live-0") == verdict_digest(folder / "out-snapshot-0")
     print(report(args.lines, args.runner, best(runs), recorded))

@@ -7,13 +7,10 @@ where a missing dnsmasq is a failure.
 """
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import re
-import shutil
 import socket
-import subprocess
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -22,11 +19,11 @@ from pathlib import Path
 import apache_beam as beam
 import dns.message
 import dns.rcode
-import dns.resolver
 import pytest
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from localdns import Dnsmasq, dnsmasq_binary, running_dnsmasq
 from matcher import records
 from matcher.agents import default_registry
 from matcher.clientip import trusted_proxies
@@ -85,98 +82,22 @@ DECISIONS = [
     ("Googlebot", "198.18.0.1", "unverified", "PTR of 198.18.0.1: refused"),
     ("Googlebot", "192.0.2.90", "verified", "PTR crawl-192-0-2-90.googlebot.com -> A 192.0.2.90"),
 ]
-_QUERY = re.compile(r"query\[(\w+)\] (\S+) from")
-
-
-class DnsServer:
-    def __init__(self, port: int, log: Path):
-        self.port = port
-        self.log = log
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
+class DnsServer(Dnsmasq):
     def resolver(self, **settings) -> LiveResolver:
         return LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", self.port), **settings)
-
-    def mark(self) -> int:
-        return self.log.stat().st_size
-
-    def queries_since(self, mark: int, settle: float = 0.3) -> list[tuple[str, str]]:
-        """(type, name) of each query logged after `mark`, once the log has stopped growing."""
-        size, deadline = -1, time.monotonic() + 5
-        while time.monotonic() < deadline:
-            time.sleep(settle)
-            if self.mark() == size:
-                break
-            size = self.mark()
-        with self.log.open("rb") as handle:
-            handle.seek(mark)
-            text = handle.read().decode("utf-8", "replace")
-        return _QUERY.findall(text)
-
-
-def _dnsmasq_binary() -> str:
-    found = shutil.which("dnsmasq") or ("/usr/sbin/dnsmasq" if os.access("/usr/sbin/dnsmasq", os.X_OK) else None)
-    if found is None:
-        message = "dnsmasq not found (Debian package dnsmasq-base)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI=true requires it")
-        pytest.skip(message)
-    return found
-
-
-def _free_port() -> int:
-    """A loopback port free for both UDP and TCP (dnsmasq binds both)."""
-    for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-            udp.bind(("127.0.0.1", 0))
-            port = udp.getsockname()[1]
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
-                try:
-                    tcp.bind(("127.0.0.1", port))
-                except OSError:
-                    continue
-                return port
-    raise RuntimeError("no free loopback port")
 
 
 @pytest.fixture(scope="module")
 def dns_server(tmp_path_factory) -> DnsServer:
-    binary = _dnsmasq_binary()
+    binary = dnsmasq_binary()
+    if binary is None:
+        message = "dnsmasq not found (Debian package dnsmasq-base)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI=true requires it")
+        pytest.skip(message)
     folder = tmp_path_factory.mktemp("dnsmasq")
-    port, log = _free_port(), folder / "queries.log"
-    command = [
-        binary, "--no-daemon", f"--port={port}", "--listen-address=127.0.0.1", "--bind-interfaces",
-        "--no-resolv", "--no-hosts", "--conf-file=/dev/null", "--pid-file=", f"--user={getpass.getuser()}",
-        "--log-queries", f"--log-facility={log}", *ZONE_ARGS,
-    ]
-    # In the foreground dnsmasq also logs every query to stderr: an unread pipe would fill and stall it.
-    output = folder / "dnsmasq.out"
-    with output.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        _wait_until_answering(process, port, output)
-        yield DnsServer(port, log)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def _wait_until_answering(process: subprocess.Popen, port: int, output: Path) -> None:
-    probe = dns.resolver.Resolver(configure=False)
-    probe.nameservers, probe.port = ["127.0.0.1"], port
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"dnsmasq exited: {output.read_text('utf-8', 'replace')[-2000:]}")
-        try:
-            probe.resolve("crawl-192-0-2-10.googlebot.com", "A", lifetime=0.5)
-            return
-        except dns.exception.DNSException:
-            time.sleep(0.1)
-    pytest.fail("dnsmasq did not answer within 10 s")
+    with running_dnsmasq(binary, folder, ZONE_ARGS, probe="crawl-192-0-2-10.googlebot.com") as server:
+        yield DnsServer(server.port, server.log)
 
 
 @pytest.fixture
