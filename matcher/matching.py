@@ -7,49 +7,39 @@ path is compared only with the patterns that share its start: plain prefixes sit
 one dict, and the longest one matching is found by probing the lengths its bucket
 holds, longest first; anchored patterns without `*` are one exact lookup;
 patterns with `*` are tried one by one, and only while they could still outrank the
-best literal match. Patterns shorter than a bucket key match every path of the
-buckets they begin, so each bucket knows its best one beforehand.
+best literal match. A bucket is prepared the first time a path asks for it: most
+buckets of a large group never meet a request.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
-_NO_MATCH = -1
 # Almost every pattern starts with `/`, so the second character is the first that tells them apart.
 BUCKET = 2
+# Up to this many patterns, trying each in turn costs less than one lookup in a `RuleIndex`.
+FEW = 1
 
 
-class Wildcard(NamedTuple):
-    """A pattern with `*`: its pieces between stars, and whether `$` anchors it."""
-
-    head: str
-    middle: tuple[str, ...]
-    tail: str
-    anchored: bool
-    # The longest piece after the head: most paths lack it, and `in` tells so without a call.
-    needle: str
-
-    @classmethod
-    def of(cls, body: str, anchored: bool) -> Wildcard:
-        pieces = body.split("*")
-        return cls(pieces[0], tuple(pieces[1:-1]), pieces[-1], anchored, max(pieces[1:], key=len))
-
-    def matches(self, path: str) -> bool:
-        # Each piece is found at its leftmost place after the previous one: that
-        # leaves the most room for the rest, so nothing is ever retried and the
-        # cost stays linear-ish however many stars a hostile pattern has.
-        if not path.startswith(self.head):
+def wildcard_matches(pieces: Sequence[str], anchored: bool, path: str) -> bool:
+    """Whether `path` matches the pattern whose pieces between `*` these are."""
+    # Each piece is found at its leftmost place after the previous one: that
+    # leaves the most room for the rest, so nothing is ever retried and the
+    # cost stays linear-ish however many stars a hostile pattern has.
+    head = pieces[0]
+    if not path.startswith(head):
+        return False
+    position = len(head)
+    for piece in pieces[1:-1]:
+        found = path.find(piece, position)
+        if found < 0:
             return False
-        position = len(self.head)
-        for piece in self.middle:
-            found = path.find(piece, position)
-            if found < 0:
-                return False
-            position = found + len(piece)
-        if self.anchored:
-            return len(path) - len(self.tail) >= position and path.endswith(self.tail)
-        return path.find(self.tail, position) >= 0
+        position = found + len(piece)
+    tail = pieces[-1]
+    if anchored:
+        return len(path) - len(tail) >= position and path.endswith(tail)
+    return path.find(tail, position) >= 0
 
 
 def pattern_matches(normalized: str, path: str) -> bool:
@@ -57,76 +47,130 @@ def pattern_matches(normalized: str, path: str) -> bool:
     anchored = normalized.endswith("$")
     body = normalized[:-1] if anchored else normalized
     if "*" in body:
-        return Wildcard.of(body, anchored).matches(path)
+        return wildcard_matches(body.split("*"), anchored, path)
     return path == body if anchored else path.startswith(body)
 
 
-class RuleIndex:
-    """Precedence lookup over patterns given in precedence order (best first).
+def index_rules(patterns: Sequence[str]) -> RuleList | RuleIndex:
+    """A precedence lookup over normalized patterns given best first."""
+    return RuleList(patterns) if len(patterns) <= FEW else RuleIndex(patterns)
 
-    `best(path)` is the position of the first pattern, in that order, that matches,
-    or -1.
+
+class RuleList:
+    """Precedence lookup that tries each pattern in turn, for groups of a few rules.
+
+    `best(path)` is the position of the first pattern that matches, or the number of
+    patterns when none does.
     """
 
     def __init__(self, patterns: Sequence[str]):
-        self._none = len(patterns)  # "no match" ranks after every pattern, so comparisons need no special case
-        self._exact: dict[str, int] = {}
-        self._prefixes: dict[str, int] = {}
-        lengths: defaultdict[str, set[int]] = defaultdict(set)  # bucket -> lengths of its plain prefixes
-        wildcards: defaultdict[str, list] = defaultdict(list)  # bucket -> (rank, needle, pattern); "" for short heads
+        entries = []
+        for rank, normalized in enumerate(patterns):
+            anchored = normalized[-1] == "$"
+            body = normalized[:-1] if anchored else normalized
+            entries.append((rank, body, anchored, tuple(body.split("*")) if "*" in body else None))
+        self._entries = tuple(entries)
+        self._none = len(entries)
+
+    def best(self, path: str) -> int:
+        for rank, body, anchored, pieces in self._entries:
+            if pieces is None:
+                if (path == body) if anchored else path.startswith(body):
+                    return rank
+            elif wildcard_matches(pieces, anchored, path):
+                return rank
+        return self._none
+
+
+class RuleIndex:
+    """Precedence lookup over non-empty patterns given in precedence order (best first).
+
+    `best(path)` is the position of the first pattern, in that order, that matches
+    the (normalized, so ASCII) path, or the number of patterns when none does.
+    """
+
+    def __init__(self, patterns: Sequence[str]):
+        self._none = len(patterns)  # no match ranks after every pattern: comparisons need no special case
+        exact: dict[str, int] = {}
+        prefixes: dict[str, int] = {}
+        # bucket ("" for heads shorter than one) -> (rank, body, anchored) of its patterns with `*`
+        wildcards: defaultdict[str, list[tuple[int, str, bool]]] = defaultdict(list)
         # Last rank first, so where two patterns are the same the better rank is the one left.
         for rank in range(len(patterns) - 1, -1, -1):
             normalized = patterns[rank]
-            anchored = normalized.endswith("$")
-            body = normalized[:-1] if anchored else normalized
-            if "*" in body:
-                wildcard = Wildcard.of(body, anchored)
-                bucket = wildcard.head[:BUCKET] if len(wildcard.head) >= BUCKET else ""
-                wildcards[bucket].append((rank, wildcard.needle, wildcard))
-            elif anchored:
-                self._exact[body] = rank
+            if "*" in normalized:
+                anchored = normalized[-1] == "$"
+                start = normalized[:BUCKET]
+                wildcards["" if "*" in start else start].append((rank, normalized[:-1] if anchored else normalized, anchored))
+            elif normalized[-1] == "$":
+                exact[normalized[:-1]] = rank
             else:
-                self._prefixes[body] = rank
-                if len(body) >= BUCKET:
-                    lengths[body[:BUCKET]].add(len(body))
-        self._short_lengths = tuple(sorted({len(p) for p in self._prefixes if len(p) < BUCKET}, reverse=True))
-        self._buckets = {
-            bucket: (tuple(sorted(found, reverse=True)), self._short_prefix(bucket)) for bucket, found in lengths.items()
-        }
-        # Per bucket, the lists of wildcards a path there must try: its own, then those any path must.
-        any_bucket = tuple(reversed(wildcards.pop("", ())))
-        self._wildcards = {bucket: (tuple(reversed(found)), any_bucket) for bucket, found in wildcards.items()}
-        self._any_bucket_wildcards = (any_bucket,) if any_bucket else ()
+                prefixes[normalized] = rank
+        self._exact, self._prefixes, self._wildcards = exact, prefixes, wildcards
+        # Sorted, the prefixes of a bucket lie together; sorting is one C call, where filing
+        # each prefix under its bucket would be a Python step per prefix.
+        self._sorted_prefixes = sorted(prefixes)
+        self._any_bucket = _prepare(wildcards.pop("", ()))
+        self._buckets: dict[str, _Bucket] = {}
 
     def best(self, path: str) -> int:
         start = path[:BUCKET]
         bucket = self._buckets.get(start)
         if bucket is None:
             # Normalized paths are ASCII, so a few thousand starts at most are ever added.
-            bucket = self._buckets[start] = ((), self._short_prefix(start))
-        lengths, best = bucket
-        size = len(path)
+            bucket = self._buckets[start] = self._bucket(start)
+        lengths, best, wildcards = bucket
+        prefixes = self._prefixes
+        # Longest first; a length beyond the path slices the whole path, which can only
+        # find the match its own length would.
         for length in lengths:
-            if length <= size:
-                rank = self._prefixes.get(path[:length])
-                if rank is not None:
-                    best = rank
-                    break
-        rank = self._exact.get(path, best)
-        if rank < best:
-            best = rank
-        for candidates in self._wildcards.get(start, self._any_bucket_wildcards):
-            for rank, needle, wildcard in candidates:
-                if rank > best:
-                    break
-                if needle in path and wildcard.matches(path):
-                    best = rank
-                    break
-        return _NO_MATCH if best == self._none else best
-
-    def _short_prefix(self, path: str) -> int:
-        for length in self._short_lengths:
-            rank = self._prefixes.get(path[:length])
+            rank = prefixes.get(path[:length])
             if rank is not None:
-                return rank
-        return self._none
+                best = rank
+                break
+        if self._exact:
+            rank = self._exact.get(path, best)
+            if rank < best:
+                best = rank
+        for rank, needle, pieces, anchored in wildcards:
+            if rank > best:
+                break
+            if needle in path and wildcard_matches(pieces, anchored, path):
+                best = rank
+                break
+        return best
+
+    def _bucket(self, start: str) -> _Bucket:
+        """For paths beginning with `start`: the lengths of plain prefixes to probe, longest
+        first; the best plain prefix shorter than a bucket (it matches them all); the
+        wildcards to try."""
+        lengths: tuple[int, ...] = ()
+        if len(start) == BUCKET:
+            ordered = self._sorted_prefixes
+            low = bisect_left(ordered, start)
+            # DEL sorts after every character of a normalized pattern.
+            high = bisect_left(ordered, start + "\x7f", low)
+            if high > low:
+                lengths = tuple(sorted(set(map(len, ordered[low:high])), reverse=True))
+        # With buckets of two characters, one length is shorter: the first character.
+        best = self._prefixes.get(start[:1], self._none)
+        wildcards = self._any_bucket
+        own = self._wildcards.get(start)
+        if own is not None:
+            wildcards = _prepare(own, wildcards)
+        return lengths, best, wildcards
+
+
+# Wildcards in precedence order as (rank, needle, pieces, anchored); the needle is the
+# longest piece after the head: most paths lack it, and `in` tells so without a call.
+_Wildcards = tuple[tuple[int, str, tuple[str, ...], bool], ...]
+_Bucket = tuple[tuple[int, ...], int, _Wildcards]
+
+
+def _prepare(wildcards: Sequence[tuple[int, str, bool]], also: _Wildcards = ()) -> _Wildcards:
+    entries = list(also)
+    for rank, body, anchored in wildcards:
+        pieces = tuple(body.split("*"))
+        entries.append((rank, max(pieces[1:], key=len), pieces, anchored))
+    entries.sort()
+    return tuple(entries)

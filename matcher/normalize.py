@@ -58,6 +58,14 @@ def _utf8_octets(char: str) -> bytes:
         return char.encode("utf-8", "surrogatepass")
 
 
+def normalized_request_path(url: str) -> str:
+    """`normalize(request_path(url))`, in one regex match for the usual absolute URL."""
+    clean = _CLEAN_ABSOLUTE_URL.match(url)
+    if clean is not None:
+        return clean.group(1)
+    return normalize(request_path(url))
+
+
 def request_path(url: str) -> str:
     """The path and query of an absolute URL, a scheme-relative URL or a path.
 
@@ -84,6 +92,9 @@ def request_path(url: str) -> str:
 # `scheme://authority`, then the path up to the fragment. A `#` ends the
 # authority too: the fragment then hides any path that follows.
 _ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?;#]*([^#]*)", re.DOTALL)
+# The same, when its path is printable ASCII without `%` (or space): already normal.
+# Possessive repeats: a failed match gives up at once instead of backtracking.
+_CLEAN_ABSOLUTE_URL = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*+://[^/?;#]*+(/[!"$&-~]*+)(?:#|\Z)')
 _DELIMITER = re.compile(r"[/?;]")
 
 

@@ -15,8 +15,8 @@ from functools import cached_property
 from typing import NamedTuple, Sequence
 
 from matcher import agents
-from matcher.matching import RuleIndex, pattern_matches
-from matcher.normalize import normalize, request_path
+from matcher.matching import RuleIndex, RuleList, index_rules, pattern_matches
+from matcher.normalize import normalize, normalized_request_path, request_path
 
 MAX_BYTES = 500 * 1024
 ROBOTS_PATH = "/robots.txt"
@@ -74,7 +74,6 @@ class Decision(NamedTuple):
 
 _NO_GROUP = Decision(True, None, None, "no-group")
 _EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
-_UNSEEN = object()
 # Bounds on what a parsed file remembers between decisions; past them it starts afresh.
 _REMEMBERED_PATHS = 4096
 _REMEMBERED_AGENTS = 1024
@@ -86,30 +85,35 @@ class Group:
 
     agents: tuple[str, ...]  # user-agent values as written
     agent_lines: tuple[int, ...]
-    rules: tuple[Rule, ...]  # in precedence order: longest normalized first, allow first on ties
+    # Each rule's fields in precedence order: longest normalized first, allow first on ties.
+    # Plain tuples of strings and numbers leave the garbage collector's watch, where Rules (a
+    # tuple subclass) never do: files hold thousands of rules, and a pipeline worker thousands
+    # of files, which every full collection would walk.
+    rule_fields: tuple[tuple[str, str, int, str], ...]
     crawl_delay: float | None = None
     crawl_delay_line: int | None = None
 
     def decide(self, normalized_path: str) -> Decision:
+        # `in` rules out almost every path before the exact test, and costs less than a call.
+        if ROBOTS_PATH in normalized_path and is_robots_txt(normalized_path):
+            return self.exempt
         rank = self._index.best(normalized_path)
-        decision = self._by_rank.get(rank)
+        decision = self._by_rank[rank]
         if decision is None:
             decision = self._by_rank[rank] = self._decision_of(rank)
         return decision
 
     def _decision_of(self, rank: int) -> Decision:
-        if rank < 0:
+        if rank == len(self.rule_fields):
             return Decision(True, None, self, "no-match")
-        rule = self.rules[rank]
+        rule = Rule(*self.rule_fields[rank])
         return Decision(rule.allows, rule, self, "rule")
 
     def decide_request(self, path: str) -> Decision:
         """Decide a request path as it was requested (not yet normalized)."""
         decision = self._by_request.get(path)
         if decision is None:
-            normalized = normalize(path)
-            decision = self.exempt if is_robots_txt(normalized) else self.decide(normalized)
-            _remember(self._by_request, path, decision, _REMEMBERED_PATHS)
+            decision = _remember(self._by_request, path, self.decide(normalize(path)), _REMEMBERED_PATHS)
         return decision
 
     def runner_up(self, decision: Decision, normalized_path: str) -> Rule | None:
@@ -119,15 +123,21 @@ class Group:
         later = self.rules[self.rules.index(decision.rule) + 1 :]
         return next((r for r in later if pattern_matches(r.normalized, normalized_path)), None)
 
+    @cached_property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules in precedence order."""
+        return tuple(Rule(*fields) for fields in self.rule_fields)
+
     # Built on first use: most groups of most files are never asked about.
     @cached_property
-    def _index(self) -> RuleIndex:
-        return RuleIndex([rule.normalized for rule in self.rules])
+    def _index(self) -> RuleList | RuleIndex:
+        return index_rules([normalized for _, _, _, normalized in self.rule_fields])
 
     # Made as rules first decide: a group's rules far outnumber the ones a log ever meets.
     @cached_property
-    def _by_rank(self) -> dict[int, Decision]:
-        return {}
+    def _by_rank(self) -> list[Decision | None]:
+        # One slot per rule, and a last one for no match.
+        return [None] * (len(self.rule_fields) + 1)
 
     @cached_property
     def exempt(self) -> Decision:
@@ -151,8 +161,9 @@ class RobotsFile:
     ) -> None:
         self._groups = groups
         self._chosen: dict[tuple, Group | None] = {}
-        self._by_agent: dict[str, Group | None] = {}
-        self._paths: dict[str, str] = {}  # URL -> request path
+        # agent -> its group and that group's decisions by URL, shared by every agent of the group
+        self._by_agent: dict[str, tuple[Group | None, dict[str, Decision]]] = {}
+        self._by_url: dict[int, dict[str, Decision]] = {}  # id of a group (or None) -> decisions by URL
         self.sitemaps = sitemaps
         self.diagnostics = diagnostics
 
@@ -174,13 +185,24 @@ class RobotsFile:
         return self._chosen[key]
 
     def decide(self, agent: str, url: str) -> Decision:
-        group = self._by_agent.get(agent, _UNSEEN)
-        if group is _UNSEEN:
-            group = _remember(self._by_agent, agent, self.group_for(agents.robots_tokens(agent)), _REMEMBERED_AGENTS)
-        path = self._paths.get(url)
-        if path is None:
-            path = _remember(self._paths, url, request_path(url), _REMEMBERED_PATHS)
-        return _without_group(path) if group is None else group.decide_request(path)
+        chosen = self._by_agent.get(agent)
+        if chosen is None:
+            chosen = self._choose(agent)
+        group, by_url = chosen
+        decision = by_url.get(url)
+        if decision is None:
+            path = normalized_request_path(url)
+            decision = _without_group(path) if group is None else group.decide(path)
+            # `_remember`, written out: this is the path every first decision of a URL takes.
+            if len(by_url) >= _REMEMBERED_PATHS:
+                by_url.clear()
+            by_url[url] = decision
+        return decision
+
+    def _choose(self, agent: str) -> tuple[Group | None, dict[str, Decision]]:
+        group = self.group_for(agents.robots_tokens(agent))
+        by_url = self._by_url.setdefault(id(group), {})
+        return _remember(self._by_agent, agent, (group, by_url), _REMEMBERED_AGENTS)
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         return self.decide_path(tokens, request_path(url), catch_all)
@@ -188,15 +210,15 @@ class RobotsFile:
     def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool = True) -> Decision:
         """Decide for a request path as a log carries it (`//a` is a path here, not a host)."""
         group = self.group_for(tokens, catch_all)
-        return _without_group(path) if group is None else group.decide_request(path)
+        return _without_group(normalize(path)) if group is None else group.decide_request(path)
 
     def crawl_delay(self, agent: str) -> float | None:
         group = self.group_for(agents.robots_tokens(agent))
         return group.crawl_delay if group is not None else None
 
 
-def _without_group(path: str) -> Decision:
-    return _EXEMPT_WITHOUT_GROUP if is_robots_txt(normalize(path)) else _NO_GROUP
+def _without_group(normalized_path: str) -> Decision:
+    return _EXEMPT_WITHOUT_GROUP if is_robots_txt(normalized_path) else _NO_GROUP
 
 
 def _remember(memo: dict, key, value, limit: int):
@@ -218,7 +240,7 @@ def is_robots_txt(normalized_path: str) -> bool:
 @dataclass
 class _RawGroup:
     agents: list[tuple[str, int]] = field(default_factory=list)
-    rules: list[Rule] = field(default_factory=list)
+    rules: list[tuple[str, str, int, str]] = field(default_factory=list)  # a Rule's fields
     delays: list[tuple[float, int]] = field(default_factory=list)
     closed: bool = False  # a rule or crawl-delay was seen: the next user-agent opens a new group
 
@@ -282,7 +304,7 @@ class _Parser:
             return
         if value and not value.startswith(("/", "*")):
             self.note(number, "pattern-not-a-path", f"{kind} pattern {value!r} does not start with '/'")
-        group.rules.append(Rule(kind, value, number, normalize(value)))
+        group.rules.append((kind, value, number, normalize(value)))
 
     def finish(self) -> RobotsFile:
         members: dict[str, list[_RawGroup]] = {}
@@ -304,8 +326,9 @@ class _Parser:
         return token
 
     def merge(self, raws: list[_RawGroup]) -> Group:
-        rules = [rule for raw in raws for rule in raw.rules if rule.normalized]
-        rules.sort(key=lambda r: (-len(r.normalized), not r.allows, r.line))
+        rules = [rule for raw in raws for rule in raw.rules if rule[3]]
+        # Longest normalized pattern first, then allow before disallow, then file order.
+        rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
         delays = [delay for raw in raws for delay in raw.delays]
         if len(delays) > 1:
             for _, line in delays[1:]:
@@ -314,7 +337,7 @@ class _Parser:
         return Group(
             agents=tuple(value for raw in raws for value, _ in raw.agents),
             agent_lines=tuple(line for raw in raws for _, line in raw.agents),
-            rules=tuple(rules),
+            rule_fields=tuple(rules),
             crawl_delay=delay,
             crawl_delay_line=delay_line,
         )

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher import robots
-from matcher.normalize import normalize
+from matcher.normalize import normalize, normalized_request_path, request_path
 
 UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 
@@ -94,6 +94,16 @@ def test_normalize_agrees_with_byte_reference(text):
 @given(st.binary())
 def test_normalize_of_bytes_is_ascii(data):
     assert normalize(data).isascii()
+
+
+url_starts = st.sampled_from(["", "/", "//", "http://", "https://", "s3://", "http:", "1http://"])
+url_pieces = st.sampled_from(["x.test", "/", "a", "@", ":", "?", ";", "#", "%", "%7e", "%2f", " ", "é", "\x7f", "$", '"'])
+
+
+@settings(max_examples=500)
+@given(st.tuples(url_starts, st.lists(url_pieces, max_size=10)).map(lambda parts: parts[0] + "".join(parts[1])))
+def test_normalized_request_path_is_normalize_of_request_path(url):
+    assert normalized_request_path(url) == normalize(request_path(url))
 
 
 @settings(max_examples=300)
