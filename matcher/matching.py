@@ -8,7 +8,7 @@ one dict, and the longest one matching is found by probing the lengths its bucke
 holds, longest first; anchored patterns without `*` are one exact lookup;
 patterns with `*` are tried one by one, and only while they could still outrank the
 best literal match. A bucket is prepared the first time a path asks for it: most
-buckets of a large group never meet a request.
+buckets of a large group never meet a request. A lone rule is simply tried (`RuleList`).
 """
 from __future__ import annotations
 
