@@ -42,10 +42,15 @@ def wildcard_matches(pieces: Sequence[str], anchored: bool, path: str) -> bool:
     return path.find(tail, position) >= 0
 
 
+def anchored_body(normalized: str) -> tuple[str, bool]:
+    """A pattern without its trailing `$`, and whether it had one."""
+    anchored = normalized.endswith("$")
+    return (normalized[:-1] if anchored else normalized), anchored
+
+
 def pattern_matches(normalized: str, path: str) -> bool:
     """Whether one normalized pattern matches a normalized path (slow path, for explanations)."""
-    anchored = normalized.endswith("$")
-    body = normalized[:-1] if anchored else normalized
+    body, anchored = anchored_body(normalized)
     if "*" in body:
         return wildcard_matches(body.split("*"), anchored, path)
     return path == body if anchored else path.startswith(body)
@@ -57,7 +62,7 @@ def index_rules(patterns: Sequence[str]) -> RuleList | RuleIndex:
 
 
 class RuleList:
-    """Precedence lookup that tries each pattern in turn, for groups of a few rules.
+    """Precedence lookup that tries each pattern in turn, for groups of `FEW` rules or fewer.
 
     `best(path)` is the position of the first pattern that matches, or the number of
     patterns when none does.
@@ -66,8 +71,7 @@ class RuleList:
     def __init__(self, patterns: Sequence[str]):
         entries = []
         for rank, normalized in enumerate(patterns):
-            anchored = normalized[-1] == "$"
-            body = normalized[:-1] if anchored else normalized
+            body, anchored = anchored_body(normalized)
             entries.append((rank, body, anchored, tuple(body.split("*")) if "*" in body else None))
         self._entries = tuple(entries)
         self._none = len(entries)
@@ -99,9 +103,8 @@ class RuleIndex:
         for rank in range(len(patterns) - 1, -1, -1):
             normalized = patterns[rank]
             if "*" in normalized:
-                anchored = normalized[-1] == "$"
                 start = normalized[:BUCKET]
-                wildcards["" if "*" in start else start].append((rank, normalized[:-1] if anchored else normalized, anchored))
+                wildcards["" if "*" in start else start].append((rank, *anchored_body(normalized)))
             elif normalized[-1] == "$":
                 exact[normalized[:-1]] = rank
             else:
