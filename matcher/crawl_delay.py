@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifted
+
 _MICROSECOND = timedelta(microseconds=1)
+
 
 # (host, crawler, operator, identity): a plain tuple, so Beam can key state by it.
 Key = tuple[str | None, str | None, str | None, str]
@@ -80,7 +82,10 @@ def request_of(verdict: Mapping) -> CrawlRequest:
 
 def violates(gap: timedelta | None, delay: float | None) -> bool:
     """A gap shorter than the Crawl-delay in effect; no gap or no delay is never a violation."""
-    return gap is not None and delay is not None and gap < timedelta(seconds=delay)
+    if gap is None or delay is None:
+        return False
+    # A delay longer than any two times can be apart has no timedelta; every gap is shorter.
+    return delay > LONGEST_SPAN_S or gap < timedelta(seconds=delay)
 
 
 def in_order(requests: Iterable[CrawlRequest]) -> list[CrawlRequest]:
@@ -101,18 +106,15 @@ def release(previous: CrawlRequest | None, pending: Iterable[CrawlRequest], cut:
     return Release(tuple(steps), tuple(ordered[len(ready):]))
 
 
-def micros(moment: datetime) -> int:
-    """Microseconds since the epoch, exactly (no float on the way)."""
-    return (moment - EPOCH) // _MICROSECOND
-
-
-def from_micros(value: int) -> datetime:
-    return EPOCH + value * _MICROSECOND
-
-
 def window_start(moment: datetime, size: timedelta) -> datetime:
-    """Start of the epoch-aligned window of `size` holding `moment`."""
-    return EPOCH + ((moment - EPOCH) // size) * size
+    """Start of the epoch-aligned window of `size` holding `moment` (at the earliest 0001-01-01)."""
+    step = size // _MICROSECOND
+    return from_micros(micros(moment) // step * step)
+
+
+def window_end(start: datetime, size: timedelta) -> datetime:
+    """End of the window starting at `start` (at the latest 9999-12-31T23:59:59.999999)."""
+    return shifted(start, size)
 
 
 def violation_record(key: Key, step: Step) -> dict:
@@ -147,7 +149,7 @@ def window_records(key: Key, steps: Sequence[Step], size: timedelta) -> list[dic
             row = rows[start] = {
                 **_key_columns(key),
                 "window_start": start,
-                "window_end": start + size,
+                "window_end": window_end(start, size),
                 "requests": 0,
                 "violations": 0,
                 "min_gap_s": None,

@@ -11,11 +11,12 @@ import hashlib
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Literal
 
 from matcher import robots
 from matcher.normalize import normalize
+from matcher.timerange import OutOfRange, shifted, to_utc
 
 Kind = Literal["ok", "unavailable", "error"]
 Verdict = Literal["allowed", "disallowed", "disallowed-within-grace", "unknown"]
@@ -78,7 +79,10 @@ class RobotsVersion:
                 " body (b'' when it is empty)"
             )
         object.__setattr__(self, "host", host_key(self.host))
-        object.__setattr__(self, "effective_from", self.effective_from.astimezone(timezone.utc))
+        try:
+            object.__setattr__(self, "effective_from", to_utc(self.effective_from))
+        except OutOfRange as error:
+            raise RobotsTableError(f"effective_from: {error}") from None
         object.__setattr__(self, "kind", kind)
         object.__setattr__(
             self, "sha256", None if self.body is None else hashlib.sha256(self.body).hexdigest()
@@ -234,7 +238,7 @@ class HostHistory:
         only grows with time, so that instant is when a 30-day fallback would have applied.
         A zero grace makes the period empty, so nothing is searched.
         """
-        first = max(self._index_at(ts - self._grace), 0)
+        first = max(self._index_at(shifted(ts, -self._grace)), 0)
         for earlier in range(index - 1, first - 1, -1):
             last_instant = self._times[earlier + 1] - _TICK
             if self._evaluate(earlier, last_instant, tokens, path, catch_all).decision == ALLOWED:

@@ -134,7 +134,8 @@ TABLES = {
 def rfc3339(moment: datetime) -> str:
     """UTC timestamp as RFC 3339 with a Z, microseconds only when present."""
     moment = moment.astimezone(timezone.utc)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    # strftime's %Y does not pad years before 1000 to four digits on every platform.
+    text = f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}"
     if moment.microsecond:
         text += f".{moment.microsecond:06d}"
     return text + "Z"

@@ -282,7 +282,7 @@ class ReleaseInOrderFn(beam.DoFn):
 
     def _arm(self, request: CrawlRequest, armed, release) -> None:
         """Set the release timer for the request's window, unless it is set for earlier."""
-        window_end = crawl_delay.window_start(request.ts, self._window) + self._window
+        window_end = crawl_delay.window_end(crawl_delay.window_start(request.ts, self._window), self._window)
         at = crawl_delay.micros(window_end) + self._micros(self._lateness)
         current = armed.read()
         if current is None or at < current:

@@ -53,6 +53,8 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote
 
+from matcher.timerange import OutOfRange, to_utc
+
 FORMATS: tuple[str, ...] = (
     "combined",
     "common",
@@ -161,7 +163,10 @@ def clf_timestamp(text: str) -> datetime:
     # Fixed-width fields: the day's start is cached per (date, offset) and the
     # clock added as integer seconds; datetime(...) per line cost several times more.
     clock = int(text[12:14]) * 3600 + int(text[15:17]) * 60 + int(text[18:20])
-    return _utc_of_local_midnight(text[:11], text[21:]) + timedelta(0, clock)
+    try:
+        return _utc_of_local_midnight(text[:11], text[21:]) + timedelta(0, clock)
+    except OverflowError:
+        raise _out_of_range(text) from None
 
 
 @lru_cache(maxsize=1024)
@@ -174,8 +179,7 @@ def _utc_of_local_midnight(date: str, offset: str) -> datetime:
         midnight = datetime(int(date[7:11]), month, int(date[:2]), tzinfo=timezone.utc)
     except ValueError as error:
         raise LogParseError("bad-timestamp", f"{date}: {error}") from None
-    shift = timedelta(0, int(offset[1:3]) * 3600 + int(offset[3:5]) * 60)
-    return midnight - shift if offset[0] == "+" else midnight + shift
+    return _in_utc(midnight, offset[0], int(offset[1:3]), int(offset[3:5]), f"{date} {offset}")
 
 
 def iso_timestamp(text: str) -> datetime:
@@ -195,8 +199,7 @@ def iso_timestamp(text: str) -> datetime:
         raise LogParseError("bad-timestamp", f"{text!r}: {error}") from None
     if zulu:
         return moment
-    offset = timedelta(0, int(offset_hours) * 3600 + int(offset_minutes) * 60)
-    return moment - offset if sign == "+" else moment + offset
+    return _in_utc(moment, sign, int(offset_hours), int(offset_minutes), text)
 
 
 def epoch_timestamp(value: int | float) -> datetime:
@@ -212,7 +215,21 @@ def epoch_timestamp(value: int | float) -> datetime:
             micros = round(value * 1_000_000 / per_second)  # huge floats overflow to inf here
         return _EPOCH + timedelta(0, 0, micros)
     except OverflowError:
-        raise LogParseError("bad-timestamp", f"unix time out of range: {value!r}") from None
+        raise _out_of_range(repr(value)) from None
+
+
+def _in_utc(moment: datetime, sign: str, hours: int, minutes: int, text: str) -> datetime:
+    """A local time written with offset `sign hours:minutes`, in UTC; refused when that leaves
+    the datetime range (the one check for every time format: see matcher.timerange)."""
+    local = moment.replace(tzinfo=timezone(timedelta(hours=hours, minutes=minutes) * (1 if sign == "+" else -1)))
+    try:
+        return to_utc(local)
+    except OutOfRange:
+        raise _out_of_range(text) from None
+
+
+def _out_of_range(text: str) -> LogParseError:
+    return LogParseError("bad-timestamp", f"{text}: outside 0001-01-01..9999-12-31 once in UTC")
 
 
 def _json_timestamp(value: Any) -> datetime:
@@ -527,9 +544,21 @@ def _json_status(value: Any) -> int | None:
     return status
 
 
+def encodable(text: str) -> str:
+    r"""`text` with every lone surrogate written as its `\udXXX` escape.
+
+    JSON may spell a lone surrogate (`"\ud800"`), which no UTF-8 writer or Beam coder accepts.
+    Every string a JSON line contributes to a record passes here, the one place that makes them
+    encodable, with the escape JSON used for it (text logs escape bad bytes as `\xNN` alike).
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _json_str(value: Any, field: str) -> str | None:
     if value is None or isinstance(value, str):
-        return value or None
+        return encodable(value) if value else None
     raise LogParseError("bad-field", f"{field} is a {type(value).__name__}, not a string")
 
 
@@ -538,7 +567,7 @@ def _json_header_values(value: Any) -> tuple[str, ...]:
     values = value if isinstance(value, list) else [value]
     if not all(item is None or isinstance(item, str) for item in values):
         raise LogParseError("bad-field", f"x_robots_tag is not a string or list of strings: {value!r}")
-    return tuple(item for item in values if item and item != "-")
+    return tuple(encodable(item) for item in values if item and item != "-")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,51 @@
+"""The span of time the audit handles, and arithmetic that stays inside it.
+
+Timestamps are Python datetimes in UTC, so they run from 0001-01-01 to 9999-12-31. A time that
+only leaves that span once its UTC offset is applied (`01/Jan/0001:00:00:00 +0100`) is refused
+where it is read, by `to_utc`; sums that would step past either end (a window's end, the start
+of a grace period) stop at the end instead of raising.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+LATEST = datetime.max.replace(tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+EARLIEST_MICROS = (EARLIEST - EPOCH) // _MICROSECOND
+LATEST_MICROS = (LATEST - EPOCH) // _MICROSECOND
+# The longest span two representable times can be apart, in seconds.
+LONGEST_SPAN_S = (LATEST - EARLIEST).total_seconds()
+
+
+class OutOfRange(ValueError):
+    """A time that has no UTC datetime: before 0001-01-01 or after 9999-12-31 in UTC."""
+
+
+def to_utc(moment: datetime) -> datetime:
+    """An aware datetime in UTC, or OutOfRange when its offset moves it past either end."""
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise OutOfRange(
+            f"{moment.isoformat()} is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999Z in UTC"
+        ) from None
+
+
+def shifted(moment: datetime, span: timedelta) -> datetime:
+    """`moment + span`, stopping at EARLIEST or LATEST."""
+    try:
+        return moment + span
+    except OverflowError:
+        return LATEST if span > timedelta(0) else EARLIEST
+
+
+def micros(moment: datetime) -> int:
+    """Microseconds since the Unix epoch, exactly."""
+    return (moment - EPOCH) // _MICROSECOND
+
+
+def from_micros(value: int) -> datetime:
+    """The UTC datetime of microseconds since the epoch, stopping at EARLIEST or LATEST."""
+    return EPOCH + min(max(value, EARLIEST_MICROS), LATEST_MICROS) * _MICROSECOND
