@@ -62,6 +62,8 @@ def load_registry(path: str | Path | None = None) -> Registry:
     """Read and validate a registry file (default: the crawlers.yaml shipped beside this module)."""
     path = Path(path) if path is not None else DEFAULT_PATH
     try:
+        if path.exists() and not path.is_file():
+            raise OSError(f"{path} is not a regular file")
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RegistryError(f"{path}: cannot read: {exc}") from exc
@@ -69,6 +71,8 @@ def load_registry(path: str | Path | None = None) -> Registry:
         document = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         raise RegistryError(f"{path}: not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise RegistryError(f"{path}: not valid YAML: nested too deeply") from None
     return parse_registry(document, str(path))
 
 
@@ -248,7 +252,17 @@ def _kind(value: object) -> str:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+    """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last), and
+    any alias: a registry needs none, and nested aliases expand exponentially (a "billion laughs"
+    file of a few hundred bytes would take all memory)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"alias *{event.anchor} refused: a registry takes no aliases", event.start_mark
+            )
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):
         seen = set()

@@ -54,6 +54,9 @@ def _read_source(folder: Path, problems: list[str]) -> list[Document]:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             problems.append(f"{path}: unreadable JSON ({exc}); ignored")
             continue
+        except RecursionError:
+            problems.append(f"{path}: unreadable JSON (nested too deeply); ignored")
+            continue
         documents.append((folder.name, taken, document))
     return documents
 

@@ -23,6 +23,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
+from types import MappingProxyType
 from typing import Literal
 
 from matcher.agents import Crawler
@@ -44,6 +45,12 @@ NO_METHOD_EVIDENCE = "operator publishes no verification method"
 # Operators' files have carried zero-width spaces and similar invisible characters inside prefixes.
 _INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
 _MAX_IP_TEXT = 64
+# The broadest prefix a range file may list, per IP version. Real crawler files list /19 to /28
+# in IPv4 (Anthropic's broadest is a /22) and /44 to /64 in IPv6. The bound sits at the largest
+# block one organisation holds (Apple's 17.0.0.0/8; the biggest RIR allocations in IPv6 are
+# /19), so no real file trips it, while 0.0.0.0/0, ::/0 and other "verify everyone" entries do.
+BROADEST_PREFIX = MappingProxyType({4: 8, 6: 19})
+_SHOWN_ITEM = 80
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,12 @@ def parse_snapshot(
     for index, item in enumerate(prefixes):
         network = _network(item)
         if network is None:
-            problems.append(f"{name}: prefixes[{index}] {item!r} is not an IP prefix; ignored")
+            problems.append(f"{name}: prefixes[{index}] {_shown(item)} is not an IP prefix; ignored")
+        elif network.prefixlen < BROADEST_PREFIX[network.version]:
+            problems.append(
+                f"{name}: prefixes[{index}] {network} is broader than /{BROADEST_PREFIX[network.version]},"
+                f" the broadest prefix accepted for IPv{network.version}; ignored"
+            )
         else:
             entries.append((network, RangeHit(source, operator, taken, str(network))))
     if not entries:
@@ -357,6 +369,12 @@ def request_day(at: date | datetime) -> date:
             at = at.astimezone(timezone.utc)
         return at.date()
     return at
+
+
+def _shown(item: object) -> str:
+    """An entry of a range file as a problem shows it: a repr, cut short."""
+    text = repr(item)
+    return text if len(text) <= _SHOWN_ITEM else text[:_SHOWN_ITEM] + "..."
 
 
 def _network(item: object) -> Network | None:

@@ -12,6 +12,9 @@ differ in the source, in how the robots table reaches the audit, and in the sink
 from __future__ import annotations
 
 import json
+import os
+import sys
+import tempfile
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -23,6 +26,7 @@ from matcher import records
 from matcher.directives import PageDirectivesTable
 from pipeline import report, streaming
 from pipeline.auditing import LineAuditor
+from pipeline.confined import is_url
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
 from pipeline.dns import client_proxies, dns_lookups
 from pipeline.indexing import IndexingFindings
@@ -51,12 +55,16 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name."""
     settings = options.view_as(CrawlAuditOptions)
     registry = load_registry(settings.registry)
+    ranges = load_ranges(settings.ranges, registry)
+    # A range file that cannot be used changes verdicts, so the run says so before it starts.
+    for problem in ranges.problems:
+        print(f"crawl-audit: ranges: {problem}", file=sys.stderr)
     auditor = LineAuditor(
         settings.log_format,
         settings.default_host,
         _json_object(settings.field_map, "--field-map"),
         registry,
-        load_ranges(settings.ranges, registry),
+        ranges,
         duration(settings.error_limit),
         duration(settings.cache_grace),
         proxies=client_proxies(options),
@@ -188,6 +196,25 @@ def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
         outputs[table] | f"Write{title}" >> sink
 
 
+def _check_batch_paths(settings: CrawlAuditOptions) -> None:
+    """What would otherwise fail only after the work: no log file, a folder given as --logs,
+    an --out that cannot be written."""
+    matched = FileSystems.match([settings.logs])[0].metadata_list
+    if not matched:
+        raise ValueError(f"no log files match {settings.logs!r}")
+    folders = [m.path for m in matched if not is_url(m.path) and os.path.isdir(m.path)]
+    if folders:
+        raise ValueError(f"--logs matches the folder {folders[0]}; give a glob of files, e.g. {folders[0]}/*.log")
+    if is_url(settings.out):
+        return
+    try:
+        os.makedirs(settings.out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=settings.out):
+            pass
+    except OSError as error:
+        raise ValueError(f"--out {settings.out} is not a writable folder: {error.strerror or error}") from None
+
+
 def run(argv: list[str]) -> int:
     options = PipelineOptions(argv)
     settings = options.view_as(CrawlAuditOptions)
@@ -205,8 +232,7 @@ def run(argv: list[str]) -> int:
         with beam.Pipeline(options=options) as pipeline:
             write_stream_outputs(build(pipeline, options), settings)
         return 0
-    if not FileSystems.match([settings.logs])[0].metadata_list:
-        raise ValueError(f"no log files match {settings.logs!r}")
+    _check_batch_paths(settings)
     with beam.Pipeline(options=options) as pipeline:
         write_outputs(build(pipeline, options), settings.out, settings.output_format)
     print(report.render(report.load(settings.out)))

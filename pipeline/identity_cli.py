@@ -35,6 +35,8 @@ def verify_command(argv: Sequence[str]) -> int:
         at = _moment(args.at)
     except (ValueError, OSError) as error:
         return _fail(str(error))
+    for problem in ranges.problems:
+        print(f"crawl-audit: ranges: {problem}", file=sys.stderr)
     claim = claim_of(args.user_agent, registry)
     ip = args.ip.strip()
     answers = None

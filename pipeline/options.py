@@ -22,7 +22,10 @@ def duration(text: str) -> timedelta:
     match = _DURATION.fullmatch(text.strip())
     if match is None:
         raise ValueError(f"not a duration: {text!r} (try 24h, 90m, 30d)")
-    return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    try:
+        return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    except OverflowError:
+        raise ValueError(f"duration too long: {text!r}") from None
 
 
 class CrawlAuditOptions(PipelineOptions):

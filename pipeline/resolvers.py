@@ -38,6 +38,7 @@ import dns.reversename
 
 from matcher.agents import Registry
 from matcher.identity import DnsAnswer, Lookup, parse_ip, under_suffix
+from pipeline.confined import require_regular
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRIES = 1
@@ -203,12 +204,17 @@ def read_snapshot(path: str) -> dict[str, DnsAnswer]:
     """Answers by address from a snapshot file; ValueError names the file and line at fault."""
     answers: dict[str, DnsAnswer] = {}
     try:
+        require_regular(path)
         with open(path, "rb") as handle:
             for number, raw in enumerate(handle, start=1):
                 if not raw.strip():
                     continue
                 try:
                     answer = answer_from_json(json.loads(raw))
+                    # A lone surrogate ("\ud800") decodes but can never be written out again.
+                    json.dumps(answer_to_json(answer), ensure_ascii=False).encode("utf-8")
+                except RecursionError:
+                    raise ValueError(f"DNS snapshot {path}:{number}: nested too deeply") from None
                 except ValueError as error:  # JSONDecodeError and UnicodeDecodeError included
                     raise ValueError(f"DNS snapshot {path}:{number}: {error}") from None
                 answers[answer.ip] = answer

@@ -3,7 +3,10 @@
 Two layouts hold the same table:
 
 - JSON Lines: one row per version, `{"host", "effective_from", "status", "body" | "body_file"}`,
-  `body_file` relative to the table's folder and read as bytes, so a BOM or CRLF survives.
+  `body_file` relative to the table's folder and read as bytes, so a BOM or CRLF survives. It
+  must stay inside that folder (symlinks followed) and name a regular file; a captures folder
+  is held to the same rule. Only the part the parser reads (500 KiB, plus one byte to know it
+  was cut) is read.
 - A captures folder: `HOST/TIMESTAMP.EXT`, where TIMESTAMP is ISO 8601 in UTC
   (`2026-11-02T09:00:00Z` or `20261102T090000Z`) and EXT says what the fetch gave:
   `.txt` a 200 body, `.NNN` that HTTP status (its bytes, if any, as the body; only a 2xx
@@ -21,35 +24,50 @@ from pathlib import Path
 from apache_beam.io.filesystems import FileSystems
 
 from matcher.history import RobotsTableError, RobotsVersion, version_from_row
-from pipeline.json_table import read_json_table
+from matcher.records import rfc3339
+from matcher.robots import MAX_BYTES
+from pipeline.confined import NotReadable, inside, is_url, read_regular, relative_url
+from pipeline.json_table import read_json_rows
+
+# What the parser reads of a body, and one byte more so that it knows the body was cut.
+_BODY_LIMIT = MAX_BYTES + 1
 
 _CAPTURE = re.compile(r"(?P<stamp>\d{8}T\d{6}Z|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\.(?P<ext>txt|\d{3}|unreachable)")
 
 
 def read_robots_table(location: str) -> list[RobotsVersion]:
     """All versions of a JSON Lines table or a captures folder."""
-    if Path(location).is_dir():
-        return _read_captures(Path(location))
-    return _read_jsonl(location)
+    if not is_url(location) and Path(location).is_dir():
+        origins = _read_captures(Path(location))
+    else:
+        origins = _read_jsonl(location)
+    return _without_conflicts(origins)
 
 
-def _read_jsonl(location: str) -> list[RobotsVersion]:
-    folder = location.rsplit("/", 1)[0] if "/" in location else "."
-    return read_json_table("robots table", location, lambda row: version_from_row(row, _row_body(row, folder)), RobotsTableError)
+def _read_jsonl(location: str) -> list[tuple[str, RobotsVersion]]:
+    rows = read_json_rows(
+        "robots table", location, lambda row: version_from_row(row, _row_body(row, location)), RobotsTableError
+    )
+    return [(f"{location}:{number}", version) for number, version in rows]
 
 
-def _row_body(row: dict, folder: str) -> bytes | None:
+def _row_body(row: dict, location: str) -> bytes | None:
     if "body" in row:
         if not isinstance(row["body"], str):
             raise RobotsTableError("body must be a string (use body_file for exact bytes)")
         return row["body"].encode("utf-8")
-    if "body_file" in row:
-        with FileSystems.open(FileSystems.join(folder, row["body_file"])) as handle:
-            return handle.read()
-    return None
+    if "body_file" not in row:
+        return None
+    try:
+        if is_url(location):
+            with FileSystems.open(relative_url(location.rsplit("/", 1)[0], row["body_file"])) as handle:
+                return handle.read(_BODY_LIMIT)
+        return read_regular(inside(Path(location).parent, row["body_file"]), _BODY_LIMIT)
+    except NotReadable as error:
+        raise RobotsTableError(f"body_file: {error}") from None
 
 
-def _read_captures(folder: Path) -> list[RobotsVersion]:
+def _read_captures(folder: Path) -> list[tuple[str, RobotsVersion]]:
     versions = []
     for path in sorted(folder.glob("*/*")):
         match = _CAPTURE.fullmatch(path.name)
@@ -57,14 +75,36 @@ def _read_captures(folder: Path) -> list[RobotsVersion]:
             raise RobotsTableError(f"{path}: not a capture name (HOST/TIMESTAMP.txt|.NNN|.unreachable)")
         ext = match["ext"]
         status = 200 if ext == "txt" else None if ext == "unreachable" else int(ext)
-        body = path.read_bytes() if status is not None else None
         try:
-            versions.append(RobotsVersion(path.parent.name, _capture_time(match["stamp"]), status, body))
-        except RobotsTableError as error:
+            # A host folder or capture that is a symlink out of the folder is refused like a body_file.
+            body = read_regular(inside(folder, f"{path.parent.name}/{path.name}"), _BODY_LIMIT)
+            version = RobotsVersion(
+                path.parent.name, _capture_time(match["stamp"]), status, body if status is not None else None
+            )
+        except ValueError as error:
             raise RobotsTableError(f"{path}: {error}") from error
+        versions.append((str(path), version))
     return versions
 
 
 def _capture_time(stamp: str) -> datetime:
     compact = "%Y%m%dT%H%M%SZ" if "-" not in stamp else "%Y-%m-%dT%H:%M:%SZ"
-    return datetime.strptime(stamp, compact).replace(tzinfo=timezone.utc)
+    try:
+        return datetime.strptime(stamp, compact).replace(tzinfo=timezone.utc)
+    except ValueError as error:
+        raise RobotsTableError(f"{stamp} is not a valid time: {error}") from None
+
+
+def _without_conflicts(origins: list[tuple[str, RobotsVersion]]) -> list[RobotsVersion]:
+    """The versions; two rows for one host and time that differ stop the run, naming both rows
+    (the audit could only pick one of them arbitrarily)."""
+    first_seen: dict[tuple[str, datetime], tuple[str, RobotsVersion]] = {}
+    for origin, version in origins:
+        key = (version.host, version.effective_from)
+        seen = first_seen.setdefault(key, (origin, version))
+        if (seen[1].status, seen[1].sha256) != (version.status, version.sha256):
+            raise RobotsTableError(
+                f"{version.host} has two different versions at {rfc3339(version.effective_from)}:"
+                f" {seen[0]} (status {seen[1].status}) and {origin} (status {version.status})"
+            )
+    return [version for _, version in origins]

@@ -19,6 +19,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, dead_letter, host_versions
+from pipeline.confined import require_regular
 
 DEAD_LETTERS = "dead_letters"
 TALLY = "tally"
@@ -133,6 +134,7 @@ class _Position:
 
 
 def _chunks(path: str, position: _Position) -> Iterator[bytes]:
+    require_regular(path)  # a FIFO or device matched by the glob would block or never end
     with open_log(path, position) as handle:
         # read1 hands over what one member or block gave, so the lines before a break are kept.
         read = getattr(handle, "read1", handle.read)
