@@ -18,7 +18,7 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion, host_key
 from matcher.identity import DnsAnswer, RangeIndex
-from pipeline.logformats import LogParseError, parser_for
+from pipeline.logformats import LogParseError, encodable, parser_for
 
 VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
 
@@ -107,7 +107,7 @@ class LineAuditor:
             try:
                 request = parse(line)
             except LogParseError as error:
-                yield DEAD_LETTER, dead_letter(source, error.reason, error.message, line)
+                yield DEAD_LETTER, dead_letter(source, error.reason, error.message, encodable(line))
                 continue
             history = self._history(request.host, robots_by_host)
             verdict = audit(

@@ -259,6 +259,19 @@ _AUTHORITY_END = re.compile(r"[/?#]")
 _TARGET_SAFE = "".join(chr(code) for code in range(0x20, 0x7F))
 
 
+def encodable(text: str) -> str:
+    r"""`text` with every lone surrogate written as its `\udXXX` escape.
+
+    No UTF-8 writer or Beam coder accepts a lone surrogate. JSON may spell one (`"\ud800"`),
+    and a line handed over as text may hold one; every line a parser reads and every string a
+    JSON value contributes pass here, and come out with the escape JSON uses for it (text logs
+    escape bad bytes as `\xNN` alike).
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _unescape(field: str) -> bytes:
     r"""Undo log escaping: Apache's `\"` `\\` `\n` ..., and `\xHH` (Apache and nginx)."""
     out = bytearray()
@@ -349,7 +362,7 @@ def normalize_host(value: str | None) -> str | None:
 
 def _clean(line: str) -> str:
     """Strip line endings, stray blanks and a byte order mark; blank lines are errors."""
-    text = line.strip()
+    text = encodable(line.strip())
     if text[:1] == "\ufeff":
         text = text[1:].lstrip()
     if not text:
@@ -542,18 +555,6 @@ def _json_status(value: Any) -> int | None:
     if status is not None and not 0 <= status <= 999:
         raise LogParseError("bad-status", f"status out of range: {status}")
     return status
-
-
-def encodable(text: str) -> str:
-    r"""`text` with every lone surrogate written as its `\udXXX` escape.
-
-    JSON may spell a lone surrogate (`"\ud800"`), which no UTF-8 writer or Beam coder accepts.
-    Every string a JSON line contributes to a record passes here, the one place that makes them
-    encodable, with the escape JSON used for it (text logs escape bad bytes as `\xNN` alike).
-    """
-    if text.isascii():
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _json_str(value: Any, field: str) -> str | None:

@@ -1,0 +1,301 @@
+"""Fuzzing: arbitrary and mutated bytes into every parser of hostile input and every table reader.
+
+Each harness states the only outcome allowed besides a result: a parser's own error type (a dead
+letter), or for a table its one error type (exit 2). Anything else is a crash. Records that come
+out must be writable as UTF-8 JSON, as the sinks write them. The example budget is fixed so that
+CI runs the whole file in well under a minute; `bench/fuzz.py` runs the same harnesses for longer.
+Inputs that once crashed stay here as explicit examples.
+"""
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from config.registry import load_registry
+from config.snapshots import load_ranges
+from matcher import directives, records, robots
+from matcher.directives import PageDirectivesError
+from matcher.history import RobotsTableError
+from matcher.identity import BROADEST_PREFIX, RangeIndex, parse_snapshot
+from pipeline.auditing import LineAuditor, host_versions
+from pipeline.logformats import FORMATS, LogParseError, parser_for
+from pipeline.page_directives import read_page_directives
+from pipeline.resolvers import read_snapshot
+from pipeline.robots_table import read_robots_table
+from pipeline.transforms import split_lines
+
+BUDGET = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+FIELD_MAP = {"ts": "ts", "client_ip": "ip", "request": "req", "user_agent": "ua", "host": "host",
+             "status": "status", "size": "size", "x_robots_tag": "xrt"}
+
+# One well-formed line per format: mutations of these reach far deeper than random bytes.
+SEEDS = {
+    "common": '66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a?b=1 HTTP/1.1" 200 512',
+    "combined": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 512 "-" "{GOOGLEBOT}"',
+    "vhost_combined": f'example.com:443 66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET http://x.test/a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "host_combined": f'example.com 66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" "1.2.3.4"',
+    "combined_xrt": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" "noindex"',
+    "jsonl": json.dumps({"ts": "2026-11-02T10:00:00+01:00", "ip": "66.249.66.1", "req": "GET /a HTTP/1.1",
+                         "ua": GOOGLEBOT, "host": "example.com", "status": 200, "size": 5, "xrt": ["noindex"]}),
+    "cloudflare": json.dumps({"EdgeStartTimestamp": 1793613600, "ClientIP": "66.249.66.1", "ClientRequestHost": "example.com",
+                              "ClientRequestMethod": "GET", "ClientRequestURI": "/a", "EdgeResponseStatus": 200,
+                              "ClientRequestUserAgent": GOOGLEBOT}),
+    "gcp_lb": json.dumps({"timestamp": "2026-11-02T10:00:00.123456789Z", "httpRequest": {
+        "remoteIp": "66.249.66.1", "requestMethod": "GET", "requestUrl": "https://example.com/a", "status": 200,
+        "userAgent": GOOGLEBOT}}),
+}
+assert set(SEEDS) == set(FORMATS)
+
+# Pieces that sit on the edges of what the parsers accept.
+PIECES = [
+    "\r", "\n", "\r\n", "\x00", "\x1b[2J", '"', '\\"', "\\", "\\x16\\x03", "\\ud800", "\ud800", "\udfff", "\ufeff",
+    "[", "]", "{", "}", "[01/Jan/0001:00:00:00 +0100]", "31/Dec/9999:23:59:59 -0100", "0001-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-01:00", "99999999999999999999", "1e400", "-1", "NaN", "%", "%2F", "*", "$", "::ffff:1.2.3.4",
+    " ", "\t", "Crawl-delay: 99999999999999", "User-agent: *", "Disallow: /*x*y", "é", "\U0001f600", "-",
+]
+
+
+@st.composite
+def mutated(draw, seed: str) -> str:
+    """`seed` with a few spans replaced by edge pieces or arbitrary text."""
+    text = seed
+    for _ in range(draw(st.integers(1, 4))):
+        start = draw(st.integers(0, len(text)))
+        end = draw(st.integers(start, min(len(text), start + 12)))
+        insert = draw(st.one_of(st.sampled_from(PIECES), st.text(max_size=8)))
+        text = text[:start] + insert + text[end:]
+    return text
+
+
+def lines_for(name: str):
+    return st.one_of(mutated(SEEDS[name]), st.text(max_size=200),
+                     st.binary(max_size=200).map(lambda raw: raw.decode("utf-8", "backslashreplace")))
+
+
+def _writable(record: dict) -> None:
+    """What the JSON sink does with a record: it must not fail."""
+    json.dumps(records.to_json_ready(record, records.TABLES["verdicts"]), ensure_ascii=False).encode("utf-8")
+
+
+def _parse_or_dead_letter(parse, line: str) -> None:
+    try:
+        record = parse(line)
+    except LogParseError as error:
+        assert error.reason and isinstance(error.message, str)
+        return
+    assert record.ts.tzinfo is not None
+    for text in (record.host or "", record.client_ip, record.method, record.target, record.path,
+                 record.referer or "", record.user_agent, record.forwarded_for or "", *record.x_robots_tag):
+        text.encode("utf-8")
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_log_format_parser_takes_any_line(name):
+    parse = parser_for(name, "default.test", FIELD_MAP if name == "jsonl" else None)
+
+    @BUDGET
+    @given(lines_for(name))
+    @example('{"ts":"0001-01-01T00:00:00+01:00","ip":"1","req":"GET / HTTP/1.1"}')
+    @example('{"ts":"2026-01-01T00:00:00Z","ip":"1","req":"GET /\\ud800 HTTP/1.1","ua":"\\udfff"}')
+    @example('x 1 - - [01/Jan/0001:00:00:00 +0100] "GET / HTTP/1.1" 200 5 "-" "-"')
+    @example('x 1 - - [31/Dec/9999:23:59:59 -0100] "GET / HTTP/1.1" 200 5 "-" "-"')
+    def check(line):
+        _parse_or_dead_letter(parse, line)
+
+    check()
+
+
+REGISTRY = load_registry()
+RANGES = load_ranges(Path(__file__).resolve().parent.parent / "samples" / "ranges", REGISTRY)
+ROBOTS_BY_HOST = {
+    "example.com": host_versions([
+        _version for _version in read_robots_table(
+            str(Path(__file__).resolve().parent.parent / "samples" / "robots" / "history.jsonl"))
+        if _version.host == "www.example.com"
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", ["host_combined", "jsonl"])
+def test_the_per_line_audit_writes_every_record_it_makes(name):
+    auditor = LineAuditor(name, "example.com", FIELD_MAP if name == "jsonl" else None, REGISTRY, RANGES,
+                          timedelta(days=30), timedelta(days=1))
+
+    @BUDGET
+    @given(st.lists(lines_for(name), min_size=1, max_size=4))
+    @example([SEEDS[name].replace("02/Nov/2026:10:00:00 +0100", "31/Dec/9999:23:59:59 +0000")])
+    @example([SEEDS[name].replace("02/Nov/2026:10:00:00 +0100", "01/Jan/0001:00:00:00 +0000")])
+    def check(lines):
+        outcomes = list(auditor.audit_lines("fuzz.log", 1, lines, ROBOTS_BY_HOST, None))
+        assert len(outcomes) == len(lines)  # every line accounted for
+        for kind, record in outcomes:
+            if kind == "verdict":
+                _writable(record)
+            elif record is not None:
+                json.dumps(record, ensure_ascii=False).encode("utf-8")
+
+    check()
+
+
+@BUDGET
+@given(st.one_of(
+    st.binary(max_size=2000),
+    mutated("User-agent: Googlebot\nCrawl-delay: 5\nDisallow: /private/*.php$\nAllow: /private/ok\n\n"
+            "User-agent: *\nDisallow: /tmp/\nSitemap: https://x.test/s.xml\n").map(lambda t: t.encode("utf-8", "surrogatepass")),
+))
+@example(b"User-agent: *\nCrawl-delay: 99999999999999\n")
+@example(b"User-agent: *\rDisallow: /\r")
+def test_the_robots_parser_takes_any_bytes(body):
+    parsed = robots.parse(body)
+    for path in ("/", "/private/a.php", "/tmp/x", "/%2A$", "/robots.txt"):
+        decision = parsed.decide("Googlebot/2.1", path)
+        assert isinstance(decision.allowed, bool)
+    delay = parsed.crawl_delay("googlebot")
+    assert delay is None or delay >= 0
+    for diagnostic in parsed.diagnostics:
+        str(diagnostic.message).encode("utf-8")
+
+
+@BUDGET
+@given(st.one_of(
+    st.text(max_size=200),
+    mutated("noindex, nofollow, max-snippet:20, unavailable_after: 2026-12-01T00:00:00+01:00, googlebot: noarchive"),
+))
+@example("unavailable_after: 0001-01-01T00:00:00+01:00")
+@example("unavailable_after: Fri, 31 Dec 9999 23:59:59 -0100")
+def test_the_page_directives_parser_takes_any_text(value):
+    for parsed in (directives.parse_x_robots_tag(value), directives.parse_meta("robots", value),
+                   directives.parse_meta(value, "noindex")):
+        assert isinstance(parsed, directives.Directives)
+
+
+def _table_bytes(seed_rows: list[dict]):
+    seed = "".join(json.dumps(row) + "\n" for row in seed_rows)
+    return st.one_of(
+        st.binary(max_size=600),
+        mutated(seed).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    )
+
+
+ROBOTS_ROWS = [
+    {"host": "example.com", "effective_from": "2026-11-02T09:00:00Z", "status": 200, "body": "User-agent: *\n"},
+    {"host": "example.com", "effective_from": "2026-11-03T09:00:00+01:00", "status": 503},
+    {"host": "example.com", "effective_from": "2026-11-04T09:00:00Z", "status": "unreachable"},
+    {"host": "example.com", "effective_from": "2026-11-05T09:00:00Z", "status": 200, "body_file": "body.txt"},
+]
+
+
+@BUDGET
+@given(_table_bytes(ROBOTS_ROWS))
+@example(b'{"host":"a","effective_from":"0001-01-01T00:00:00+01:00","status":404}\n')
+@example(b'{"host":"a","effective_from":"2026-01-01T00:00:00Z","status":200,"body_file":null}\n')
+@example(b'{"host":"a","effective_from":"2026-01-01T00:00:00Z","status":200,"body_file":"../x"}\n')
+@example(b'{"host":"\\ud800","effective_from":"2026-01-01T00:00:00Z","status":404}\n')
+def test_the_robots_table_reader_takes_any_bytes(tmp_path_factory, data):
+    folder = tmp_path_factory.mktemp("robots")
+    (folder / "body.txt").write_bytes(b"User-agent: *\nDisallow: /\n")
+    (folder / "table.jsonl").write_bytes(data)
+    try:
+        versions = read_robots_table(str(folder / "table.jsonl"))
+    except RobotsTableError as error:
+        str(error).encode("utf-8", "backslashreplace")
+        return
+    for version in versions:
+        assert version.effective_from.tzinfo is timezone.utc
+
+
+PAGE_ROWS = [
+    {"host": "example.com", "path": "/a", "effective_from": "2026-11-02T09:00:00Z", "x_robots_tag": ["noindex"],
+     "meta_robots": [{"name": "robots", "content": "nofollow"}]},
+]
+
+
+@BUDGET
+@given(_table_bytes(PAGE_ROWS))
+@example(b'{"host":"a","path":"/","effective_from":"0001-01-01T00:00:00+01:00","x_robots_tag":[],"meta_robots":[]}\n')
+def test_the_page_directives_table_reader_takes_any_bytes(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("pages") / "pages.jsonl"
+    path.write_bytes(data)
+    try:
+        read_page_directives(str(path))
+    except PageDirectivesError:
+        pass
+
+
+DNS_ROWS = [
+    {"ip": "66.249.66.1", "ptr": ["crawl-66-249-66-1.googlebot.com"],
+     "forward": {"crawl-66-249-66-1.googlebot.com": ["66.249.66.1"]}, "resolved_at": "2026-11-02T00:00:00Z"},
+    {"ip": "203.0.113.9", "ptr_error": "nxdomain"},
+]
+
+
+@BUDGET
+@given(_table_bytes(DNS_ROWS))
+@example(b"[" * 100_000)
+@example(b'{"ip":"1.2.3.4","ptr":["\\ud800"]}\n')
+def test_the_dns_snapshot_reader_takes_any_bytes(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("dns") / "dns.jsonl"
+    path.write_bytes(data)
+    try:
+        answers = read_snapshot(str(path))
+    except ValueError:
+        return
+    for address in answers:
+        address.encode("utf-8")
+
+
+RANGE_DOCUMENT = {"creationTime": "2026-10-30T00:00:00Z",
+                  "prefixes": [{"ipv4Prefix": "66.249.64.0/27"}, {"ipv6Prefix": "2001:4860:4801:10::/64"}]}
+
+
+@BUDGET
+@given(_table_bytes([RANGE_DOCUMENT]))
+@example(b"[" * 100_000)
+@example(b'{"prefixes":[{"ipv4Prefix":"0.0.0.0/0"},{"ipv6Prefix":"::/0"}]}')
+def test_the_range_snapshot_reader_takes_any_bytes(tmp_path_factory, data):
+    root = tmp_path_factory.mktemp("ranges")
+    (root / "google-common-crawlers").mkdir()
+    (root / "google-common-crawlers" / "2026-10-30.json").write_bytes(data)
+    index = load_ranges(root, REGISTRY)
+    assert isinstance(index, RangeIndex)
+    snapshot = index.snapshot_at("google-common-crawlers", date(2026, 11, 1))
+    if snapshot is None:
+        assert index.problems  # a file that is not used is reported, never dropped in silence
+    else:
+        _within_bound(snapshot)
+
+
+@BUDGET
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+                    max_leaves=30))
+@example({"prefixes": [{"ipv4Prefix": "1.0.0.0/7"}, {"ipv6Prefix": "2000::/18"}, {"ipv4Prefix": "66.249.64.0/19"}]})
+def test_parse_snapshot_takes_any_json_value(document):
+    snapshot, problems = parse_snapshot("google-common-crawlers", "Google", date(2026, 11, 1), document)
+    assert snapshot is not None or problems
+    if snapshot is not None:
+        _within_bound(snapshot)
+
+
+def _within_bound(snapshot) -> None:
+    """No kept prefix is broader than BROADEST_PREFIX (a level's shift is 32 or 128 minus its length)."""
+    for version, levels in snapshot.table.levels.items():
+        host_bits = (32 if version == 4 else 128) - BROADEST_PREFIX[version]
+        assert all(shift <= host_bits for shift, _ in levels)
+
+
+@BUDGET
+@given(st.lists(st.binary(max_size=40), max_size=8))
+@example([b"a\r", b"\nb\rc\r\r\n", b"d"])
+def test_split_lines_agrees_with_universal_newlines_whatever_the_chunking(chunks):
+    data = b"".join(chunks)
+    # bytes.splitlines ends lines at exactly LF, CR LF and lone CR, over the whole input at once
+    assert list(split_lines(chunks)) == data.splitlines()
