@@ -65,10 +65,11 @@ def read_regular(path: Path, limit: int) -> bytes:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as error:
         raise NotReadable(f"cannot read {path}: {error.strerror or error}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise NotReadable(f"{path} is {_kind(mode)}, not a regular file")
     with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotReadable(f"{path} is {_kind(mode)}, not a regular file")
         return handle.read(limit)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,20 @@ from pipeline.cli import main
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 ROBOTS = "User-agent: *\nCrawl-delay: 5\nDisallow: /x\n"
 FIELD_MAP = '{"ts":"ts","client_ip":"ip","request":"req","user_agent":"ua","host":"host"}'
+
+
+@pytest.fixture(autouse=True)
+def _no_hang():
+    """A read that blocks (a FIFO opened for reading waits for a writer) fails the test instead."""
+
+    def give_up(signum, frame):
+        raise TimeoutError("the run blocked")
+
+    previous = signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(120)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 def _line(when: str, path: str = "/a") -> str:
@@ -171,7 +186,7 @@ def _log(folder: Path) -> str:
         (None, "non-empty relative path"),
         ("link-out", "outside"),
         ("fifo", "a FIFO"),
-        ("folder", "a directory"),
+        ("folder", "is a directory, not a regular file"),
     ],
 )
 def test_body_files_outside_the_folder_or_not_regular_are_refused(tmp_path, capsys, body_file, expected):
@@ -240,9 +255,12 @@ def test_an_effective_from_that_leaves_the_datetime_range_names_the_row(tmp_path
 
 def test_a_yaml_alias_bomb_in_the_registry_is_refused(tmp_path, capsys):
     _table(tmp_path)
-    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    bomb += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, 9)]
-    (tmp_path / "crawlers.yaml").write_text("\n".join(bomb) + "\n")
+    # 10**9 strings once expanded; an error message that shows the value would take minutes and GBs
+    levels = ["&a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"&a{n} [" + ", ".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, 9)]
+    (tmp_path / "crawlers.yaml").write_text(
+        "range_sources:\n  x-source:\n    operator: X\n    url: [" + ", ".join(levels) + "]\n"
+    )
     assert _run(tmp_path, _log(tmp_path), f"--registry={tmp_path / 'crawlers.yaml'}") == 2
     assert "alias" in _one_line_error(capsys)
 
