@@ -3,12 +3,13 @@
 Each harness states the only outcome allowed besides a result: a parser's own error type (a dead
 letter), or for a table its one error type (exit 2). Anything else is a crash. Records that come
 out must be writable as UTF-8 JSON, as the sinks write them. The example budget is fixed so that
-CI runs the whole file in well under a minute; `bench/fuzz.py` runs the same harnesses for longer.
-Inputs that once crashed stay here as explicit examples.
+CI runs the whole file in well under a minute; CRAWL_AUDIT_FUZZ_EXAMPLES raises it for a longer
+run. Inputs that once crashed stay here as explicit examples.
 """
 from __future__ import annotations
 
 import json
+import os
 from datetime import date, timedelta, timezone
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from pipeline.robots_table import read_robots_table
 from pipeline.transforms import split_lines
 
 BUDGET = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=int(os.environ.get("CRAWL_AUDIT_FUZZ_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 FIELD_MAP = {"ts": "ts", "client_ip": "ip", "request": "req", "user_agent": "ua", "host": "host",
