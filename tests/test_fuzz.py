@@ -31,7 +31,9 @@ from pipeline.robots_table import read_robots_table
 from pipeline.transforms import split_lines
 
 BUDGET = settings(
-    max_examples=int(os.environ.get("CRAWL_AUDIT_FUZZ_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=int(os.environ.get("CRAWL_AUDIT_FUZZ_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 FIELD_MAP = {"ts": "ts", "client_ip": "ip", "request": "req", "user_agent": "ua", "host": "host",
