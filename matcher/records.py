@@ -51,9 +51,20 @@ VERDICTS = (
     Column("rule_pattern", "string", "deciding rule as written"),
     Column("rule_line", "int", "line of the deciding rule"),
     Column("rule_normalized", "string", "deciding rule after normalization"),
-    Column("decision", "string", "allowed | disallowed | disallowed-within-grace | unknown", False),
+    Column(
+        "decision", "string",
+        "allowed | disallowed | disallowed-within-grace | disallowed-between-captures | unknown", False,
+    ),
     Column("reason", "string", "short code saying why", False),
     Column("grace_from", "timestamp", "for disallowed-within-grace: the earlier version that allowed it"),
+    Column(
+        "later_version", "struct",
+        "for disallowed-between-captures: the next version, which allowed it; the change to it happened"
+        " after its observed_before, maybe before ts",
+        fields=ROBOTS_VERSION + (
+            Column("observed_before", "timestamp", "last time the previous content was seen (UTC)", False),
+        ),
+    ),
     Column("crawl_delay", "float", "Crawl-delay of the group in effect, seconds"),
     Column("crawl_delay_line", "int", "line of that Crawl-delay"),
     Column(
@@ -86,6 +97,7 @@ SUMMARY = (
     Column("allowed", "int", "allowed", False),
     Column("disallowed", "int", "disallowed", False),
     Column("within_grace", "int", "disallowed within the cache grace", False),
+    Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
 )
 

@@ -10,7 +10,7 @@ from typing import Sequence
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "unknown")
+_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
 _IDENTITY_ORDER = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 
 
