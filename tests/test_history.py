@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from matcher import robots
 from matcher.history import (
+    DISALLOWED_BETWEEN_CAPTURES,
     HostHistory,
     RobotsHistory,
     RobotsTableError,
     RobotsVersion,
     version_from_row,
+    with_observations,
 )
 
 HOST = "example.com"
@@ -495,3 +498,86 @@ def test_naive_request_time_is_rejected() -> None:
 def test_negative_durations_are_rejected(setting: str) -> None:
     with pytest.raises(ValueError, match=setting):
         history(ok(T0, ALLOW_ALL), **{setting: timedelta(seconds=-1)})
+
+
+# observed_before: a change known only between two observations (DESIGN §5)
+
+
+def observed(version: RobotsVersion, before: datetime) -> RobotsVersion:
+    return replace(version, observed_before=before)
+
+
+def test_between_captures_when_only_the_earlier_candidate_disallows() -> None:
+    earlier = ok(day(0), BLOCK_PRIVATE)
+    later = observed(ok(day(2), ALLOW_ALL), day(1))
+    table = history(earlier, later, grace=timedelta(0))
+    result = judge(table, day(1.5))
+    assert (result.decision, result.reason) == (DISALLOWED_BETWEEN_CAPTURES, "change-time-unknown")
+    assert result.version == earlier and result.later_version == later
+    assert result.match.rule.pattern == "/private"  # the earlier version's rule still explains it
+
+
+def test_the_window_is_open_at_observed_before_and_closed_at_effective_from() -> None:
+    table = history(ok(day(0), BLOCK_PRIVATE), observed(ok(day(2), ALLOW_ALL), day(1)), grace=timedelta(0))
+    assert judge(table, day(1)).decision == "disallowed"  # the old content was seen then
+    assert judge(table, day(1) + TICK).decision == DISALLOWED_BETWEEN_CAPTURES
+    assert judge(table, day(2) - TICK).decision == DISALLOWED_BETWEEN_CAPTURES
+    assert judge(table, day(2)).decision == "allowed"  # the new content was seen then
+
+
+def test_in_the_window_an_allowing_earlier_version_decides_whatever_the_later_says() -> None:
+    table = history(ok(day(0), ALLOW_ALL), observed(ok(day(2), BLOCK_PRIVATE), day(1)), grace=timedelta(0))
+    result = judge(table, day(1.5))
+    assert (result.decision, result.later_version) == ("allowed", None)
+    assert result.version.effective_from == day(0)
+
+
+def test_in_the_window_both_candidates_disallowing_is_a_plain_disallow() -> None:
+    blocks_more = "User-agent: *\nDisallow: /private\nDisallow: /tmp\n"
+    table = history(ok(day(0), BLOCK_PRIVATE), observed(ok(day(2), blocks_more), day(1)), grace=timedelta(0))
+    result = judge(table, day(1.5))
+    assert (result.decision, result.later_version) == ("disallowed", None)
+
+
+@pytest.mark.parametrize(("status", "decision"), [(404, DISALLOWED_BETWEEN_CAPTURES), (503, "disallowed")])
+def test_a_later_status_only_candidate_counts_by_its_meaning(status, decision) -> None:
+    table = history(ok(day(0), BLOCK_PRIVATE), observed(failed(day(2), status), day(1)), grace=timedelta(0))
+    assert judge(table, day(1.5)).decision == decision
+
+
+def test_without_observed_before_the_change_time_is_exact() -> None:
+    table = history(ok(day(0), BLOCK_PRIVATE), ok(day(2), ALLOW_ALL), grace=timedelta(0))
+    assert judge(table, day(2) - TICK).decision == "disallowed"
+
+
+def test_the_later_candidate_is_tried_before_the_grace() -> None:
+    table = history(
+        ok(day(0), ALLOW_ALL), ok(day(1), BLOCK_PRIVATE), observed(ok(day(3), ALLOW_ALL), day(1) + TICK),
+        grace=timedelta(days=1),
+    )
+    result = judge(table, day(1.5))
+    assert result.decision == DISALLOWED_BETWEEN_CAPTURES and result.grace_version is None
+    assert judge(table, day(1)).decision == "disallowed-within-grace"  # before the window
+
+
+def test_observed_before_must_precede_effective_from_and_follow_the_previous_version() -> None:
+    with pytest.raises(RobotsTableError, match="must be earlier than effective_from"):
+        RobotsVersion(HOST, day(1), 200, b"", observed_before=day(1))
+    with pytest.raises(RobotsTableError, match="earlier than the previous version"):
+        history(ok(day(1), ALLOW_ALL), observed(ok(day(2), ALLOW_ALL), day(0.5)))
+
+
+def test_observed_before_is_read_from_a_table_row() -> None:
+    row = {"host": HOST, "effective_from": "2026-11-04T09:00:00Z", "status": 404, "observed_before": "2026-11-03T09:00:00+00:00"}
+    assert version_from_row(row, None).observed_before == day(1)
+    with pytest.raises(RobotsTableError, match="observed_before is not an ISO 8601 timestamp"):
+        version_from_row({**row, "observed_before": "yesterday"}, None)
+
+
+def test_observation_times_give_each_version_the_last_fetch_before_it() -> None:
+    first, second, third = ok(day(0), ALLOW_ALL), ok(day(2), BLOCK_PRIVATE), failed(day(5), 503)
+    fetches = [day(0), day(0.5), day(1.5), day(2), day(3), day(4.9), day(5)]
+    result = with_observations([third, first, second], fetches)
+    assert [v.observed_before for v in result] == [None, day(1.5), day(4.9)]
+    # A fetch log that never saw the previous content again falls back to its own capture.
+    assert with_observations([first, second], [day(2)])[1].observed_before == day(0)
