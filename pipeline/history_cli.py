@@ -139,7 +139,7 @@ def _version_line(version: RobotsVersion) -> str:
     status = "unreachable" if version.status is None else str(version.status)
     line = f"{rfc3339(version.effective_from)}  {status:<11}  {_meaning(version)}"
     if version.kind == "ok":
-        groups = ", ".join(_parsed(version).groups) or "no groups"
+        groups = ", ".join(sorted(_parsed(version).groups, key=lambda token: (token != "*", token))) or "no groups"
         line += f"  {len(version.body):,} bytes  sha256 {version.sha256[:12]}  groups: {groups}"
     if version.observed_before is not None:
         line += f"  (changed after {rfc3339(version.observed_before)})"
