@@ -14,8 +14,8 @@ from matcher.robots import Group, RobotsFile, Rule
 
 @dataclass(frozen=True)
 class GroupChange:
-    """How the group chosen for `tokens` changed. `before`/`after` is None where no group named
-    those tokens (a crawler then follows the `*` group, or nothing)."""
+    """How the group chosen for `tokens` changed. `group_added`/`group_removed`: only one of the
+    two files has a group naming them (without one, such a crawler follows `*`, or nothing)."""
 
     tokens: tuple[str, ...]
     added: tuple[Rule, ...]

@@ -64,7 +64,7 @@ def _capture_one(folder: HostFolder, client: Client, now: Callable[[], datetime]
     with folder.locked():
         moment = now().replace(microsecond=0)
         latest = folder.latest()
-        if latest is not None and latest[2].key == outcome.key and latest[0] <= moment:
+        if latest is not None and latest[2].key == outcome.key:
             folder.observe(moment, "same", latest[1])
             return Captured(folder.host, outcome, None, latest[1], note)
         written = folder.write(moment, outcome)

@@ -7,7 +7,7 @@
   diff TABLE --host H T1 T2          what changed between the versions in effect at T1 and T2
 
 Exit codes: 0 done; 1 done in part (a capture clashed, an import stopped early: run it again to
-resume); 2 usage or input error.
+resume); 2 usage or input error, or an archive index that could not be read (nothing written).
 """
 from __future__ import annotations
 

@@ -79,9 +79,9 @@ def _read_captures(folder: Path) -> list[RobotsVersion]:
 def _observation_times(log: Path) -> list[datetime]:
     times = []
     for number, line in enumerate(log.read_text("utf-8").splitlines(), start=1):
-        stamp = line.split(maxsplit=1)[0] if line.strip() else None
-        if stamp is None:
+        if not line.strip():
             continue
+        stamp = line.split(maxsplit=1)[0]
         try:
             moment = datetime.fromisoformat(stamp)
         except ValueError:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlencode
@@ -136,25 +136,35 @@ def versions_of(rows: Sequence[Sequence[str]]) -> tuple[list[ArchivedVersion], l
         raise ValueError(f"CDX answer lacks the field(s) {', '.join(sorted(missing))}")
     versions: list[ArchivedVersion] = []
     skipped: list[str] = []
-    for row in sorted((row for row in body if row), key=lambda row: row[column["timestamp"]]):
-        first_stamp, original, status_text, digest = (row[column[name]] for name in ("timestamp", "original", "statuscode", "digest"))
-        last_stamp = row[column["endtimestamp"]] if "endtimestamp" in column and len(row) > column["endtimestamp"] else ""
+    needed = max(column[name] for name in ("timestamp", "original", "statuscode", "digest")) + 1
+    end_index = column.get("endtimestamp")
+    usable = []
+    for row in body:
+        if len(row) >= needed and all(isinstance(cell, str) for cell in row):
+            usable.append(row)
+        elif row:  # the API separates a resume key with an empty row; anything else is reported
+            skipped.append(f"malformed CDX row {row!r}")
+    for row in sorted(usable, key=lambda row: row[column["timestamp"]]):
+        first_stamp, original, status_text, digest = (
+            row[column[name]] for name in ("timestamp", "original", "statuscode", "digest")
+        )
+        last_stamp = row[end_index] if end_index is not None and end_index < len(row) else ""
         try:
             first = _cdx_time(first_stamp)
             last = _cdx_time(last_stamp) if last_stamp not in ("", "-") else first
             status = int(status_text)
         except ValueError:
+            status = 0
+        if not 200 <= status <= 599:
             skipped.append(f"{first_stamp}: no usable time or status ({status_text!r})")
             continue
-        if not 200 <= status <= 599 or 300 <= status < 400:
-            skipped.append(f"{first_stamp}: HTTP {status} capture left out (a redirect's target is captured on its own)")
-            continue
-        same = versions and _outcome_key(versions[-1].status, versions[-1].digest) == _outcome_key(status, digest)
-        if same:
-            versions[-1] = ArchivedVersion(
-                versions[-1].first, max(versions[-1].last, last), versions[-1].status, versions[-1].digest,
-                versions[-1].original, versions[-1].first_stamp,
+        if 300 <= status < 400:
+            skipped.append(
+                f"{first_stamp}: HTTP {status} capture left out (a redirect's target is captured on its own)"
             )
+            continue
+        if versions and _outcome_key(versions[-1].status, versions[-1].digest) == _outcome_key(status, digest):
+            versions[-1] = replace(versions[-1], last=max(versions[-1].last, last))
         else:
             versions.append(ArchivedVersion(first, max(first, last), status, digest, original, first_stamp))
     return versions, skipped

@@ -146,12 +146,15 @@ def test_versions_of_merges_runs_the_index_split():
         ["20240102000000", "h/robots.txt", "410", "X2"],  # same class: one "unavailable" run
         ["20240103000000", "h/robots.txt", "-", "X3"],  # a revisit without status
         ["2024010400000", "h/robots.txt", "200", "X4"],  # a broken timestamp
+        ["20240105000000", "h/robots.txt"],  # a short row
+        [],
     ]
     versions, skipped = wayback.versions_of(rows)
     assert [(v.first, v.last, v.status) for v in versions] == [
         (utc("2024-01-01T00:00:00"), utc("2024-01-02T00:00:00"), 404)
     ]
-    assert len(skipped) == 2 and all("no usable time or status" in reason for reason in skipped)
+    assert skipped[0] == "malformed CDX row ['20240105000000', 'h/robots.txt']"
+    assert len(skipped) == 3 and all("no usable time or status" in reason for reason in skipped[1:])
 
 
 def test_a_cdx_answer_that_is_not_json_exits_2_with_one_line(tls, server, archive, tmp_path, capsys):
