@@ -23,9 +23,10 @@ from pathlib import Path
 from matcher.records import rfc3339
 from pipeline.robots_table import _CAPTURE, OBSERVATIONS_LOG, _capture_time
 
-# Lower-case DNS labels (the form robots lookups compare in), or an IP address; nothing
-# that could name another folder.
-_HOST = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*|\[?[0-9a-f:.]+\]?")
+# Lower-case DNS labels (the form robots lookups compare in), which also covers IPv4 addresses;
+# nothing that could name another folder.
+_LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+_HOST = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*")
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,6 @@ class Outcome:
         if self.status is None:
             return "unreachable"
         return "txt" if self.status == 200 else str(self.status)
-
-    def describe(self) -> str:
-        if self.status is None:
-            return "unreachable"
-        return f"{self.status}" + (f", {len(self.body)} bytes" if self.body is not None else "")
 
 
 def checked_host(text: str) -> str:

@@ -83,7 +83,10 @@ def import_git(args: argparse.Namespace) -> int:
     if args.deployed_at:
         deploys = git_history.read_deploys(Path(args.deployed_at).read_text("utf-8"), repo)
     result = git_history.import_git(repo, args.path, args.host, Path(args.into), deploys)
-    print(f"{args.host}: {result.versions} version(s), {len(result.written)} written, {result.already_there} already there")
+    print(
+        f"{args.host}: {result.versions} version(s), {len(result.written)} written,"
+        f" {result.already_there} already there"
+    )
     for path in result.written:
         print(f"  + {path}")
     return EXIT_OK
@@ -223,7 +226,10 @@ def _non_negative(kind: type):
 
 
 def _fetch_options(parser: argparse.ArgumentParser, timeout: float) -> None:
-    parser.add_argument("--timeout", type=_positive, default=timeout, help=f"seconds per fetch, redirects included (default {timeout:g})")
+    parser.add_argument(
+        "--timeout", type=_positive, default=timeout,
+        help=f"seconds per fetch, redirects included (default {timeout:g})",
+    )
     parser.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's")
     parser.add_argument(
         "--connect-to", type=_connect_to, action="append", default=[], metavar="HOST=ADDRESS:PORT",
@@ -232,33 +238,50 @@ def _fetch_options(parser: argparse.ArgumentParser, timeout: float) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crawl-audit history", description="Build and inspect a robots.txt history.")
+    parser = argparse.ArgumentParser(
+        prog="crawl-audit history", description="Build and inspect a robots.txt history."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    capture_parser = commands.add_parser("capture", help="fetch each host's robots.txt now; keep it when it changed")
+    capture_parser = commands.add_parser(
+        "capture", help="fetch each host's robots.txt now; keep it when it changed"
+    )
     capture_parser.add_argument("hosts", nargs="+", metavar="HOST")
-    capture_parser.add_argument("--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)")
+    capture_parser.add_argument(
+        "--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)"
+    )
     capture_parser.add_argument("--user-agent", default=history_capture.USER_AGENT)
     _fetch_options(capture_parser, history_capture.DEFAULT_TIMEOUT)
     capture_parser.set_defaults(handler=capture)
 
-    wayback_parser = commands.add_parser("import-wayback", help="import the Internet Archive's captures of HOST/robots.txt")
+    wayback_parser = commands.add_parser(
+        "import-wayback", help="import the Internet Archive's captures of HOST/robots.txt"
+    )
     wayback_parser.add_argument("host", metavar="HOST")
     wayback_parser.add_argument("--into", required=True, help="captures folder")
     wayback_parser.add_argument("--from", dest="start", type=_archive_time, help="first date (2024-01-31)")
     wayback_parser.add_argument("--to", dest="end", type=_archive_time, help="last date")
     wayback_parser.add_argument("--archive", default=wayback.DEFAULT_ARCHIVE, help="archive base URL (HTTPS)")
-    wayback_parser.add_argument("--delay", type=_non_negative(float), default=wayback.DEFAULT_DELAY, help="seconds between requests")
-    wayback_parser.add_argument("--retries", type=_non_negative(int), default=wayback.DEFAULT_RETRIES, help="retries on 429, 5xx and network errors")
+    wayback_parser.add_argument(
+        "--delay", type=_non_negative(float), default=wayback.DEFAULT_DELAY, help="seconds between requests"
+    )
+    wayback_parser.add_argument(
+        "--retries", type=_non_negative(int), default=wayback.DEFAULT_RETRIES,
+        help="retries on 429, 5xx and network errors, with exponential back-off",
+    )
     _fetch_options(wayback_parser, 60.0)
     wayback_parser.set_defaults(handler=import_wayback)
 
-    git_parser = commands.add_parser("import-git", help="one version per commit (or deploy) of a robots.txt in a git repository")
+    git_parser = commands.add_parser(
+        "import-git", help="one version per commit (or deploy) of a robots.txt in a git repository"
+    )
     git_parser.add_argument("repo", metavar="REPO")
     git_parser.add_argument("path", metavar="PATH", help="the robots.txt's path inside the repository")
     git_parser.add_argument("--host", required=True)
     git_parser.add_argument("--into", required=True, help="captures folder")
-    git_parser.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
+    git_parser.add_argument(
+        "--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live"
+    )
     git_parser.set_defaults(handler=import_git)
 
     show_parser = commands.add_parser("show", help="each host's versions as a time line")

@@ -4,8 +4,9 @@
 Built on the standard library's `http.client` and `ssl` rather than urllib3 or httpx: their
 timeouts bound each connect and each socket read, so a server dripping one byte per read holds
 them indefinitely, and an overall deadline has to be enforced around them anyway. With the
-socket in hand this module enforces it directly: every operation gets the time that remains,
-and a watchdog shuts the socket down at the deadline, which ends any read still blocked. It
+socket in hand this module enforces it directly: connecting and the TLS handshake get the time
+that remains, and a watchdog shuts the socket down at the deadline, which ends any read still
+blocked, in the headers or the body. It
 also owns the redirect policy (HTTPS only, at most five hops, RFC 9309 §2.3.1.2) and the size
 cap, and needs no dependency.
 

@@ -12,6 +12,7 @@ import pytest
 from loopback import Server
 from matcher import robots
 from pipeline import cli
+from pipeline.captures import checked_host
 from pipeline.history_capture import capture, robots_client
 from pipeline.robots_table import read_robots_table
 
@@ -148,3 +149,15 @@ def test_an_untrusted_certificate_makes_the_host_unreachable(server, tmp_path):
     client = robots_client(timeout=2, connect_to={"site.example": ("127.0.0.1", server.port)})  # system CAs
     (done,) = capture(["site.example"], tmp_path, client)
     assert done.written.name.endswith(".unreachable") and "certificate not trusted" in done.note
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "a/b", "a..b", "-a.example", "[::1]", "site.example:443", "x" * 254])
+def test_a_host_that_is_not_a_plain_name_never_becomes_a_folder(name):
+    with pytest.raises(ValueError, match="not a host name"):
+        checked_host(name)
+
+
+def test_host_names_are_kept_in_the_form_lookups_compare_in():
+    assert [checked_host(name) for name in ("Site.Example.", "192.0.2.1", "xn--bcher-kva.example")] == [
+        "site.example", "192.0.2.1", "xn--bcher-kva.example"
+    ]
