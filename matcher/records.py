@@ -83,6 +83,15 @@ INDEXING_FINDINGS = (
     Column("requests", "int", "requests with this finding", False),
 )
 
+BETWEEN_CAPTURES = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
+    Column("effective_from", "timestamp", "the version in effect by effective_from, which disallowed", False),
+    Column("later_effective_from", "timestamp", "the next version, which allowed", False),
+    Column("observed_before", "timestamp", "last time the earlier content was seen: the change came after", False),
+    Column("requests", "int", "requests judged disallowed-between-captures", False),
+)
+
 DEAD_LETTERS = (
     Column("source", "string", "file and line number, or table and row", False),
     Column("reason", "string", "short machine code", False),
@@ -140,6 +149,7 @@ TABLES = {
     "crawl_delay_violations": CRAWL_DELAY_VIOLATIONS,
     "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
     "indexing_findings": INDEXING_FINDINGS,
+    "between_captures": BETWEEN_CAPTURES,
 }
 
 

@@ -77,7 +77,13 @@ def test_a_request_between_two_captures_is_judged_by_both_candidates(captures, t
     assert (row["requests"], row["allowed"], row["disallowed"], row["within_grace"], row["between_captures"]) == (
         5, 2, 1, 1, 1
     )
-    printed = capsys.readouterr().out
-    header = next(line for line in printed.splitlines() if line.startswith("crawler"))
+    printed = capsys.readouterr().out.splitlines()
+    header = next(line for line in printed if line.startswith("crawler"))
     assert header.split() == ["crawler", "identity", "requests", "allowed", "disallowed", "within_grace",
                               "between_captures", "unknown"]
+    # The report names the change and both candidates.
+    section = printed.index(next(line for line in printed if line.startswith("disallowed between captures")))
+    assert printed[section + 1].split() == ["host", "crawler", "in", "effect", "from", "changed", "within", "requests"]
+    assert printed[section + 2].split() == [
+        "site.example", "foobot", "2026-11-02T10:00:00Z", "2026-11-02T11:00:00Z", "..", "2026-11-02T12:00:00Z", "1"
+    ]
