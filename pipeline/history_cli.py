@@ -58,7 +58,7 @@ def capture(args: argparse.Namespace) -> int:
 
 def import_wayback(args: argparse.Namespace) -> int:
     client = Client(
-        user_agent=wayback.USER_AGENT, timeout=args.timeout, max_bytes=robots.MAX_BYTES * 4,
+        user_agent=wayback.USER_AGENT, timeout=args.timeout, max_bytes=robots.MAX_BYTES,
         ca_file=args.ca_file, connect_to=dict(args.connect_to),
     )
     archive = wayback.Archive(client, args.archive, args.delay, args.retries)

@@ -40,7 +40,7 @@ class Response:
     """The last answer of a redirect chain.
 
     `status` is a 3xx only when the chain was not followed to its end; `stopped` then says why.
-    `truncated`: the body went past the client's `max_bytes` and holds only that many bytes.
+    `truncated`: the body went past the size cap and holds only that many bytes.
     `retry_after` is the server's Retry-After header, for a caller that backs off.
     """
 
@@ -76,11 +76,13 @@ class Client:
         self._context = ssl.create_default_context(cafile=ca_file)
         self._connect_to = {host.lower(): target for host, target in (connect_to or {}).items()}
 
-    def get(self, url: str, accept: str = "*/*") -> Response:
+    def get(self, url: str, accept: str = "*/*", max_bytes: int | None = None) -> Response:
+        """GET `url`; `max_bytes` overrides the client's size cap for this fetch."""
         deadline = time.monotonic() + self.timeout
+        cap = self.max_bytes if max_bytes is None else max_bytes
         redirects: list[str] = []
         while True:
-            response, location = self._once(url, accept, deadline)
+            response, location = self._once(url, accept, deadline, cap)
             if location is None:
                 return Response(
                     url, response.status, response.body, response.truncated, tuple(redirects),
@@ -97,7 +99,7 @@ class Client:
                 continue
             return Response(url, response.status, b"", False, tuple(redirects), stopped)
 
-    def _once(self, url: str, accept: str, deadline: float) -> tuple[Response, str | None]:
+    def _once(self, url: str, accept: str, deadline: float, cap: int) -> tuple[Response, str | None]:
         """One request: its answer, and the Location to follow when it is a redirect."""
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.hostname:
@@ -128,7 +130,7 @@ class Client:
                          "Connection": "close"},
             )
             answer = connection.getresponse()
-            body, truncated = self._read_body(answer, watchdog)
+            body, truncated = _read_body(answer, watchdog, cap)
             location = answer.getheader("Location") if answer.status in _REDIRECTS else None
             return Response(url, answer.status, body, truncated, retry_after=answer.getheader("Retry-After")), location
         except (OSError, http.client.HTTPException, ValueError) as error:
@@ -141,19 +143,21 @@ class Client:
             if tls is not None:
                 tls.close()
 
-    def _read_body(self, answer: http.client.HTTPResponse, watchdog: _Watchdog) -> tuple[bytes, bool]:
-        chunks: list[bytes] = []
-        size = 0
-        while size <= self.max_bytes:
-            chunk = answer.read(min(_CHUNK, self.max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if watchdog.expired():
-                raise TimeoutError("deadline passed")
-        body = b"".join(chunks)
-        return body[: self.max_bytes], len(body) > self.max_bytes
+
+def _read_body(answer: http.client.HTTPResponse, watchdog: _Watchdog, cap: int) -> tuple[bytes, bool]:
+    """At most `cap` bytes of the body, and whether there was more."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= cap:
+        chunk = answer.read(min(_CHUNK, cap + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if watchdog.expired():
+            raise TimeoutError("deadline passed")
+    body = b"".join(chunks)
+    return body[:cap], len(body) > cap
 
 
 class _Watchdog:

@@ -33,6 +33,8 @@ DEFAULT_DELAY = 1.0
 DEFAULT_RETRIES = 4
 USER_AGENT = "crawl-audit-history/0.1 (robots.txt history import)"
 _CDX_FIELDS = "timestamp,original,statuscode,digest"
+# A site's robots.txt has thousands of captures at most; redirect captures keep the
+# index from collapsing them all, so its answer can run to megabytes.
 _CDX_MAX_BYTES = 64 * 1024 * 1024
 
 
@@ -86,9 +88,11 @@ class Archive:
             "lastSkipTimestamp": "true",
         }
         query.update({key: value for key, value in (("from", start), ("to", end)) if value})
-        response = self._get(f"{self._base}/cdx/search/cdx?{urlencode(query)}", "application/json")
+        response = self._get(f"{self._base}/cdx/search/cdx?{urlencode(query)}", "application/json", _CDX_MAX_BYTES)
         if response.status != 200:
             raise FetchError(f"CDX answered HTTP {response.status}")
+        if response.truncated:
+            raise FetchError(f"CDX answer larger than {_CDX_MAX_BYTES} bytes; narrow it with --from and --to")
         try:
             rows = json.loads(response.body or b"[]")
         except ValueError as error:
@@ -98,13 +102,13 @@ class Archive:
         return rows
 
     def raw(self, version: ArchivedVersion) -> bytes:
-        """The bytes the archive holds for the version's first capture."""
+        """The bytes the archive holds for the version's first capture (up to the client's cap)."""
         response = self._get(f"{self._base}/web/{version.first_stamp}id_/{version.original}", "*/*")
         if not 200 <= response.status < 300:
             raise FetchError(f"raw capture {version.first_stamp} answered HTTP {response.status}")
         return response.body
 
-    def _get(self, url: str, accept: str) -> Response:
+    def _get(self, url: str, accept: str, max_bytes: int | None = None) -> Response:
         attempt = 0
         while True:
             if self._requested:
@@ -112,7 +116,7 @@ class Archive:
             self._requested = True
             retry_after = None
             try:
-                response = self._client.get(url, accept=accept)
+                response = self._client.get(url, accept=accept, max_bytes=max_bytes)
                 if response.status != 429 and response.status < 500:
                     return response
                 problem = f"HTTP {response.status} from {url}"
