@@ -7,6 +7,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from matcher import robots
 from matcher.history import (
@@ -581,3 +583,54 @@ def test_observation_times_give_each_version_the_last_fetch_before_it() -> None:
     assert [v.observed_before for v in result] == [None, day(1.5), day(4.9)]
     # A fetch log that never saw the previous content again falls back to its own capture.
     assert with_observations([first, second], [day(2)])[1].observed_before == day(0)
+
+
+# Between captures, against a reference that lists the candidate versions directly
+
+_CONTENTS = {"allow": (200, ALLOW_ALL), "block": (200, BLOCK_PRIVATE), "gone": (404, None), "down": (503, None)}
+
+
+def _reference_decision(plan: list[tuple[int, str, int | None]], at: int) -> str:
+    """Plain reading of DESIGN §5 with grace off: the candidates are the version in effect by
+    effective_from and, inside its window, the next one; allowed when the first allows."""
+    def allows(content: str) -> bool:
+        return content in ("allow", "gone")
+
+    in_effect = max((step for step in plan if step[0] <= at), key=lambda step: step[0], default=None)
+    if in_effect is None:
+        return "unknown"
+    if allows(in_effect[1]):
+        return "allowed"
+    later = min((step for step in plan if step[0] > at), key=lambda step: step[0], default=None)
+    if later is not None and later[2] is not None and at > later[2] and allows(later[1]):
+        return DISALLOWED_BETWEEN_CAPTURES
+    return "disallowed"
+
+
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(1, 40), st.sampled_from(sorted(_CONTENTS)), st.one_of(st.none(), st.integers(0, 59))),
+        min_size=1, max_size=6, unique_by=lambda step: step[0],
+    ),
+    data=st.data(),
+)
+def test_between_captures_matches_the_reference(steps, data):
+    # Times in minutes: a version every few hours, observed_before some minutes after the
+    # previous version took effect, requests on any minute (the window's edges included).
+    plan = []
+    versions = []
+    for index, (hour, content, offset) in enumerate(sorted(steps)):
+        status, body = _CONTENTS[content]
+        observed = plan[-1][0] + offset if index > 0 and offset is not None else None
+        plan.append((hour * 60, content, observed))
+        versions.append(RobotsVersion(
+            HOST, T0 + timedelta(hours=hour), status, None if body is None else body.encode(),
+            observed_before=None if observed is None else T0 + timedelta(minutes=observed),
+        ))
+    table = history(*versions, grace=timedelta(0))
+    # The window's edges are where a slip would hide; random minutes cover the rest.
+    starts = {start + shift for start, _, _ in plan for shift in (-1, 0)}
+    observations = {seen + shift for _, _, seen in plan if seen is not None for shift in (0, 1)}
+    edges = sorted(starts | observations)
+    minute = data.draw(st.one_of(st.integers(0, 45 * 60), st.sampled_from(edges)))
+    assert judge(table, T0 + timedelta(minutes=minute)).decision == _reference_decision(plan, minute)
