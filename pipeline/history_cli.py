@@ -114,7 +114,8 @@ def show_diff(args: argparse.Namespace) -> int:
         return EXIT_OK
     if before.kind != "ok" or after.kind != "ok":
         print(f"{_meaning(before)} -> {_meaning(after)}")
-        if before.kind != "ok" and after.kind != "ok":
+        # An error state is no file to compare rules with; an unavailable one is an empty file.
+        if "error" in (before.kind, after.kind) or before.kind == after.kind:
             return EXIT_OK
     changes = diff(_parsed(before), _parsed(after))
     if not changes:
@@ -154,8 +155,7 @@ def _meaning(version: RobotsVersion) -> str:
 
 
 def _parsed(version: RobotsVersion) -> robots.RobotsFile:
-    # An unavailable robots.txt allows everything, as an empty file does; an error state is
-    # not a file and is reported by its meaning instead.
+    # An unavailable robots.txt allows everything, as an empty file does.
     return robots.parse(version.body if version.kind == "ok" else b"")
 
 

@@ -128,6 +128,22 @@ def test_show_and_diff_describe_the_history(repo, tmp_path, capsys):
         "  ~ Crawl-delay: none -> 5s",
     ]
     assert cli.main(["history", "diff", str(captures), "--host=site.example", "2026-02-15", "2026-03-15"]) == 0
-    assert capsys.readouterr().out.splitlines()[2] == "rules -> allow all"
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == "rules -> allow all"
+    assert "User-agent: * (group removed)  affects every crawler without a group of its own" in out
+    assert "  - Disallow: /search  (line 3)" in out
+
+    table = tmp_path / "history.jsonl"
+    table.write_text(
+        '{"host": "site.example", "effective_from": "2026-01-01T00:00:00Z", "status": 200, "body": "User-agent: *"}\n'
+        '{"host": "site.example", "effective_from": "2026-01-02T00:00:00Z", "status": 503,'
+        ' "observed_before": "2026-01-01T12:00:00Z"}\n'
+    )
+    assert cli.main(["history", "diff", str(table), "--host=site.example", "2026-01-01", "2026-01-03"]) == 0
+    assert capsys.readouterr().out.splitlines()[2:] == ["rules -> disallow all"]  # no rules to compare
+    assert cli.main(["history", "show", str(table)]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == (
+        "  2026-01-02T00:00:00Z  503          disallow all  (changed after 2026-01-01T12:00:00Z)"
+    )
     assert cli.main(["history", "diff", str(captures), "--host=nope.example", "2026-02-15", "2026-03-15"]) == 2
     assert "no host 'nope.example' in the table (hosts: site.example)" in capsys.readouterr().err
