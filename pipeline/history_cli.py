@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from matcher import robots
-from matcher.history import RobotsHistory, RobotsTableError, RobotsVersion
+from matcher.history import RobotsHistory, RobotsVersion
 from matcher.history_diff import GroupChange, affected, diff
 from matcher.records import rfc3339
 from pipeline import git_history, history_capture, wayback
@@ -126,10 +126,7 @@ def show_diff(args: argparse.Namespace) -> int:
 
 
 def _history(table: str) -> RobotsHistory:
-    try:
-        return RobotsHistory(read_robots_table(table))
-    except RobotsTableError as error:
-        raise ValueError(str(error)) from error
+    return RobotsHistory(read_robots_table(table))  # a RobotsTableError is a ValueError: exit 2
 
 
 def _host(history: RobotsHistory, host: str):
