@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 from matcher import robots
+from matcher.hosts import host_key
 from matcher.normalize import normalize
 
 Kind = Literal["ok", "unavailable", "error"]
@@ -51,7 +52,7 @@ class RobotsVersion:
       which the RFC lets a crawler treat as unavailable. Its body, if any, is never parsed.
     - "error" (5xx, 429, unreachable): complete disallow, until the 30-day rule applies.
 
-    `host` is stored lower-case without a trailing dot; `effective_from` must be timezone-aware
+    `host` is stored in its one form (`hosts.host_key`: lower case, no trailing dot, no port); `effective_from` must be timezone-aware
     and is stored in UTC. `sha256` is the hex digest of the body, None without one.
     """
 
@@ -305,11 +306,6 @@ def version_from_row(row: Mapping[str, object], body: bytes | None) -> RobotsVer
         status=_row_status(row["status"]),
         body=body,
     )
-
-
-def host_key(host: str) -> str:
-    """The form hosts are compared in: lower-case, without the root's trailing dot."""
-    return host.lower().rstrip(".")
 
 
 def _kind(status: int | None) -> Kind:
