@@ -7,7 +7,6 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone

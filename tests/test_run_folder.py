@@ -146,8 +146,6 @@ def test_a_manifest_cannot_point_outside_its_folder(site, capsys):
     assert "files inside the run's folder" in capsys.readouterr().err
 
 
-def test_a_batch_out_must_be_a_local_folder(site, capsys):
-    argv = _argv(site)
-    argv[3] = "--out=gs://bucket/out"
-    assert main(["run", *argv]) == 2
-    assert "writes a local folder" in capsys.readouterr().err
+def test_a_batch_out_must_be_a_local_folder():
+    with pytest.raises(RunFolderError, match="writes a local folder"):
+        RunFolder.prepare("gs://bucket/out", overwrite=False)

@@ -97,10 +97,18 @@ def test_check_and_lint_print_robots_text_escaped(tmp_path, capsys):
     assert "'zzbot\\x1b[2J\\x07'" in linted and "bogus\\x1b]0;x\\x07" in linted.lower()
 
 
-def test_verify_prints_the_user_agent_escaped(capsys):
-    user_agent = "zzbot/1.0 \x1b[31m\x7f\x9b"
-    identity_cli.verify_command(["198.51.100.1", user_agent, "--json", "--dns", "off"])
-    identity_cli.verify_command(["198.51.100.1", user_agent, "--dns", "off"])
-    printed = capsys.readouterr().out
-    assert _clean(printed)
-    assert json.loads(printed.splitlines()[0])["user_agent"] == user_agent
+def test_verify_prints_dns_names_and_the_user_agent_escaped(tmp_path, capsys):
+    """A PTR name is whatever the owner of the address's reverse zone publishes."""
+    hostile = "crawl\x1b]0;owned\x07.googlebot.com"
+    snapshot = tmp_path / "dns.jsonl"
+    snapshot.write_text(json.dumps({"ip": "66.249.66.1", "ptr": [hostile + "."], "forward": {hostile: ["66.249.66.1"]}}))
+    user_agent = "Mozilla/5.0 (compatible; Googlebot/2.1) \x1b[31m\x7f\x9b"
+    dns = ["--dns", f"snapshot:{snapshot}"]
+    assert identity_cli.verify_command(["66.249.66.1", user_agent, *dns]) == 0
+    described = capsys.readouterr().out
+    assert identity_cli.verify_command(["66.249.66.1", user_agent, "--json", *dns]) == 0
+    as_json = capsys.readouterr().out
+    assert _clean(described + as_json)
+    assert "evidence: PTR crawl\\x1b]0;owned\\x07.googlebot.com -> A 66.249.66.1" in described
+    verdict = json.loads(as_json)
+    assert (verdict["user_agent"], verdict["evidence"]) == (user_agent, f"PTR {hostile} -> A 66.249.66.1")
