@@ -56,7 +56,7 @@ class RunFolder:
                 f"--out {out}: a batch run writes a local folder (moved into place when complete);"
                 " copy it to remote storage afterwards"
             )
-        target = Path(out).absolute()
+        target = Path(out).resolve()  # a symlinked --out: the folder it points to is replaced
         _check_replaceable(target, overwrite)
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = target.with_name(f"{target.name}.partial-{secrets.token_hex(4)}")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from matcher.history import RobotsVersion
 from matcher.hosts import host_key
@@ -43,6 +44,23 @@ def test_addresses_ports_and_leftovers(spelling, form):
 def test_the_form_is_idempotent():
     for spelling in SPELLINGS + ("[2001:DB8::1]:1", "::FFFF:192.0.2.1", "Bücher.Example."):
         assert host_key(host_key(spelling)) == host_key(spelling)
+
+
+_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
+
+
+@given(
+    labels=st.lists(_LABEL, min_size=1, max_size=4),
+    upper=st.lists(st.booleans(), min_size=60, max_size=60),
+    dot=st.booleans(),
+    port=st.none() | st.integers(0, 65535),
+)
+def test_case_root_dot_and_port_never_split_a_name(labels, upper, dot, port):
+    name = ".".join(labels)
+    spelled = "".join(c.upper() if flip else c for c, flip in zip(name, upper + [False] * len(name)))
+    spelled += "." if dot else ""
+    spelled += "" if port is None else f":{port}"
+    assert host_key(spelled) == name
 
 
 def test_a_table_row_keeps_the_one_form():
