@@ -9,8 +9,11 @@ URL authority gives it (`[2001:db8::1]`), in its compressed form, so `[2001:DB8:
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 
 
+# Called for every log line; a log names few hosts, and the bound keeps invented ones from piling up.
+@lru_cache(maxsize=4096)
 def host_key(host: str) -> str:
     """`host` in the form hosts are compared in; "" when nothing of a host is left."""
     text = host.strip().lower()
