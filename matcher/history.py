@@ -52,8 +52,8 @@ class RobotsVersion:
       which the RFC lets a crawler treat as unavailable. Its body, if any, is never parsed.
     - "error" (5xx, 429, unreachable): complete disallow, until the 30-day rule applies.
 
-    `host` is stored in its one form (`hosts.host_key`: lower case, no trailing dot, no port); `effective_from` must be timezone-aware
-    and is stored in UTC. `sha256` is the hex digest of the body, None without one.
+    `host` is stored in its one form (`hosts.host_key`: lower case, no trailing dot, no port);
+    `effective_from` must be timezone-aware and is stored in UTC. `sha256` is the hex digest of the body, None without one.
     """
 
     host: str
