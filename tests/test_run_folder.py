@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import apache_beam as beam
@@ -149,3 +154,26 @@ def test_a_manifest_cannot_point_outside_its_folder(site, capsys):
 def test_a_batch_out_must_be_a_local_folder():
     with pytest.raises(RunFolderError, match="writes a local folder"):
         RunFolder.prepare("gs://bucket/out", overwrite=False)
+
+
+def test_a_run_killed_outright_leaves_no_out_folder(site):
+    """kill -9 while the pipeline runs: `out` never appears; the partial folder beside it is no run."""
+    line = LINES[0]
+    (site / "access.log").write_text("".join(line.replace("/p0", f"/p{n}") + "\n" for n in range(50_000)))
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from pipeline.cli import main; sys.exit(main(sys.argv[1:]))",
+         "run", *_argv(site)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(site.glob("out.partial-*/*")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert not (site / "out").exists()
+    (partial,) = site.glob("out.partial-*")
+    with pytest.raises(RunFolderError, match="holds no complete run"):
+        report.load(str(partial))
