@@ -26,6 +26,7 @@ from datetime import date, datetime, timezone
 from typing import Literal
 
 from matcher.agents import Crawler
+from matcher.bounded import BoundedCache
 
 Status = Literal["verified", "spoofed", "unverified", "unverifiable", "undeclared"]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -44,6 +45,8 @@ NO_METHOD_EVIDENCE = "operator publishes no verification method"
 # Operators' files have carried zero-width spaces and similar invisible characters inside prefixes.
 _INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
 _MAX_IP_TEXT = 64
+# Request days whose merged range table is kept at hand; a rebuild costs one bisect per source.
+_DAYS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,8 @@ class RangeIndex:
         self._days = {source: [s.taken for s in items] for source, items in by_source.items()}
         self.problems = tuple(problems)
         self._merged: dict[tuple[Snapshot | None, ...], _PrefixTable] = {}
-        self._by_day: dict[date, _PrefixTable] = {}
+        # keyed by request days, which any log line picks (years 1 to 9999)
+        self._by_day: BoundedCache[date, _PrefixTable] = BoundedCache(_DAYS_KEPT)
 
     @property
     def sources(self) -> tuple[str, ...]:
