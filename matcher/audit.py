@@ -19,7 +19,8 @@ from matcher import agents, identity
 from matcher.agents import Crawler, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
-from matcher.history import HostHistory, Judgement, UNKNOWN
+from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
+from matcher.hosts import host_key
 from matcher.identity import DnsAnswer, IdentityResult, RangeIndex
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
@@ -97,7 +98,8 @@ def audit(
 
     `proxies` picks the client address of an X-Forwarded-For chain; `dns` holds the reverse DNS
     of the addresses `dns_question` names (None: DNS off); `pages` is the page-directives table,
-    read with the request's own X-Robots-Tag values for the separate indexing facet.
+    read with the request's own X-Robots-Tag values for the separate indexing facet. The host
+    is written in its one form (`hosts.host_key`), however the log spelled it.
     """
     claim = claim_of(request.user_agent, registry)
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
@@ -105,12 +107,13 @@ def audit(
     if who is None:
         return None
     claim = claim or Claim(None, (), True)
+    host = (host_key(request.host) or None) if request.host else None
     judgement = _judge(history, request, claim)
-    page = pages.lookup(request.host, request.path, request.ts) if pages is not None else None
+    page = pages.lookup(host, request.path, request.ts) if pages is not None else None
     indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
     return {
         "ts": request.ts,
-        "host": request.host,
+        "host": host,
         "client_ip": client_ip,
         "method": request.method,
         "path": request.path,
@@ -141,15 +144,9 @@ def _robots_columns(judgement: Judgement) -> dict:
     version, match = judgement.version, judgement.match
     rule = match.rule if match is not None else None
     group = match.group if match is not None else None
-    grace = judgement.grace_version
+    grace, later = judgement.grace_version, judgement.later_version
     return {
-        "robots_version": None
-        if version is None
-        else {
-            "effective_from": version.effective_from,
-            "status": "unreachable" if version.status is None else str(version.status),
-            "sha256": version.sha256,
-        },
+        "robots_version": None if version is None else _version_columns(version),
         "group": None if group is None else group.agents,
         "rule_kind": None if rule is None else rule.kind,
         "rule_pattern": None if rule is None else rule.pattern,
@@ -158,6 +155,17 @@ def _robots_columns(judgement: Judgement) -> dict:
         "decision": judgement.decision,
         "reason": judgement.reason,
         "grace_from": None if grace is None else grace.effective_from,
+        "later_version": None
+        if later is None
+        else {**_version_columns(later), "observed_before": later.observed_before},
         "crawl_delay": judgement.crawl_delay,
         "crawl_delay_line": judgement.crawl_delay_line,
+    }
+
+
+def _version_columns(version: RobotsVersion) -> dict:
+    return {
+        "effective_from": version.effective_from,
+        "status": "unreachable" if version.status is None else str(version.status),
+        "sha256": version.sha256,
     }

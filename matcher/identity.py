@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from matcher.agents import Crawler
+from matcher.bounded import BoundedCache
 
 Status = Literal["verified", "spoofed", "unverified", "unverifiable", "undeclared"]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -51,6 +52,8 @@ _MAX_IP_TEXT = 64
 # /19), so no real file trips it, while 0.0.0.0/0, ::/0 and other "verify everyone" entries do.
 BROADEST_PREFIX = MappingProxyType({4: 8, 6: 19})
 _SHOWN_ITEM = 80
+# Request days whose merged range table is kept at hand; a rebuild costs one bisect per source.
+_DAYS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,8 @@ class RangeIndex:
         self._days = {source: [s.taken for s in items] for source, items in by_source.items()}
         self.problems = tuple(problems)
         self._merged: dict[tuple[Snapshot | None, ...], _PrefixTable] = {}
-        self._by_day: dict[date, _PrefixTable] = {}
+        # keyed by request days, which any log line picks (years 1 to 9999)
+        self._by_day: BoundedCache[date, _PrefixTable] = BoundedCache(_DAYS_KEPT)
 
     @property
     def sources(self) -> tuple[str, ...]:

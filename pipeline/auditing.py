@@ -25,8 +25,8 @@ VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
 
 @dataclass(frozen=True)
 class HostVersions:
-    """One host's robots versions as the side input carries them; the fingerprint lets a
-    worker keep one parsed history per distinct table content."""
+    """One host's robots versions as the side input carries them; the fingerprint tells a
+    worker whether the history it parsed for the host is still the table's."""
 
     fingerprint: str
     versions: tuple[RobotsVersion, ...]
@@ -79,7 +79,9 @@ class LineAuditor:
     grace: timedelta
     proxies: TrustedProxies = NO_PROXIES
     pages: PageDirectivesTable | None = None
-    _histories: dict[str, HostHistory] = field(default_factory=dict, init=False, repr=False)
+    # host -> (fingerprint, its parsed history): a refreshed table replaces a host's entry, so
+    # a long streaming job keeps one history per host of the table, never one per version seen.
+    _histories: dict[str, tuple[str, HostHistory]] = field(default_factory=dict, init=False, repr=False)
     _parse: object = field(default=None, init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
 
@@ -144,11 +146,12 @@ class LineAuditor:
         return self._parse
 
     def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
-        entry = robots_by_host.get(host_key(host)) if host else None
+        key = host_key(host) if host else None
+        entry = robots_by_host.get(key) if key else None
         if entry is None:
             return None
-        history = self._histories.get(entry.fingerprint)
-        if history is None:
+        fingerprint, history = self._histories.get(key, (None, None))
+        if fingerprint != entry.fingerprint:
             history = HostHistory(entry.versions, error_limit=self.error_limit, grace=self.grace)
-            self._histories[entry.fingerprint] = history
+            self._histories[key] = entry.fingerprint, history
         return history

@@ -57,8 +57,8 @@ def require_regular(location: str) -> None:
         raise NotReadable(f"{location} is {_kind(mode)}, not a regular file")
 
 
-def read_regular(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file at `path`. Opened without blocking (a FIFO's
+def read_regular(path: Path, limit: int = -1) -> bytes:
+    """At most `limit` bytes (-1: all) of the regular file at `path`. Opened without blocking (a FIFO's
     open waits for a writer) and checked on the open descriptor, so a swap after the check
     cannot slip a FIFO or device in."""
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -24,8 +23,9 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
-from pipeline import report, streaming
+from pipeline import report, run_folder, streaming
 from pipeline.auditing import LineAuditor
+from pipeline.between_captures import BetweenCaptures
 from pipeline.confined import is_url
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
 from pipeline.dns import client_proxies, dns_lookups
@@ -33,6 +33,7 @@ from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.page_directives import read_page_directives
 from pipeline.robots_table import read_robots_table
+from pipeline.run_folder import RunFolder
 from pipeline.schema import arrow_schema
 from pipeline.transforms import (
     DEAD_LETTERS,
@@ -44,7 +45,9 @@ from pipeline.transforms import (
 )
 
 INDEXING_FINDINGS = "indexing_findings"
-# The record tables every run writes (a batch run adds the summary, the counts and the indexing findings).
+BETWEEN_CAPTURES = "between_captures"
+# The record tables every run writes (a batch run adds the summary, the counts, the indexing findings
+# and the between-captures changes).
 RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
@@ -85,6 +88,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
+    outputs[BETWEEN_CAPTURES] = outputs["verdicts"] | "BetweenCaptures" >> BetweenCaptures()
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -145,10 +149,8 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
-    _write_table(
-        outputs[INDEXING_FINDINGS], FileSystems.join(out, INDEXING_FINDINGS), records.INDEXING_FINDINGS, "jsonl",
-        INDEXING_FINDINGS,
-    )
+    for table in (INDEXING_FINDINGS, BETWEEN_CAPTURES):
+        _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
     (
         outputs["counts"]
         | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)
@@ -196,23 +198,15 @@ def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
         outputs[table] | f"Write{title}" >> sink
 
 
-def _check_batch_paths(settings: CrawlAuditOptions) -> None:
-    """What would otherwise fail only after the work: no log file, a folder given as --logs,
-    an --out that cannot be written."""
-    matched = FileSystems.match([settings.logs])[0].metadata_list
+def _log_files(pattern: str) -> list:
+    """The files --logs matches; no match, or a folder among them, is refused before any work."""
+    matched = FileSystems.match([pattern])[0].metadata_list
     if not matched:
-        raise ValueError(f"no log files match {settings.logs!r}")
+        raise ValueError(f"no log files match {pattern!r}")
     folders = [m.path for m in matched if not is_url(m.path) and os.path.isdir(m.path)]
     if folders:
         raise ValueError(f"--logs matches the folder {folders[0]}; give a glob of files, e.g. {folders[0]}/*.log")
-    if is_url(settings.out):
-        return
-    try:
-        os.makedirs(settings.out, exist_ok=True)
-        with tempfile.TemporaryFile(dir=settings.out):
-            pass
-    except OSError as error:
-        raise ValueError(f"--out {settings.out} is not a writable folder: {error.strerror or error}") from None
+    return matched
 
 
 def run(argv: list[str]) -> int:
@@ -232,8 +226,19 @@ def run(argv: list[str]) -> int:
         with beam.Pipeline(options=options) as pipeline:
             write_stream_outputs(build(pipeline, options), settings)
         return 0
-    _check_batch_paths(settings)
-    with beam.Pipeline(options=options) as pipeline:
-        write_outputs(build(pipeline, options), settings.out, settings.output_format)
+    log_files = _log_files(settings.logs)
+    folder = RunFolder.prepare(settings.out, settings.overwrite)
+    try:
+        with beam.Pipeline(options=options) as pipeline:
+            write_outputs(build(pipeline, options), str(folder.staging), settings.output_format)
+        folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
+    except BaseException:
+        folder.discard()
+        raise
     print(report.render(report.load(settings.out)))
     return 0
+
+
+def _table_formats(output_format: str) -> dict[str, str]:
+    formats = {table: output_format for table in RECORD_TABLES}
+    return {**formats, "summary": "jsonl", INDEXING_FINDINGS: "jsonl", "counts": "json"}

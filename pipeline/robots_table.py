@@ -11,6 +11,10 @@ Two layouts hold the same table:
   (`2026-11-02T09:00:00Z` or `20261102T090000Z`) and EXT says what the fetch gave:
   `.txt` a 200 body, `.NNN` that HTTP status (its bytes, if any, as the body; only a 2xx
   body is ever parsed), `.unreachable` no answer at all.
+  An optional `HOST/observations.log` (written by `crawl-audit history`) lists every time the
+  host's robots.txt was fetched, one RFC 3339 timestamp at the start of each line; with it,
+  each version's `observed_before` is the last fetch before it (DESIGN §5). Names starting
+  with `.` are a writer's temporary files and are skipped.
 
 A malformed table is the site owner's configuration, not traffic: it stops the run
 with one message naming the file and row, rather than silently changing verdicts.
@@ -23,7 +27,7 @@ from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 
-from matcher.history import RobotsTableError, RobotsVersion, version_from_row
+from matcher.history import RobotsTableError, RobotsVersion, host_key, version_from_row, with_observations
 from matcher.records import rfc3339
 from matcher.robots import MAX_BYTES
 from pipeline.confined import NotReadable, inside, is_url, read_regular, relative_url
@@ -32,16 +36,15 @@ from pipeline.json_table import read_json_rows
 # What the parser reads of a body, and one byte more so that it knows the body was cut.
 _BODY_LIMIT = MAX_BYTES + 1
 
+OBSERVATIONS_LOG = "observations.log"
 _CAPTURE = re.compile(r"(?P<stamp>\d{8}T\d{6}Z|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\.(?P<ext>txt|\d{3}|unreachable)")
 
 
 def read_robots_table(location: str) -> list[RobotsVersion]:
     """All versions of a JSON Lines table or a captures folder."""
     if not is_url(location) and Path(location).is_dir():
-        origins = _read_captures(Path(location))
-    else:
-        origins = _read_jsonl(location)
-    return _without_conflicts(origins)
+        return _read_captures(Path(location))
+    return _without_conflicts(_read_jsonl(location))
 
 
 def _read_jsonl(location: str) -> list[tuple[str, RobotsVersion]]:
@@ -67,9 +70,11 @@ def _row_body(row: dict, location: str) -> bytes | None:
         raise RobotsTableError(f"body_file: {error}") from None
 
 
-def _read_captures(folder: Path) -> list[tuple[str, RobotsVersion]]:
-    versions = []
+def _read_captures(folder: Path) -> list[RobotsVersion]:
+    origins = []
     for path in sorted(folder.glob("*/*")):
+        if path.name.startswith(".") or path.name == OBSERVATIONS_LOG:
+            continue
         match = _CAPTURE.fullmatch(path.name)
         if match is None:
             raise RobotsTableError(f"{path}: not a capture name (HOST/TIMESTAMP.txt|.NNN|.unreachable)")
@@ -83,8 +88,33 @@ def _read_captures(folder: Path) -> list[tuple[str, RobotsVersion]]:
             )
         except ValueError as error:
             raise RobotsTableError(f"{path}: {error}") from error
-        versions.append((str(path), version))
+        origins.append((str(path), version))
+    versions = _without_conflicts(origins)
+    for log in sorted(folder.glob(f"*/{OBSERVATIONS_LOG}")):
+        host = host_key(log.parent.name)
+        observed = with_observations([v for v in versions if v.host == host], _observation_times(folder, log))
+        versions = [v for v in versions if v.host != host] + observed
     return versions
+
+
+def _observation_times(folder: Path, log: Path) -> list[datetime]:
+    try:
+        text = read_regular(inside(folder, f"{log.parent.name}/{log.name}")).decode("utf-8")
+    except (NotReadable, UnicodeDecodeError) as error:
+        raise RobotsTableError(f"{log}: {error}") from None
+    times = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        stamp = line.split(maxsplit=1)[0]
+        try:
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            moment = None
+        if moment is None or moment.utcoffset() is None:
+            raise RobotsTableError(f"{log}:{number}: not an RFC 3339 timestamp with an offset: {stamp!r}")
+        times.append(moment)
+    return times
 
 
 def _capture_time(stamp: str) -> datetime:
