@@ -142,7 +142,8 @@ def _crawler(
     ranges = _ranges(where, fields.get("ranges", []), sources)
     suffixes = _suffixes(where, fields.get("rdns_suffixes", []))
     if not fields.get("source", "https://").startswith(("https://", "http://")):
-        raise where.error("source", f"expected the URL of the page it was taken from, got {fields['source']!r}")
+        wanted = "the URL of the page it was taken from"
+        raise where.error("source", f"expected {wanted}, got {fields['source']!r}")
     if crawler_class.binds:
         for field, own in (("ranges", ranges), ("rdns_suffixes", suffixes)):
             if own:

@@ -13,24 +13,31 @@ a crawler describes itself (`compatible; Yahoo! Slurp`). Other words inside long
 (`CUBOT X30 Build/…`, `Windows NT 10.0`) describe a platform and are not candidates.
 
 A header *claims a crawler* when a registry crawler is named (a word, or consecutive words for a
-name like `Google Web Preview`), when it matches the maintained list of crawler User-Agents
-(the `crawler-user-agents` package, one compiled regex), when a candidate's name ends in a
-crawler word (`…bot`, `…spider`, `…crawler`: `FooBot/1.0`, never the phone `CUBOT_P20`), or when
-it carries a contact reference (`+http://…`, `bot@example.com`), which browsers never send.
+name like `Google Web Preview`), when it matches one of two maintained lists of bot User-Agents
+(the `crawler-user-agents` package and Matomo's bot list in `device-detector`; one compiled
+regex, asked once per distinct header), when a candidate's name ends in a crawler word (`…bot`,
+`…spider`, `…crawler`: `FooBot/1.0`, never the phone `CUBOT_P20`), or when it carries a contact
+reference (`+http://…`, `bot@example.com`), which browsers never send.
 `compatible; X` alone is no claim: old browsers write it too (`compatible; NetPositive/2.2.1`).
 
-The product token of a header that is not a registry crawler is, in this order: the word the
-maintained list matched; the first candidate with a crawler word; the name after `compatible`
+The product token of a header that is not a registry crawler is, in this order: the first
+candidate with a crawler word; the word a maintained list matched; the name after `compatible`
 (not a browser's, not the `U`/`I`/`N` security letter); the first word unless a browser's.
 """
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
 
 from matcher import tokens
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
 # A crawler word ends the name or is followed by a version-like part: `mj12bot`, `spider2`,
@@ -41,7 +48,9 @@ _BROWSER_NAMES = frozenset({"mozilla", "opera", "msie", "konqueror"})
 _SECURITY_LETTERS = frozenset({"u", "i", "n"})
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _WORD_END = re.compile(r"[\s;,()]")
-# Patterns of the maintained list that match real browsers in the public browser lists of
+# crawler-user-agents tags of tools that fetch for whoever runs them, not declared crawlers.
+_TOOL_TAGS = frozenset({"http-library", "browser-automation"})
+# Patterns of crawler-user-agents that match real browsers in the public browser lists of
 # bench/recognition_bench.py (an Android build id, Sogou's mobile browser, phone and app names).
 # Sogou's crawlers are registry crawlers, so dropping `Sogou` loses none of them.
 _BROWSER_MATCHING_PATTERNS = frozenset(
@@ -130,7 +139,7 @@ def product_token(user_agent: str) -> str | None:
 
 
 def claims_crawler(user_agent: str, registry: Registry | None = None) -> bool:
-    """Whether the header says it is a crawler (registry name, listed bot, crawler word, contact)."""
+    """Whether the header claims a crawler: registry name, listed bot, crawler word or contact."""
     scan = _scan(user_agent[:MAX_USER_AGENT])
     return scan.claims or (registry or default_registry()).identify(user_agent) is not None
 
@@ -168,11 +177,39 @@ def default_registry() -> Registry:
 
 @functools.cache
 def crawler_list() -> re.Pattern:
-    """The maintained list of crawler User-Agent patterns as one regex (compiled once)."""
+    """Both maintained lists of bot User-Agent patterns as one regex, compiled once.
+
+    crawler-user-agents patterns are case-sensitive; those of HTTP libraries and browser
+    automation (`curl`, `python-requests`, `HeadlessChrome`) are tools, not declared crawlers.
+    Matomo's bot patterns (shipped in the device-detector package) are case-insensitive and start
+    at a word boundary, as Matomo applies them; its last, catch-all pattern needs a look-behind
+    Python's `re` lacks and is left out (the crawler-word rule covers what it catches).
+    """
     import crawleruseragents  # reads its data file on import; only needed here
 
-    patterns = (item["pattern"] for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA)
-    return re.compile("|".join(p for p in patterns if p not in _BROWSER_MATCHING_PATTERNS))
+    own = [
+        item["pattern"]
+        for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
+        if item["pattern"] not in _BROWSER_MATCHING_PATTERNS
+        and not (item.get("tags") and set(item["tags"]) <= _TOOL_TAGS)
+    ]
+    matomo = "|".join(_matomo_bot_patterns())
+    return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{matomo}))")
+
+
+def _matomo_bot_patterns() -> list[str]:
+    spec = importlib.util.find_spec("device_detector")  # its data only; the package is not imported
+    folder = Path(spec.submodule_search_locations[0])
+    text = (folder / "regexes" / "upstream" / "bots.yml").read_text("utf-8")
+    entries = yaml.load(text, Loader=_YAML_LOADER)
+    patterns = []
+    for entry in entries:
+        try:
+            re.compile(entry["regex"])
+        except re.error:
+            continue
+        patterns.append(entry["regex"])
+    return patterns
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
@@ -180,23 +217,25 @@ def _scan(user_agent: str) -> _Scan:
     words, has_contact = _words(user_agent)
     names = tuple(name for name, _ in words)
     products = tuple(name for name, candidate in words if candidate)
-    listed = _listed_name(user_agent)
     by_word = next((n for n, candidate in words if candidate and _CRAWLER_WORD.search(n)), None)
+    listed = None if by_word else _listed_name(user_agent)  # the costliest question: only if needed
     by_compatible = _after_compatible(names)
     claims = listed is not None or by_word is not None or has_contact
-    product = listed or by_word or by_compatible
+    product = by_word or listed or by_compatible
     if product is None and names and names[0] not in _BROWSER_NAMES:
         product = names[0]
     return _Scan(names, products, product, claims)
 
 
 def _listed_name(user_agent: str) -> str | None:
-    """The name of the word where the maintained list matches, or "" when it matches elsewhere
+    """The name of the word where a maintained list matches, or "" when it matches elsewhere
     (inside a URL, across words); None when it does not match."""
     match = crawler_list().search(user_agent)
     if match is None:
         return None
     start = match.start()
+    while start < match.end() and _WORD_END.match(user_agent, start):
+        start += 1  # Matomo's patterns begin with the character before the word
     while start > 0 and not _WORD_END.match(user_agent, start - 1):
         start -= 1
     end = _WORD_END.search(user_agent, start)

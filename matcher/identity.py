@@ -3,8 +3,9 @@ then, where the operator names host suffixes, against forward-confirmed reverse 
 
 Range files are dated snapshots; a request is checked against the snapshot of each source in force
 on its day (UTC): the latest dated on or before it. A request older than every snapshot of a source
-has no range evidence from it: today's list says nothing about who held an address years ago. Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one
-probe per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
+has no range evidence from it: today's list says nothing about who held an address years ago.
+Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one probe
+per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
 
 Reverse DNS proves a claim when a PTR name of the address ends in one of the crawler's suffixes at
 a label boundary and a forward lookup of that name returns the address. DNS failures that say a

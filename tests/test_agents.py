@@ -93,9 +93,9 @@ def test_browsers_and_garbage_have_no_crawler_token(ua):
         ("FooBot/1.0", True),  # a name ending in a crawler word
         ("Example-Preview/2.0 (+https://example.com/preview)", True),  # contact reference
         ("Fetcher-of-things/0.1 ops@example.com", True),
-        # listed as bots by the maintained list, audited under their product token
-        ("curl/8.4.0", True),
-        ("python-requests/2.31.0", True),
+        ("curl/8.4.0", False),  # a tool, not a declared crawler
+        ("python-requests/2.31.0", False),
+        ("Mozilla/5.0 (compatible; FreePBX-Scanner/1.0)", True),  # on Matomo's bot list
         (INSPECTION_TOOL_MOBILE, True),
         # `compatible; X` alone is no claim: old browsers write it too
         ("Mozilla/5.0 (compatible; Qwant/1.0)", False),
