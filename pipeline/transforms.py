@@ -77,7 +77,7 @@ def line_batches(
                 yield path, first, batch
                 first, batch = first + size, []
     # Whatever stops one file (any decompressor's complaint, an I/O error) stops that file only.
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         if batch:
             yield path, first, batch
         yield UnreadableRest(path, first + len(batch), f"{type(error).__name__}: {error}; {position}")
