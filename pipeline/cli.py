@@ -7,6 +7,8 @@ Exit codes:
   run    0 the audit finished, 2 usage or input error
   update-ranges  0 every source saved, 1 a source was not saved, 2 usage or input error
   schema 0 printed, 2 usage error
+  report 0 report written, 2 usage or input error
+  whatif 0 what-if written, 2 usage or input error
 """
 from __future__ import annotations
 
@@ -84,6 +86,49 @@ def schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _finished_run(out: str) -> None:
+    if not Path(out, "counts.json").is_file():
+        raise InputError(f"{out} holds no finished run (no counts.json)")
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """Rebuild the HTML report of a finished run, and print its text summary."""
+    logging.getLogger().setLevel(logging.ERROR)
+    from pipeline import html_report, report
+
+    _finished_run(args.out)
+    try:
+        text = report.render(report.load(args.out))
+        written = html_report.write(args.out, args.html)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from error
+    print(f"{text}\n\nreport: {written}")
+    return EXIT_OK
+
+
+def whatif_command(args: argparse.Namespace) -> int:
+    """Decide a finished run's verdicts of one host again under a proposed robots.txt."""
+    logging.getLogger().setLevel(logging.ERROR)
+    from pipeline import html_report, whatif
+
+    _finished_run(args.out)
+    try:
+        question = whatif.Question(
+            args.out,
+            args.host,
+            Path(args.proposed).name,
+            _read_bytes(args.proposed),
+            whatif.moment_argument(args.start) if args.start else None,
+            whatif.moment_argument(args.end) if args.end else None,
+        )
+        digest = whatif.run(question, args.registry)
+        written = html_report.write(args.out)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from error
+    print(f"{whatif.render(digest)}\n\nwritten: {args.out}/{whatif.FOLDER}/, report: {written}")
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="crawl-audit", description="Audit crawler access against robots.txt.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -105,6 +150,22 @@ def _parser() -> argparse.ArgumentParser:
     schema_parser.add_argument("table", nargs="?", choices=list(records.TABLES), help="one table (default: all)")
     schema_parser.add_argument("--format", choices=["bigquery", "json"], default="json")
     schema_parser.set_defaults(handler=schema)
+
+    report_parser = commands.add_parser("report", help="rebuild the HTML report of a finished run")
+    report_parser.add_argument("out", help="the run's --out folder (JSON Lines or Parquet)")
+    report_parser.add_argument("--html", help="where to write it (default OUT/report.html)")
+    report_parser.set_defaults(handler=report_command)
+
+    whatif_parser = commands.add_parser(
+        "whatif", help="what a proposed robots.txt would have changed for a finished run's requests"
+    )
+    whatif_parser.add_argument("out", help="the run's --out folder (JSON Lines or Parquet)")
+    whatif_parser.add_argument("--host", required=True, help="the host whose requests are decided again")
+    whatif_parser.add_argument("--proposed", required=True, help="the proposed robots.txt file")
+    whatif_parser.add_argument("--from", dest="start", help="only requests at or after this time (UTC unless given)")
+    whatif_parser.add_argument("--to", dest="end", help="only requests before this time")
+    whatif_parser.add_argument("--registry", help="crawler registry (default config/crawlers.yaml)")
+    whatif_parser.set_defaults(handler=whatif_command)
 
     run_parser = commands.add_parser(
         "run", help="audit access logs (crawl-audit run --help lists the options)", add_help=False

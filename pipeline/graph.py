@@ -21,7 +21,7 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
-from pipeline import report, streaming
+from pipeline import html_report, report, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
 from pipeline.dns import client_proxies, dns_lookups
@@ -40,6 +40,7 @@ from pipeline.transforms import (
 )
 
 INDEXING_FINDINGS = "indexing_findings"
+ROBOTS_VERSIONS = "robots_versions"
 # The record tables every run writes (a batch run adds the summary, the counts and the indexing findings).
 RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
@@ -77,6 +78,8 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
+    # The report's robots.txt section draws the history the verdicts were judged by.
+    outputs[ROBOTS_VERSIONS] = inputs["robots"] | "RecordRobotsVersions" >> beam.Map(records.robots_version_record)
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -132,14 +135,18 @@ def _json_object(text: str | None, flag: str) -> dict | None:
 
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
-    """Verdicts, dead letters and the crawl-delay tables in the chosen format; summary and counts
-    as JSON."""
+    """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
+    summary, counts and indexing findings as JSON."""
     for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
     _write_table(
         outputs[INDEXING_FINDINGS], FileSystems.join(out, INDEXING_FINDINGS), records.INDEXING_FINDINGS, "jsonl",
         INDEXING_FINDINGS,
+    )
+    _write_table(
+        outputs[ROBOTS_VERSIONS], FileSystems.join(out, ROBOTS_VERSIONS), records.ROBOTS_VERSIONS, output_format,
+        ROBOTS_VERSIONS,
     )
     (
         outputs["counts"]
@@ -210,4 +217,5 @@ def run(argv: list[str]) -> int:
     with beam.Pipeline(options=options) as pipeline:
         write_outputs(build(pipeline, options), settings.out, settings.output_format)
     print(report.render(report.load(settings.out)))
+    print(f"\nreport: {html_report.write(settings.out)}")
     return 0

@@ -7,8 +7,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
+
+from pipeline import tables
 
 _COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "unknown")
 _IDENTITY_ORDER = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
@@ -45,11 +46,7 @@ def load(out: str) -> RunSummary:
 
 def _read_records(folder: str) -> list[dict]:
     """A table's rows, whether the run wrote JSON Lines or Parquet."""
-    rows = [json.loads(line) for line in _read_all(FileSystems.join(folder, "part*.jsonl")).splitlines() if line]
-    for match in FileSystems.match([FileSystems.join(folder, "part*.parquet")])[0].metadata_list:
-        with FileSystems.open(match.path) as handle:
-            rows.extend(pq.read_table(handle).to_pylist())
-    return rows
+    return list(tables.rows(folder))
 
 
 def _read_all(pattern: str) -> str:
@@ -130,7 +127,7 @@ def _aligned(cells: list[tuple], text_columns: int, indent: str = "") -> list[st
 
 def _crawl_delay_section(windows: list[dict]) -> list[str]:
     """Per crawler, identity and host where a Crawl-delay applied: requests, violations, smallest gap."""
-    totals = _crawl_delay_totals(windows)
+    totals = crawl_delay_totals(windows)
     if not totals:
         return ["crawl-delay: no request had a Crawl-delay in effect"]
     out = ["crawl-delay: requests that followed the previous one sooner than the Crawl-delay allowed"]
@@ -157,7 +154,7 @@ def _crawl_delay_section(windows: list[dict]) -> list[str]:
     return out
 
 
-def _crawl_delay_totals(windows: list[dict]) -> list[dict]:
+def crawl_delay_totals(windows: list[dict]) -> list[dict]:
     """One total per (crawler, identity, host) over the windows that had a delay in effect,
     most violations first."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)

@@ -1,0 +1,190 @@
+"""`crawl-audit whatif`: a finished run's verdicts of one host, decided again under a proposed
+robots.txt (`matcher.whatif`), printed and written to OUT/whatif/.
+
+OUT/whatif/ holds `flips.jsonl` (every flip, `records.WHATIF_FLIPS`), `summary.json` (totals and
+the top paths per crawler, what the report's `whatif` section shows) and `proposed.txt` (the
+proposal as given, so the report can be rebuilt from the folder alone).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from apache_beam.io.filesystems import FileSystems
+
+from config.registry import load_registry
+from matcher import records, robots
+from matcher.agents import Registry
+from matcher.explain import rule_text
+from matcher.history import host_key
+from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
+from pipeline import tables
+
+FOLDER = "whatif"
+SUMMARY = "summary.json"
+_VERDICT_COLUMNS = ["ts", "host", "crawler", "identity", "tokens", "path", "decision"]
+_CHANGE_WORDS = {"allowed-to-disallowed": "allowed -> disallowed", "disallowed-to-allowed": "disallowed -> allowed"}
+
+
+@dataclass(frozen=True)
+class Question:
+    out: str
+    host: str
+    proposal_name: str
+    proposal: bytes
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+def moment_argument(text: str) -> datetime:
+    """`--from`/`--to`: an ISO 8601 date or time; without an offset it is UTC."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def past_requests(question: Question, registry: Registry) -> Counter:
+    """The host's verdicts in the time range, counted by what decides them."""
+    host = host_key(question.host)
+    catch_all: dict[str | None, bool] = {}
+    counted: Counter = Counter()
+    for row in tables.rows(FileSystems.join(question.out, "verdicts"), _VERDICT_COLUMNS):
+        if row["host"] is None or host_key(row["host"]) != host:
+            continue
+        if question.start is not None or question.end is not None:
+            ts = tables.moment(row["ts"])
+            if (question.start is not None and ts < question.start) or (question.end is not None and ts >= question.end):
+                continue
+        crawler = row["crawler"]
+        if crawler not in catch_all:
+            registered = registry.get(crawler) if crawler else None
+            catch_all[crawler] = not (registered is not None and registered.ignores_catch_all)
+        counted[(crawler, row["identity"], tuple(row["tokens"]), catch_all[crawler], row["path"], row["decision"])] += 1
+    return Counter({PastRequest(*key): count for key, count in counted.items()})
+
+
+def answer(question: Question, registry: Registry) -> Outcome:
+    return redecide(past_requests(question, registry), robots.parse(question.proposal))
+
+
+def summary(question: Question, outcome: Outcome, top: int = 10) -> dict:
+    """The JSON the report's `whatif` section is drawn from."""
+    return {
+        "host": host_key(question.host),
+        "proposal": question.proposal_name,
+        "proposal_sha256": hashlib.sha256(question.proposal).hexdigest(),
+        "from": None if question.start is None else records.rfc3339(question.start),
+        "to": None if question.end is None else records.rfc3339(question.end),
+        "requests": outcome.requests,
+        "unchanged": outcome.unchanged,
+        "flipped": {change: sum(f.requests for f in outcome.flips if f.change == change) for change in CHANGES},
+        "unknown_now_allowed": outcome.unknown_now_allowed,
+        "unknown_now_disallowed": outcome.unknown_now_disallowed,
+        "crawlers": [
+            {
+                "crawler": change.crawler,
+                "identity": change.identity,
+                "requests": dict(change.requests),
+                "top": {kind: [_flip_row(question.host, flip) for flip in flips] for kind, flips in change.top.items()},
+            }
+            for change in by_crawler(outcome.flips, top)
+        ],
+    }
+
+
+def _flip_row(host: str, flip: Flip) -> dict:
+    rule = flip.rule
+    return {
+        "host": host_key(host),
+        "crawler": flip.crawler,
+        "identity": flip.identity,
+        "change": flip.change,
+        "path": flip.path,
+        "rule_kind": None if rule is None else rule.kind,
+        "rule_pattern": None if rule is None else rule.pattern,
+        "rule_line": None if rule is None else rule.line,
+        "reason": flip.reason,
+        "requests": flip.requests,
+    }
+
+
+def write(question: Question, outcome: Outcome, digest: dict) -> str:
+    """OUT/whatif/ with the flips, the summary and the proposal; returns the folder."""
+    folder = FileSystems.join(question.out, FOLDER)
+    if not FileSystems.exists(folder):
+        FileSystems.mkdirs(folder)
+    lines = (
+        json.dumps(records.to_json_ready(_flip_row(question.host, flip), records.WHATIF_FLIPS), ensure_ascii=False)
+        for flip in outcome.flips
+    )
+    _write_text(FileSystems.join(folder, "flips.jsonl"), "".join(line + "\n" for line in lines).encode("utf-8"))
+    _write_text(FileSystems.join(folder, SUMMARY), json.dumps(digest, indent=2, ensure_ascii=False).encode("utf-8"))
+    _write_text(FileSystems.join(folder, "proposed.txt"), question.proposal)
+    return folder
+
+
+def _write_text(path: str, data: bytes) -> None:
+    with FileSystems.create(path) as handle:
+        handle.write(data)
+
+
+def load_summary(out: str) -> dict | None:
+    """The last what-if written under `out`, or None."""
+    path = FileSystems.join(out, FOLDER, SUMMARY)
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as handle:
+        return json.loads(handle.read().decode("utf-8"))
+
+
+def render(digest: dict) -> str:
+    """The what-if as text: totals, then per crawler the flips and their top paths."""
+    span = f" from {digest['from'] or 'the start'} to {digest['to'] or 'the end'}" if digest["from"] or digest["to"] else ""
+    flipped = digest["flipped"]
+    out = [
+        f"what-if on {digest['host']}{span}: {digest['proposal']} (sha256 {digest['proposal_sha256'][:12]})",
+        f"  requests decided again  {digest['requests']:>9,}",
+        f"  unchanged               {digest['unchanged']:>9,}",
+        f"  allowed -> disallowed   {flipped['allowed-to-disallowed']:>9,}",
+        f"  disallowed -> allowed   {flipped['disallowed-to-allowed']:>9,}",
+    ]
+    unknown = digest["unknown_now_allowed"] + digest["unknown_now_disallowed"]
+    if unknown:
+        out.append(
+            f"  no robots.txt version then: {unknown:,} (the proposal would allow"
+            f" {digest['unknown_now_allowed']:,}, disallow {digest['unknown_now_disallowed']:,})"
+        )
+    for crawler in digest["crawlers"]:
+        name = crawler["crawler"] or "(undeclared)"
+        for change in CHANGES:
+            flips = crawler["top"][change]
+            if not flips:
+                continue
+            out.append(f"{name} ({crawler['identity']}): {crawler['requests'][change]:,} {_CHANGE_WORDS[change]}")
+            for flip in flips:
+                out.append(f"  {flip['requests']:>9,}  {flip['path']}  {flip_rule_text(flip)}")
+    return "\n".join(out)
+
+
+def flip_rule_text(flip: dict) -> str:
+    """The proposal's rule that made the difference, or why none did."""
+    if flip["rule_kind"] is not None:
+        return rule_text(robots.Rule(flip["rule_kind"], flip["rule_pattern"], flip["rule_line"], flip["rule_pattern"]))
+    return {
+        "no-match": "no rule of the proposal matches",
+        "no-group": "the proposal has no group for this crawler",
+        "robots-exempt": "/robots.txt is always allowed",
+    }.get(flip["reason"], flip["reason"])
+
+
+def run(question: Question, registry_path: str | None = None) -> dict:
+    """Answer, write and return the summary."""
+    outcome = answer(question, load_registry(registry_path))
+    digest = summary(question, outcome)
+    write(question, outcome, digest)
+    return digest
