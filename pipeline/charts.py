@@ -83,7 +83,7 @@ def stacked_bars(
 def _legend(series: Sequence[tuple[str, str]], x: float, y: float) -> str:
     parts = []
     for name, colour in series:
-        parts.append(f'<rect x="{x:.1f}" y="{y - 10:.1f}" width="12" height="12" fill="{colour}"/>')
+        parts.append(f'<rect x="{x:.1f}" y="{y - 10:.1f}" width="12" height="12" fill="{colour}" stroke="#333333"/>')
         parts.append(_text(x + 16, y, name))
         x += 24 + 7.5 * len(name)
     return "".join(parts)

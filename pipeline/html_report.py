@@ -33,6 +33,7 @@ SECTIONS = (
 )
 FILE_NAME = "report.html"
 TOP_CRAWLERS = 25
+TOP_USER_AGENTS = 3
 TIMELINE_SERIES = 8
 MAX_DIFF_LINES = 200
 _DECISIONS = (("allowed", "#4c9a2a"), ("disallowed", "#c0392b"), ("within grace", "#e6a23c"), ("unknown", "#8c8c8c"))
@@ -45,8 +46,8 @@ body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#
 h1{font-size:1.6em;margin:.8em 0 .2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
-th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f4f4f4;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tfoot td{font-weight:600;border-top:2px solid #bbb}
 code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 pre.diff{background:#fafafa;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap}
@@ -118,10 +119,11 @@ _NUM = ' class="num"'
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence], numeric: int, ident: str = "", foot: Sequence | None = None) -> str:
-    """A table whose cells from column `numeric` on are right-aligned numbers; every cell is escaped."""
+    """A table whose cells from column `numeric` on are right-aligned numbers. Every cell is
+    escaped; a list cell shows one item per line."""
     def cells(row: Sequence, tag: str) -> str:
         return "".join(
-            f"<{tag}{_NUM if i >= numeric else ''}>{escape(_cell(value))}</{tag}>" for i, value in enumerate(row)
+            f"<{tag}{_NUM if i >= numeric else ''}>{_cell(value)}</{tag}>" for i, value in enumerate(row)
         )
 
     head = f"<thead><tr>{cells(headers, 'th')}</tr></thead>"
@@ -132,6 +134,8 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence], numeric: int, ident
 
 
 def _cell(value) -> str:
+    if isinstance(value, list):
+        return "<br>".join(_cell(item) for item in value)
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -142,7 +146,7 @@ def _cell(value) -> str:
         return f"{value:g}"
     if isinstance(value, datetime):
         return f"{value:%Y-%m-%d %H:%M:%S} UTC"
-    return str(value)
+    return escape(str(value))
 
 
 def _share(part: int, whole: int) -> str:
@@ -292,19 +296,24 @@ def _disallowed(data: ReportData) -> str:
 
 
 def _spoofing(data: ReportData) -> str:
-    rows = []
-    for crawler, spoofed in sorted(data.spoofing.items(), key=lambda kv: (-kv[1].requests, kv[0])):
-        addresses = ", ".join(f"{ip} ({n:,})" for ip, n in _most_common(spoofed.addresses, TOP_ADDRESSES))
-        agents = " | ".join(f"{ua} ({n:,})" for ua, n in _most_common(spoofed.user_agents, 3))
-        rows.append((crawler, spoofed.requests, len(spoofed.addresses), addresses, agents))
+    rows = [
+        (
+            crawler,
+            [f"{ip} ({n:,})" for ip, n in _most_common(spoofed.addresses, TOP_ADDRESSES)],
+            [f"{ua} ({n:,})" for ua, n in _most_common(spoofed.user_agents, TOP_USER_AGENTS)],
+            spoofed.requests,
+            len(spoofed.addresses),
+        )
+        for crawler, spoofed in sorted(data.spoofing.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+    ]
     if not rows:
         return _section("spoofing", "No request was proven to be a fake.")
     return _section(
         "spoofing",
         "Requests whose claimed crawler the client address disproves: outside the operator's published"
         " ranges, or a reverse DNS that does not confirm. They are never counted against the real crawler.",
-        _table(("claimed crawler", "requests", "addresses", f"top {TOP_ADDRESSES} addresses", "top User-Agents"),
-               [(c, n, a, top, ua) for c, n, a, top, ua in rows], 1, "spoofing-table"),
+        _table(("claimed crawler", f"top {TOP_ADDRESSES} addresses", f"top {TOP_USER_AGENTS} User-Agents",
+                "requests", "addresses"), rows, 3, "spoofing-table"),
     )
 
 
@@ -363,33 +372,57 @@ def _robots_versions(data: ReportData) -> str:
             3,
         )
         parts += [f"<h3>{escape(host)}</h3>", strip, table]
-        for previous, current in zip(versions, versions[1:]):
-            parts.append(_diff(previous, current))
+        parts += _changes(versions)
     return _section(
         "robots-versions",
         "Each host's robots.txt versions on a time line (green: parsed, blue: unavailable so all"
-        " allowed, red: server error so all disallowed), and what changed between consecutive versions.",
+        " allowed, red: server error so all disallowed), and each body's changes from the body before it.",
         *parts,
     )
 
 
+_UNPARSED = {
+    "unavailable": "not parsed: everything allowed",
+    "error": "not parsed: everything disallowed, until the error has lasted the error limit",
+}
+
+
+def _changes(versions: Sequence[dict]) -> list[str]:
+    """Per version what it changed: a status note, the first body whole, or a line diff from the
+    last parsed body (a status change in between is not a change of rules)."""
+    parts = []
+    last = None
+    for version in versions:
+        title = f"{version['effective_from']:%Y-%m-%d %H:%M} UTC, status {version['status']}"
+        if version["kind"] != "ok":
+            parts.append(f"<p><strong>{escape(title)}</strong>: {_UNPARSED[version['kind']]}.</p>")
+            continue
+        if last is None:
+            lines = version["body"].splitlines()
+            parts.append(f"<h4>{escape(title)}: the first body</h4>" + _pre(lines, diff=False))
+        elif last["sha256"] == version["sha256"]:
+            parts.append(f"<p><strong>{escape(title)}</strong>: the same body as {last['effective_from']:%Y-%m-%d %H:%M} UTC.</p>")
+        else:
+            parts.append(f"<h4>{escape(title)}: changes from {last['effective_from']:%Y-%m-%d %H:%M} UTC</h4>" + _diff(last, version))
+        last = version
+    return parts
+
+
 def _diff(previous: dict, current: dict) -> str:
-    title = (f"{previous['effective_from']:%Y-%m-%d %H:%M} ({previous['status']}) to"
-             f" {current['effective_from']:%Y-%m-%d %H:%M} ({current['status']})")
-    if previous["sha256"] == current["sha256"]:
-        return f"<p>{escape(title)}: same body.</p>" if previous["body"] is not None else f"<p>{escape(title)}: no body either side.</p>"
-    lines = list(difflib.unified_diff(
-        (previous["body"] or "").splitlines(), (current["body"] or "").splitlines(),
-        f"status {previous['status']}", f"status {current['status']}", lineterm="", n=2,
-    ))
+    lines = list(difflib.unified_diff(previous["body"].splitlines(), current["body"].splitlines(), lineterm="", n=2))
     if not lines:
-        return f"<p>{escape(title)}: the bodies differ only in bytes a line diff does not show (line endings, a BOM).</p>"
+        return "<p>The bodies differ only in bytes a line diff does not show (line endings, a byte order mark).</p>"
+    return _pre(lines[2:], diff=True)
+
+
+def _pre(lines: Sequence[str], diff: bool) -> str:
+    """Lines in a <pre>, a diff's marked by kind, at most MAX_DIFF_LINES of them."""
     shown = []
-    for line in lines[2:MAX_DIFF_LINES]:
-        cls = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+    for line in lines[:MAX_DIFF_LINES]:
+        cls = "" if not diff else "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
         shown.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line) + "\n")
-    cut = f"\n... {len(lines) - MAX_DIFF_LINES:,} more diff lines" if len(lines) > MAX_DIFF_LINES else ""
-    return f"<h4>{escape(title)}</h4><pre class=\"diff\">{''.join(shown)}{escape(cut)}</pre>"
+    cut = f"... {len(lines) - MAX_DIFF_LINES:,} more lines" if len(lines) > MAX_DIFF_LINES else ""
+    return f'<pre class="diff">{"".join(shown)}{escape(cut)}</pre>'
 
 
 def _indexing(data: ReportData) -> str:

@@ -143,7 +143,7 @@ def hostile_report(tmp_path_factory) -> Path:
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav", "ul", "li", "a",
     "main", "section", "p", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "details", "summary", "pre",
-    "span", "svg", "desc", "rect", "text", "line",
+    "span", "svg", "desc", "rect", "text", "line", "br", "strong",
 }
 
 
