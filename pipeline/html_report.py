@@ -33,6 +33,8 @@ SECTIONS = (
 )
 FILE_NAME = "report.html"
 TOP_CRAWLERS = 25
+TOP_HOSTS = 20
+TOP_ROWS = 100
 TOP_USER_AGENTS = 3
 TIMELINE_SERIES = 8
 MAX_DIFF_LINES = 200
@@ -230,9 +232,10 @@ def _timeline(data: ReportData) -> str:
     rest = ordered[TIMELINE_SERIES:]
     if rest:
         drawn.append((f"{len(rest)} others", charts.PALETTE[-1], [sum(v) for v in zip(*(series[n] for n in rest))]))
+    versions = [row for rows in data.versions_by_host(TOP_HOSTS).values() for row in rows]
     markers = [
         (row["effective_from"], f"{row['host']}: robots.txt version of {row['effective_from']:%Y-%m-%d %H:%M} UTC, status {row['status']}")
-        for row in data.robots_versions
+        for row in versions
     ]
     unit = {timedelta(hours=1): "hour", timedelta(days=1): "day"}.get(size, "week")
     chart = charts.timeline(
@@ -250,7 +253,7 @@ def _timeline(data: ReportData) -> str:
     )
     changes = _table(
         ("host", "robots.txt version from", "status"),
-        [(row["host"], row["effective_from"], row["status"]) for row in data.robots_versions],
+        [(row["host"], row["effective_from"], row["status"]) for row in versions],
         3,
     )
     return _section(
@@ -270,8 +273,9 @@ def _decided_by(item: Disallowed) -> str:
 
 
 def _disallowed(data: ReportData) -> str:
-    parts = []
-    for crawler, paths in sorted(data.disallowed.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
+    crawlers = sorted(data.disallowed.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    parts = [_more(len(crawlers), TOP_CRAWLERS, "crawlers")]
+    for crawler, paths in crawlers[:TOP_CRAWLERS]:
         top = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
         parts.append(f"<h3>{escape(crawler)}: {sum(paths.values()):,} disallowed requests, {len(paths):,} distinct</h3>")
         parts.append(
@@ -285,7 +289,7 @@ def _disallowed(data: ReportData) -> str:
                 7,
             )
         )
-    if not parts:
+    if not crawlers:
         parts.append("<p>No request was disallowed.</p>")
     return _section(
         "disallowed",
@@ -304,7 +308,7 @@ def _spoofing(data: ReportData) -> str:
             spoofed.requests,
             len(spoofed.addresses),
         )
-        for crawler, spoofed in sorted(data.spoofing.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+        for crawler, spoofed in sorted(data.spoofing.items(), key=lambda kv: (-kv[1].requests, kv[0]))[:TOP_CRAWLERS]
     ]
     if not rows:
         return _section("spoofing", "No request was proven to be a fake.")
@@ -312,9 +316,17 @@ def _spoofing(data: ReportData) -> str:
         "spoofing",
         "Requests whose claimed crawler the client address disproves: outside the operator's published"
         " ranges, or a reverse DNS that does not confirm. They are never counted against the real crawler.",
+        _more(len(data.spoofing), TOP_CRAWLERS, "claimed crawlers"),
         _table(("claimed crawler", f"top {TOP_ADDRESSES} addresses", f"top {TOP_USER_AGENTS} User-Agents",
                 "requests", "addresses"), rows, 3, "spoofing-table"),
     )
+
+
+def _more(count: int, shown: int, what: str) -> str:
+    """A note when a list was cut to its top entries."""
+    if count <= shown:
+        return ""
+    return f'<p class="note">The {shown} largest of {count:,} are shown; {count - shown:,} more {what} are in the tables.</p>'
 
 
 def _most_common(counter: Counter, top: int) -> list[tuple[str, int]]:
@@ -334,7 +346,7 @@ def _crawl_delay(data: ReportData) -> str:
         (t["crawler"], t["identity"], t["host"], "/".join(f"{d:g}s" for d in t["delays"]),
          "spoofed: not the crawler" if t["identity"] == "spoofed" else promise[t["honours"]],
          t["requests"], t["violations"], t["smallest_gap"])
-        for t in totals
+        for t in totals[:TOP_ROWS]
     ]
     chart = charts.gaps_against_delay(
         "Smallest gap between requests against the Crawl-delay",
@@ -345,19 +357,18 @@ def _crawl_delay(data: ReportData) -> str:
         "Per crawler, identity and host with a Crawl-delay: a request that followed the previous one"
         " sooner than the delay is a violation. A filled bar shorter than its outline broke the delay.",
         chart,
+        _more(len(totals), TOP_ROWS, "rows, those with fewer violations"),
         _table(("crawler", "identity", "host", "delay", "operator", "requests", "violations", "smallest gap (s)"),
                rows, 5, "crawl-delay-table"),
     )
 
 
 def _robots_versions(data: ReportData) -> str:
-    by_host: dict[str, list[dict]] = {}
-    for row in data.robots_versions:
-        by_host.setdefault(row["host"], []).append(row)
+    by_host = data.versions_by_host(TOP_HOSTS)
     if not by_host:
         return _section("robots-versions", "No robots.txt history was recorded with this run.")
     last_seen = max((hour for counts in data.timeline.values() for hour in counts), default=None)
-    parts = []
+    parts = [_more(len({row["host"] for row in data.robots_versions}), TOP_HOSTS, "hosts, those with fewer requests")]
     for host, versions in by_host.items():
         end = max(filter(None, [versions[-1]["effective_from"] + timedelta(days=1),
                                  last_seen + timedelta(hours=1) if last_seen else None]))

@@ -58,6 +58,15 @@ class ReportData:
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
     disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> Disallowed -> n
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
+    requests_by_host: Counter = field(default_factory=Counter)
+
+    def versions_by_host(self, top: int) -> dict[str, list[dict]]:
+        """The robots.txt versions of the `top` hosts with most requests (then by name)."""
+        by_host: dict[str, list[dict]] = defaultdict(list)
+        for row in self.robots_versions:
+            by_host[row["host"]].append(row)
+        shown = sorted(by_host, key=lambda host: (-self.requests_by_host[host], host))[:top]
+        return {host: by_host[host] for host in shown}
 
     def timeline_buckets(self) -> tuple[timedelta, list[datetime], dict[str, list[int]]]:
         """The bucket size, the bucket starts and each crawler's requests per bucket."""
@@ -98,6 +107,7 @@ def gather(out: str) -> ReportData:
 
 def _add(data: ReportData, row: dict) -> None:
     crawler = crawler_label(row)
+    data.requests_by_host[row["host"]] += 1
     ts = tables.moment(row["ts"])
     data.timeline[crawler][ts.replace(minute=0, second=0, microsecond=0)] += 1
     if row["decision"].startswith("disallowed"):

@@ -53,11 +53,13 @@ def past_requests(question: Question, registry: Registry) -> Counter:
     host = host_key(question.host)
     catch_all: dict[str | None, bool] = {}
     counted: Counter = Counter()
+    hosts: Counter = Counter()
     timed = question.start is not None or question.end is not None
     # Timestamps are the costliest column to read back; only a time range needs them.
     columns = _VERDICT_COLUMNS if timed else _VERDICT_COLUMNS[1:]
     for row in tables.rows(FileSystems.join(question.out, "verdicts"), columns):
         if row["host"] is None or host_key(row["host"]) != host:
+            hosts[row["host"]] += 1
             continue
         if timed:
             ts = tables.moment(row["ts"])
@@ -68,6 +70,12 @@ def past_requests(question: Question, registry: Registry) -> Counter:
             registered = registry.get(crawler) if crawler else None
             catch_all[crawler] = not (registered is not None and registered.ignores_catch_all)
         counted[(crawler, row["identity"], tuple(row["tokens"]), catch_all[crawler], row["path"], row["decision"])] += 1
+    if not counted:
+        # Most likely a mistyped host or range: say so rather than report that nothing changes.
+        if timed:
+            raise ValueError(f"no verdicts of {host} in that time range")
+        known = ", ".join(name or "(none)" for name, _ in hosts.most_common(5))
+        raise ValueError(f"no verdicts of {host} in {question.out}; hosts with most: {known or 'none'}")
     return Counter({PastRequest(*key): count for key, count in counted.items()})
 
 

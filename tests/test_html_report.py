@@ -191,3 +191,49 @@ def test_whatif_says_what_is_wrong_with_its_input(whatif_out, tmp_path, capsys):
     proposed.write_text(PROPOSAL)
     assert cli.main(["whatif", str(whatif_out), "--host", "x", "--proposed", str(proposed), "--from", "soon"]) == 2
     assert "not a date or time" in capsys.readouterr().err
+    assert cli.main(["whatif", str(whatif_out), "--host", "www.example.org", "--proposed", str(proposed)]) == 2
+    assert "no verdicts of www.example.org" in capsys.readouterr().err
+    assert not (whatif_out / "whatif").exists()
+
+
+def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
+    """Top-N lists and per-bucket totals: a run with 400 hosts, 300 crawlers, 40,000 distinct
+    paths over 90 days gives a page of the same size class as the sample's."""
+    out = tmp_path / "out"
+    rows, summary = [], Counter()
+    for i in range(80_000):
+        crawler, identity = f"bot{i % 300}", ("verified", "spoofed")[i % 7 == 0]
+        decision = ("allowed", "disallowed", "disallowed-within-grace", "unknown")[i % 4]
+        rows.append({
+            "ts": f"2026-{8 + i % 3:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z", "host": f"h{i % 400}.example",
+            "client_ip": f"203.0.113.{i % 250}", "user_agent": f"{crawler}/1.0 (+https://example.org/{i % 50})",
+            "path": f"/p/{i % 40_000}", "crawler": crawler, "operator": None, "identity": identity,
+            "robots_version": {"effective_from": "2026-08-01T00:00:00Z", "status": "200", "sha256": "0" * 64},
+            "rule_kind": "disallow", "rule_pattern": "/p/", "rule_line": 3, "decision": decision, "reason": "rule",
+        })
+        summary[(crawler, identity, decision)] += 1
+    (out / "verdicts").mkdir(parents=True)
+    (out / "verdicts" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    columns = {"allowed": "allowed", "disallowed": "disallowed", "disallowed-within-grace": "within_grace", "unknown": "unknown"}
+    summary_rows = []
+    for crawler, identity in {(c, i) for c, i, _ in summary}:
+        counts = {column: summary[(crawler, identity, decision)] for decision, column in columns.items()}
+        summary_rows.append({"crawler": crawler, "identity": identity, "requests": sum(counts.values()), **counts})
+    (out / "summary").mkdir()
+    (out / "summary" / "part-00000").write_text("".join(json.dumps(r) + "\n" for r in summary_rows))
+    body = "".join(f"Disallow: /p/{n}\n" for n in range(2_000))
+    versions = [
+        {"host": f"h{h}.example", "effective_from": f"2026-0{8 + v}-01T00:00:00Z", "status": "200", "kind": "ok",
+         "sha256": f"{h}-{v}", "body": f"User-agent: *\n# {v}\n" + body[v * 1000:]}
+        for h in range(400) for v in range(2)
+    ]
+    (out / "robots_versions").mkdir()
+    (out / "robots_versions" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in versions))
+    (out / "counts.json").write_text(json.dumps({"lines": 100_000, "verdicts": 80_000, "skipped": 20_000, "dead_letters": 0}))
+    page = Path(html_report.write(str(out))).read_text(encoding="utf-8")
+    assert len(page.encode("utf-8")) < 1_500_000
+    dom = htmldom.read(page)
+    assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
+    _, crawler_rows, totals = dom.table("crawler-table")
+    assert len(crawler_rows) == len(summary_rows) and htmldom.number(totals[2]) == 80_000
+    assert "The 25 largest of 300 are shown" in page and "The 20 largest of 400 are shown" in page
