@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline import charts, report, whatif
-from pipeline.report_data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, crawler_label, gather
+from pipeline.report_data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
 SECTIONS = (
     ("overview", "Overview"),

@@ -4,11 +4,15 @@ however many requests the run had."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
+from matcher import records
 from pipeline import report, tables, whatif
 
 TOP_PATHS = 10
@@ -17,15 +21,14 @@ TOP_ADDRESSES = 5
 MAX_BUCKETS = 240
 _BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_VERDICT_COLUMNS = [
+_VERDICT_COLUMNS = {
     "ts", "host", "client_ip", "user_agent", "path", "crawler", "operator", "identity",
     "robots_version", "rule_kind", "rule_pattern", "rule_line", "decision", "reason",
+}
+# What tells one disallowed path of a crawler from another: the fields of `Disallowed`, in order.
+_DISALLOWED_KEYS = [
+    "host", "path", "decision", "reason", "rule_kind", "rule_pattern", "rule_line", "version_from", "version_status",
 ]
-
-
-def crawler_label(row: dict) -> str:
-    """How a crawler is named in the report: its claim, else the operator of its range."""
-    return row.get("crawler") or row.get("operator") or "(none)"
 
 
 @dataclass(frozen=True)
@@ -100,26 +103,38 @@ def gather(out: str) -> ReportData:
     )
     for row in data.robots_versions:
         row["effective_from"] = tables.moment(row["effective_from"])
-    for row in tables.rows(FileSystems.join(out, "verdicts"), _VERDICT_COLUMNS):
-        _add(data, row)
+    columns = [c for c in records.VERDICTS if c.name in _VERDICT_COLUMNS]
+    for table in tables.slices(FileSystems.join(out, "verdicts"), columns):
+        _add(data, table)
     return data
 
 
-def _add(data: ReportData, row: dict) -> None:
-    crawler = crawler_label(row)
-    data.requests_by_host[row["host"]] += 1
-    ts = tables.moment(row["ts"])
-    data.timeline[crawler][ts.replace(minute=0, second=0, microsecond=0)] += 1
-    if row["decision"].startswith("disallowed"):
-        version = row["robots_version"] or {}
-        data.disallowed[crawler][
-            Disallowed(
-                row["host"], row["path"], row["decision"], row["reason"], row["rule_kind"], row["rule_pattern"],
-                row["rule_line"], tables.moment(version.get("effective_from")), version.get("status"),
-            )
-        ] += 1
-    if row["identity"] == "spoofed":
-        spoofed = data.spoofing[crawler]
-        spoofed.requests += 1
-        spoofed.addresses[row["client_ip"]] += 1
-        spoofed.user_agents[row["user_agent"]] += 1
+def _counts(table: pa.Table, keys: list[str]) -> Iterator[tuple]:
+    """(key values..., rows) per distinct combination of `keys`."""
+    grouped = table.group_by(keys).aggregate([(keys[0], "count", pc.CountOptions(mode="all"))])
+    return zip(*(column.to_pylist() for column in grouped.columns))
+
+
+def _add(data: ReportData, table: pa.Table) -> None:
+    """One slice of verdicts, counted by Arrow: Python sees one row per distinct key, not per request."""
+    # A crawler is named by its claim, else by the operator of its range (undeclared traffic).
+    label = pc.coalesce(table["crawler"], table["operator"], pa.scalar("(none)"))
+    version = table["robots_version"]
+    table = table.append_column("label", label).append_column(
+        "hour", pc.floor_temporal(table["ts"], unit="hour")
+    ).append_column(
+        "version_from", pc.struct_field(version, "effective_from")
+    ).append_column("version_status", pc.struct_field(version, "status"))
+    for host, n in _counts(table, ["host"]):
+        data.requests_by_host[host] += n
+    for crawler, hour, n in _counts(table, ["label", "hour"]):
+        data.timeline[crawler][hour] += n
+    disallowed = table.filter(pc.starts_with(table["decision"], "disallowed"))
+    for crawler, *fields, n in _counts(disallowed, ["label", *_DISALLOWED_KEYS]):
+        data.disallowed[crawler][Disallowed(*fields)] += n
+    spoofed = table.filter(pc.equal(table["identity"], "spoofed"))
+    for crawler, ip, n in _counts(spoofed, ["label", "client_ip"]):
+        data.spoofing[crawler].requests += n
+        data.spoofing[crawler].addresses[ip] += n
+    for crawler, user_agent, n in _counts(spoofed, ["label", "user_agent"]):
+        data.spoofing[crawler].user_agents[user_agent] += n

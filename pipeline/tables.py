@@ -1,16 +1,24 @@
-"""Reading back the tables a finished run wrote, JSON Lines or Parquet alike."""
+"""Reading back the tables a finished run wrote, JSON Lines or Parquet alike: row by row as
+dicts, or slice by slice as Arrow tables for aggregating millions of rows."""
 from __future__ import annotations
 
 import io
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 
+import pyarrow as pa
+import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-# Parquet is read a slice at a time so that a run's verdicts never have to fit in memory.
+from matcher.records import Column
+from pipeline.schema import arrow_schema
+
+# Tables are read a slice at a time so that a run's verdicts never have to fit in memory.
 _BATCH_ROWS = 65_536
+_CHUNK_BYTES = 16 << 20
 
 
 def rows(folder: str, columns: Sequence[str] | None = None) -> Iterator[dict]:
@@ -26,6 +34,28 @@ def rows(folder: str, columns: Sequence[str] | None = None) -> Iterator[dict]:
         with FileSystems.open(path) as handle:
             for batch in pq.ParquetFile(handle).iter_batches(_BATCH_ROWS, columns=columns):
                 yield from batch.to_pylist()
+
+
+def slices(folder: str, columns: Sequence[Column]) -> Iterator[pa.Table]:
+    """The table in `folder` as Arrow tables of these columns (typed by the record schema), a
+    slice at a time."""
+    schema = arrow_schema(_nullable(columns))
+    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    for path in _parts(folder, "jsonl"):
+        with FileSystems.open(path) as handle:
+            while chunk := handle.read(_CHUNK_BYTES):
+                chunk += handle.readline()  # up to the end of the row the chunk cut
+                yield pa_json.read_json(io.BytesIO(chunk), parse_options=options).select(schema.names)
+    for path in _parts(folder, "parquet"):
+        with FileSystems.open(path) as handle:
+            for batch in pq.ParquetFile(handle).iter_batches(_BATCH_ROWS, columns=schema.names):
+                yield pa.Table.from_batches([batch])
+
+
+def _nullable(columns: Sequence[Column]) -> tuple[Column, ...]:
+    """The columns with every field nullable: a null struct in JSON Lines has null fields, which a
+    reader held to the writer's required fields would refuse."""
+    return tuple(replace(c, nullable=True, fields=_nullable(c.fields)) for c in columns)
 
 
 def _parts(folder: str, extension: str) -> list[str]:

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
 from config.registry import load_registry
@@ -51,32 +53,45 @@ def moment_argument(text: str) -> datetime:
 def past_requests(question: Question, registry: Registry) -> Counter:
     """The host's verdicts in the time range, counted by what decides them."""
     host = host_key(question.host)
-    catch_all: dict[str | None, bool] = {}
-    counted: Counter = Counter()
-    hosts: Counter = Counter()
     timed = question.start is not None or question.end is not None
     # Timestamps are the costliest column to read back; only a time range needs them.
-    columns = _VERDICT_COLUMNS if timed else _VERDICT_COLUMNS[1:]
-    for row in tables.rows(FileSystems.join(question.out, "verdicts"), columns):
-        if row["host"] is None or host_key(row["host"]) != host:
-            hosts[row["host"]] += 1
-            continue
+    columns = [c for c in records.VERDICTS if c.name in _VERDICT_COLUMNS and (timed or c.name != "ts")]
+    counted: Counter = Counter()
+    hosts: Counter = Counter()
+    for table in tables.slices(FileSystems.join(question.out, "verdicts"), columns):
+        # Hosts compared as `host_key` compares them: lower-case, without the root's dot.
+        keys = pc.utf8_rtrim(pc.utf8_lower(table["host"]), characters=".")
+        mask = pc.fill_null(pc.equal(keys, host), False)
         if timed:
-            ts = tables.moment(row["ts"])
-            if (question.start is not None and ts < question.start) or (question.end is not None and ts >= question.end):
-                continue
-        crawler = row["crawler"]
-        if crawler not in catch_all:
-            registered = registry.get(crawler) if crawler else None
-            catch_all[crawler] = not (registered is not None and registered.ignores_catch_all)
-        counted[(crawler, row["identity"], tuple(row["tokens"]), catch_all[crawler], row["path"], row["decision"])] += 1
+            if question.start is not None:
+                mask = pc.and_(mask, pc.greater_equal(table["ts"], pa.scalar(question.start, table["ts"].type)))
+            if question.end is not None:
+                mask = pc.and_(mask, pc.less(table["ts"], pa.scalar(question.end, table["ts"].type)))
+        values, counts = pc.value_counts(table["host"]).flatten()
+        hosts.update(dict(zip(values.to_pylist(), counts.to_pylist())))
+        chosen = table.filter(mask)
+        chosen = chosen.append_column("chain", pc.binary_join(chosen["tokens"], "\n"))
+        grouped = chosen.group_by(["crawler", "identity", "chain", "path", "decision"]).aggregate(
+            [("identity", "count", pc.CountOptions(mode="all"))]
+        )
+        for crawler, identity, chain, path, decision, count in zip(*(c.to_pylist() for c in grouped.columns)):
+            counted[(crawler, identity, chain, path, decision)] += count
     if not counted:
         # Most likely a mistyped host or range: say so rather than report that nothing changes.
         if timed:
             raise ValueError(f"no verdicts of {host} in that time range")
-        known = ", ".join(name or "(none)" for name, _ in hosts.most_common(5))
+        known = ", ".join(str(name) for name, _ in hosts.most_common(5))
         raise ValueError(f"no verdicts of {host} in {question.out}; hosts with most: {known or 'none'}")
-    return Counter({PastRequest(*key): count for key, count in counted.items()})
+    catch_all = {crawler: _obeys_catch_all(crawler, registry) for crawler, *_ in counted}
+    return Counter({
+        PastRequest(crawler, identity, tuple(chain.split("\n")) if chain else (), catch_all[crawler], path, decision): n
+        for (crawler, identity, chain, path, decision), n in counted.items()
+    })
+
+
+def _obeys_catch_all(crawler: str | None, registry: Registry) -> bool:
+    registered = registry.get(crawler) if crawler else None
+    return not (registered is not None and registered.ignores_catch_all)
 
 
 def answer(question: Question, registry: Registry) -> Outcome:
