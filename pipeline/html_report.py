@@ -51,7 +51,7 @@ table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f4f4f4;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tfoot td{font-weight:600;border-top:2px solid #bbb}
-code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
+pre{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 pre.diff{background:#fafafa;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap}
 pre.diff .add{background:#e6ffec;display:block}pre.diff .del{background:#ffebe9;display:block}
 pre.diff .hunk{color:#6a737d;display:block}
@@ -113,6 +113,7 @@ def render(data: ReportData) -> str:
 
 
 def _section(ident: str, intro: str, *parts: str) -> str:
+    """A section with its fixed id; `intro` and `parts` are HTML, their data already escaped."""
     title = dict(SECTIONS)[ident]
     return f'<section id="{ident}"><h2>{title}</h2><p class="note">{intro}</p>{"".join(parts)}</section>'
 

@@ -21,9 +21,8 @@ _BATCH_ROWS = 65_536
 _CHUNK_BYTES = 16 << 20
 
 
-def rows(folder: str, columns: Sequence[str] | None = None) -> Iterator[dict]:
-    """Every row of the table in `folder`, one at a time; `columns` limits a Parquet read to
-    those columns (JSON Lines rows come whole)."""
+def rows(folder: str) -> Iterator[dict]:
+    """Every row of the table in `folder`, one at a time."""
     for path in _parts(folder, "jsonl"):
         with FileSystems.open(path) as handle:
             # Only "\n" ends a row: JSON strings may hold U+2028 and other breaks.
@@ -32,7 +31,7 @@ def rows(folder: str, columns: Sequence[str] | None = None) -> Iterator[dict]:
                     yield json.loads(line)
     for path in _parts(folder, "parquet"):
         with FileSystems.open(path) as handle:
-            for batch in pq.ParquetFile(handle).iter_batches(_BATCH_ROWS, columns=columns):
+            for batch in pq.ParquetFile(handle).iter_batches(_BATCH_ROWS):
                 yield from batch.to_pylist()
 
 

@@ -20,7 +20,6 @@ from apache_beam.io.filesystems import FileSystems
 from config.registry import load_registry
 from matcher import records, robots
 from matcher.agents import Registry
-from matcher.explain import rule_text
 from matcher.history import host_key
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline import tables
@@ -83,10 +82,11 @@ def past_requests(question: Question, registry: Registry) -> Counter:
         known = ", ".join(str(name) for name, _ in hosts.most_common(5))
         raise ValueError(f"no verdicts of {host} in {question.out}; hosts with most: {known or 'none'}")
     catch_all = {crawler: _obeys_catch_all(crawler, registry) for crawler, *_ in counted}
-    return Counter({
-        PastRequest(crawler, identity, tuple(chain.split("\n")) if chain else (), catch_all[crawler], path, decision): n
-        for (crawler, identity, chain, path, decision), n in counted.items()
-    })
+    requests: Counter = Counter()
+    for (crawler, identity, chain, path, decision), n in counted.items():
+        tokens = tuple(chain.split("\n")) if chain else ()
+        requests[PastRequest(crawler, identity, tokens, catch_all[crawler], path or "", decision)] += n
+    return requests
 
 
 def _obeys_catch_all(crawler: str | None, registry: Registry) -> bool:
@@ -200,7 +200,7 @@ def render(digest: dict) -> str:
 def flip_rule_text(flip: dict) -> str:
     """The proposal's rule that made the difference, or why none did."""
     if flip["rule_kind"] is not None:
-        return rule_text(robots.Rule(flip["rule_kind"], flip["rule_pattern"], flip["rule_line"], flip["rule_pattern"]))
+        return f"{flip['rule_kind'].capitalize()}: {flip['rule_pattern']} (line {flip['rule_line']})"
     return {
         "no-match": "no rule of the proposal matches",
         "no-group": "the proposal has no group for this crawler",
