@@ -167,6 +167,17 @@ def test_whatif_counts_every_flip_of_the_host_and_writes_them(whatif_out, tmp_pa
     assert htmldom.number(rows[2][1]) == digest["flipped"]["allowed-to-disallowed"]
 
 
+def test_whatif_reads_a_parquet_run_alike(whatif_out, parquet_out, tmp_path):
+    proposed = tmp_path / "robots-next.txt"
+    proposed.write_text(PROPOSAL)
+    parquet_copy = tmp_path / "parquet"
+    shutil.copytree(parquet_out, parquet_copy)
+    for out in (whatif_out, parquet_copy):
+        assert cli.main(["whatif", str(out), "--host", "shop.example.net", "--proposed", str(proposed)]) == 0
+    assert (parquet_copy / "whatif" / "summary.json").read_text() == (whatif_out / "whatif" / "summary.json").read_text()
+    assert (parquet_copy / "whatif" / "flips.jsonl").read_text() == (whatif_out / "whatif" / "flips.jsonl").read_text()
+
+
 def test_whatif_takes_only_the_requests_in_the_time_range(whatif_out, tmp_path, capsys):
     proposed = tmp_path / "robots-next.txt"
     proposed.write_text(PROPOSAL)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import htmldom
-from pipeline import graph, html_report
+from pipeline import cli, graph, html_report
 
 REPO = Path(__file__).resolve().parent.parent
 FLAGS = (
@@ -105,6 +105,7 @@ INJECTIONS = (
     "javascript:alert(3)",
 )
 HOSTILE_HOST = '"><img/src=x/onerror=alert(4)>.example'
+PROPOSAL_NAME = '"><img src=x onerror=alert(8)>.txt'
 HOSTILE_ROBOTS = (
     "# <script>alert(5)</script>\nUser-agent: *\nDisallow: /\"><img src=x onerror=alert(6)>\nDisallow: /javascript:\n"
 )
@@ -137,6 +138,10 @@ def hostile_report(tmp_path_factory) -> Path:
         f"--out={folder / 'out'}", "--runner=FnApiRunner",
     ]
     assert graph.run(argv) == 0
+    # A proposal that shuts the hostile paths out, named like one.
+    proposal = folder / PROPOSAL_NAME
+    proposal.write_text('User-agent: *\nDisallow: /"><img\nDisallow: /<script>\n')
+    assert cli.main(["whatif", str(folder / "out"), "--host", HOSTILE_HOST, "--proposed", str(proposal)]) == 0
     return folder / "out"
 
 
@@ -161,3 +166,8 @@ def test_hostile_log_and_robots_strings_stay_text(chromium, hostile_report, tmp_
     for text in (HOSTILE_HOST, "<script>alert(7)</script>", "# <script>alert(5)</script>",
                  'Disallow: /"><img src=x onerror=alert(6)>'):
         assert text in dom.text
+    # The what-if section names the hostile host, proposal, paths and rules as text too.
+    whatif = htmldom.read(dom_text[dom_text.index('<section id="whatif"'):]).text
+    for text in (HOSTILE_HOST, PROPOSAL_NAME, '/"><img src=x onerror=alert(2)>/x', "/<script>alert(1)</script>/x",
+                 'Disallow: /"><img (line 2)', "Disallow: /<script> (line 3)"):
+        assert text in whatif
