@@ -23,6 +23,7 @@ from matcher import records
 from matcher.directives import PageDirectivesTable
 from pipeline import html_report, report, streaming
 from pipeline.auditing import LineAuditor
+from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
 from pipeline.dns import client_proxies, dns_lookups
 from pipeline.indexing import IndexingFindings
@@ -40,8 +41,10 @@ from pipeline.transforms import (
 )
 
 INDEXING_FINDINGS = "indexing_findings"
+BETWEEN_CAPTURES = "between_captures"
 ROBOTS_VERSIONS = "robots_versions"
-# The record tables every run writes (a batch run adds the summary, the counts and the indexing findings).
+# The record tables every run writes (a batch run adds the summary, the counts, the indexing findings,
+# the between-captures changes and the robots versions).
 RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
@@ -78,6 +81,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
+    outputs[BETWEEN_CAPTURES] = outputs["verdicts"] | "BetweenCaptures" >> BetweenCaptures()
     # The report's robots.txt section draws the history the verdicts were judged by.
     outputs[ROBOTS_VERSIONS] = inputs["robots"] | "RecordRobotsVersions" >> beam.Map(records.robots_version_record)
     return _with_crawl_delay(outputs, settings, bounded=True)
@@ -136,14 +140,12 @@ def _json_object(text: str | None, flag: str) -> dict | None:
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
-    summary, counts and indexing findings as JSON."""
+    summary, counts, indexing findings and between-captures changes as JSON."""
     for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
-    _write_table(
-        outputs[INDEXING_FINDINGS], FileSystems.join(out, INDEXING_FINDINGS), records.INDEXING_FINDINGS, "jsonl",
-        INDEXING_FINDINGS,
-    )
+    for table in (INDEXING_FINDINGS, BETWEEN_CAPTURES):
+        _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
     _write_table(
         outputs[ROBOTS_VERSIONS], FileSystems.join(out, ROBOTS_VERSIONS), records.ROBOTS_VERSIONS, output_format,
         ROBOTS_VERSIONS,

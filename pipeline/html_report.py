@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import charts, report, whatif
+from pipeline import charts, report, tables, whatif
 from pipeline.report_data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
 SECTIONS = (
@@ -38,8 +38,11 @@ TOP_ROWS = 100
 TOP_USER_AGENTS = 3
 TIMELINE_SERIES = 8
 MAX_DIFF_LINES = 200
-_DECISIONS = (("allowed", "#4c9a2a"), ("disallowed", "#c0392b"), ("within grace", "#e6a23c"), ("unknown", "#8c8c8c"))
-_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "unknown")
+_DECISIONS = (
+    ("allowed", "#4c9a2a"), ("disallowed", "#c0392b"), ("within grace", "#e6a23c"),
+    ("between captures", "#8e6bbf"), ("unknown", "#8c8c8c"),
+)
+_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
 _IDENTITIES = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 _STATUS_COLOURS = {"ok": "#4c9a2a", "unavailable": "#9ecae1", "error": "#c0392b"}
 
@@ -209,7 +212,7 @@ def _crawlers(data: ReportData) -> str:
     more = f'<p class="note">The chart shows the {len(shown)} largest of {len(rows)} rows; the table lists all.</p>' if len(rows) > len(shown) else ""
     totals = ("all crawlers", "") + tuple(sum(r[c] for r in rows) for c in _COLUMNS)
     table = _table(
-        ("crawler", "identity", "requests", "allowed", "disallowed", "within grace", "unknown"),
+        ("crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
         [(r["crawler"] or "(none)", r["identity"]) + tuple(r[c] for c in _COLUMNS) for r in rows],
         2,
         "crawler-table",
@@ -218,7 +221,8 @@ def _crawlers(data: ReportData) -> str:
     return _section(
         "crawlers",
         "Per claimed crawler and identity: requests and how robots.txt decided them."
-        " Within grace: disallowed by the version in effect, allowed by one the crawler may still have cached.",
+        " Within grace: disallowed by the version in effect, allowed by one the crawler may still have cached."
+        " Between captures: the robots.txt changed at an unknown time, and only the older version disallowed.",
         chart, more, table,
     )
 
@@ -292,11 +296,29 @@ def _disallowed(data: ReportData) -> str:
         )
     if not crawlers:
         parts.append("<p>No request was disallowed.</p>")
+    parts.append(_between_captures(data.summary.between_captures))
     return _section(
         "disallowed",
         f"Per crawler the {TOP_PATHS} most requested disallowed paths, the rule that decided and the"
         " robots.txt version in effect (all of them are in verdicts/).",
         *parts,
+    )
+
+
+def _between_captures(rows: Sequence[dict]) -> str:
+    """The changes of unknown time that left requests disallowed-between-captures."""
+    if not rows:
+        return ""
+    ordered = sorted(rows, key=lambda r: (-r["requests"], r["host"] or "", r["crawler"] or "", str(r["effective_from"])))
+    return "<h3>Disallowed between captures: robots.txt changes of unknown time</h3>" + _table(
+        ("host", "crawler", "version in effect (disallowed)", "next version (allowed)", "old content last seen", "requests"),
+        [
+            (r["host"], r["crawler"], tables.moment(r["effective_from"]), tables.moment(r["later_effective_from"]),
+             tables.moment(r["observed_before"]), r["requests"])
+            for r in ordered[:TOP_ROWS]
+        ],
+        5,
+        "between-captures-table",
     )
 
 

@@ -66,9 +66,9 @@ def test_the_run_writes_a_small_self_contained_report_with_every_section(sample_
 def test_the_crawler_table_equals_the_summary_and_the_counts(sample_out):
     dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
     header, rows, totals = dom.table("crawler-table")
-    assert header == ["crawler", "identity", "requests", "allowed", "disallowed", "within grace", "unknown"]
+    assert header == ["crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"]
     summary = [json.loads(line) for part in (sample_out / "summary").glob("part*") for line in part.read_text().splitlines()]
-    columns = ("requests", "allowed", "disallowed", "within_grace", "unknown")
+    columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
     expected = {(r["crawler"] or "(none)", r["identity"]): tuple(r[c] for c in columns) for r in summary}
     assert {(r[0], r[1]): tuple(map(htmldom.number, r[2:])) for r in rows} == expected
     counts = json.loads((sample_out / "counts.json").read_text())
@@ -214,7 +214,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     rows, summary = [], Counter()
     for i in range(80_000):
         crawler, identity = f"bot{i % 300}", ("verified", "spoofed")[i % 7 == 0]
-        decision = ("allowed", "disallowed", "disallowed-within-grace", "unknown")[i % 4]
+        decision = ("allowed", "disallowed", "disallowed-within-grace", "disallowed-between-captures", "unknown")[i % 5]
         rows.append({
             "ts": f"2026-{8 + i % 3:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z", "host": f"h{i % 400}.example",
             "client_ip": f"203.0.113.{i % 250}", "user_agent": f"{crawler}/1.0 (+https://example.org/{i % 50})",
@@ -225,7 +225,10 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
         summary[(crawler, identity, decision)] += 1
     (out / "verdicts").mkdir(parents=True)
     (out / "verdicts" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    columns = {"allowed": "allowed", "disallowed": "disallowed", "disallowed-within-grace": "within_grace", "unknown": "unknown"}
+    columns = {
+        "allowed": "allowed", "disallowed": "disallowed", "disallowed-within-grace": "within_grace",
+        "disallowed-between-captures": "between_captures", "unknown": "unknown",
+    }
     summary_rows = []
     for crawler, identity in {(c, i) for c, i, _ in summary}:
         counts = {column: summary[(crawler, identity, decision)] for decision, column in columns.items()}
@@ -241,6 +244,13 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     (out / "robots_versions").mkdir()
     (out / "robots_versions" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in versions))
     (out / "counts.json").write_text(json.dumps({"lines": 100_000, "verdicts": 80_000, "skipped": 20_000, "dead_letters": 0}))
+    changes = [
+        {"host": f"h{h}.example", "crawler": "bot1", "effective_from": "2026-09-01T00:00:00Z",
+         "later_effective_from": "2026-09-02T00:00:00Z", "observed_before": "2026-09-01T12:00:00Z", "requests": h + 1}
+        for h in range(150)
+    ]
+    (out / "between_captures").mkdir()
+    (out / "between_captures" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in changes))
     page = Path(html_report.write(str(out))).read_text(encoding="utf-8")
     assert len(page.encode("utf-8")) < 1_500_000
     dom = htmldom.read(page)
@@ -248,3 +258,6 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     _, crawler_rows, totals = dom.table("crawler-table")
     assert len(crawler_rows) == len(summary_rows) and htmldom.number(totals[2]) == 80_000
     assert "The 25 largest of 300 are shown" in page and "The 20 largest of 400 are shown" in page
+    _, changes_shown, last = dom.table("between-captures-table")
+    assert len(changes_shown) + 1 == html_report.TOP_ROWS and htmldom.number(changes_shown[0][5]) == 150
+    assert last[:2] == ["h50.example", "bot1"]  # the 100th largest of 150

@@ -80,7 +80,7 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     summary = [
         json.loads(line) for part in (sample_report / "summary").glob("part*") for line in part.read_text().splitlines()
     ]
-    columns = ("requests", "allowed", "disallowed", "within_grace", "unknown")
+    columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
     assert sorted(tuple([r[0], r[1], *map(htmldom.number, r[2:])]) for r in rows) == sorted(
         (s["crawler"] or "(none)", s["identity"], *(s[c] for c in columns)) for s in summary
     )
