@@ -12,6 +12,8 @@ from html import escape
 import hashlib
 from typing import Sequence
 
+from matcher.timerange import shifted
+
 WIDTH = 900
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
 
@@ -131,7 +133,7 @@ def timeline(
     for i in range(0, len(starts), max(1, len(starts) // 6)):
         body.append(_text(left + (i + 0.5) * column, base + 16, f"{starts[i]:%m-%d %H:%M}", "middle", "tick"))
     if starts:
-        end = starts[-1] + size
+        end = shifted(starts[-1], size)  # the last bucket may end past 9999-12-31
         for moment, label in markers:
             if starts[0] <= moment <= end:
                 x = left + (moment - starts[0]) / size * column

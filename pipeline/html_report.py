@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 from apache_beam.io.filesystems import FileSystems
 
+from matcher.timerange import shifted
 from pipeline import charts, report, tables, whatif
 from pipeline.report_data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
@@ -242,7 +243,9 @@ def _timeline(data: ReportData) -> str:
         (row["effective_from"], f"{row['host']}: robots.txt version of {row['effective_from']:%Y-%m-%d %H:%M} UTC, status {row['status']}")
         for row in versions
     ]
-    unit = {timedelta(hours=1): "hour", timedelta(days=1): "day"}.get(size, "week")
+    unit = {timedelta(hours=1): "hour", timedelta(days=1): "day", timedelta(weeks=1): "week"}.get(size) or (
+        f"{size // timedelta(weeks=1):,} weeks"
+    )
     chart = charts.timeline(
         f"Requests per crawler per {unit}", starts, size, drawn, markers, f"requests per {unit}"
     )
@@ -393,8 +396,8 @@ def _robots_versions(data: ReportData) -> str:
     last_seen = max((hour for counts in data.timeline.values() for hour in counts), default=None)
     parts = [_more(len({row["host"] for row in data.robots_versions}), TOP_HOSTS, "hosts, those with fewer requests")]
     for host, versions in by_host.items():
-        end = max(filter(None, [versions[-1]["effective_from"] + timedelta(days=1),
-                                 last_seen + timedelta(hours=1) if last_seen else None]))
+        end = max(filter(None, [shifted(versions[-1]["effective_from"], timedelta(days=1)),
+                                 shifted(last_seen, timedelta(hours=1)) if last_seen else None]))
         strip = charts.version_strip(
             f"robots.txt versions of {host}", versions[0]["effective_from"], end,
             [(v["effective_from"], f"status {v['status']}", _STATUS_COLOURS[v["kind"]]) for v in versions],

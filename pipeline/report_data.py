@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from matcher import records
+from matcher.timerange import from_micros, micros
 from pipeline import report, tables, whatif
 
 TOP_PATHS = 10
@@ -19,7 +20,6 @@ TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
 MAX_BUCKETS = 240
 _BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _VERDICT_COLUMNS = {
     "ts", "host", "client_ip", "user_agent", "path", "crawler", "operator", "identity",
     "robots_version", "rule_kind", "rule_pattern", "rule_line", "decision", "reason",
@@ -76,7 +76,10 @@ class ReportData:
         if not hours:
             return _BUCKETS[0], [], {}
         first, last = min(hours), max(hours)
-        size = next((s for s in _BUCKETS if (last - first) / s < MAX_BUCKETS), _BUCKETS[-1])
+        size = next((s for s in _BUCKETS if (last - first) / s < MAX_BUCKETS), None)
+        if size is None:
+            # more than MAX_BUCKETS weeks (a log may hold any year): whole weeks, as many as it takes
+            size = _BUCKETS[-1] * (int((last - first) / (_BUCKETS[-1] * MAX_BUCKETS)) + 1)
         start = _floor(first, size)
         count = int((last - start) / size) + 1
         starts = [start + i * size for i in range(count)]
@@ -90,7 +93,8 @@ class ReportData:
 
 
 def _floor(moment: datetime, size: timedelta) -> datetime:
-    return _EPOCH + ((moment - _EPOCH) // size) * size
+    step = size // timedelta(microseconds=1)
+    return from_micros(micros(moment) // step * step)  # at the earliest 0001-01-01
 
 
 def gather(out: str) -> ReportData:
