@@ -121,6 +121,15 @@ CRAWL_DELAY_WINDOWS = _CRAWL_DELAY_KEY + (
     Column("crawl_delay_line", "int", "line of that Crawl-delay"),
 )
 
+DNS_ANSWERS = (
+    Column("ip", "string", "client address asked about, canonical", False),
+    Column("ptr", "string_list", "PTR names, lower-case, without the final dot", False),
+    Column("error", "string", "error code of the PTR lookup (nxdomain, timeout, servfail, ...); null when answered"),
+    Column("forward", "json", "address lookup of each PTR name under a crawler suffix: name -> addresses"),
+    Column("forward_errors", "json", "name -> error code, for address lookups that failed"),
+    Column("resolved_at", "string", "when the worker asked (UTC, RFC 3339)", False),
+)
+
 TABLES = {
     "verdicts": VERDICTS,
     "dead_letters": DEAD_LETTERS,
@@ -128,6 +137,8 @@ TABLES = {
     "crawl_delay_violations": CRAWL_DELAY_VIOLATIONS,
     "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
     "indexing_findings": INDEXING_FINDINGS,
+    # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
+    "dns_answers": DNS_ANSWERS,
 }
 
 

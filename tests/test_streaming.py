@@ -498,3 +498,68 @@ def test_the_schema_command_prints_the_derived_schemas(capsys):
     assert set(schemas) == set(records.TABLES)
     gap = schemas["crawl_delay_windows"]["properties"]["min_gap_s"]
     assert gap["anyOf"] == [{"type": "number"}, {"type": "null"}]
+
+
+# ---- Bounded worker state
+
+
+def test_a_long_stream_of_table_refreshes_keeps_the_worker_bounded():
+    """Months of refreshes, each changing every host's current robots.txt: the worker keeps one
+    parsed history per host, at most `max_histories` of them, and its memory stops growing."""
+    import gc
+    import tracemalloc
+
+    from matcher.history import RobotsVersion
+    from pipeline.auditing import host_versions
+
+    registry = load_registry(None)
+    auditor = LineAuditor(
+        "host_combined", None, None, registry, load_ranges(None, registry), timedelta(days=30), timedelta(0),
+        max_histories=6,
+    )
+    hosts = [f"site{n}.example" for n in range(10)]
+    first, current = datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 11, 2, tzinfo=timezone.utc)
+    moment = current + timedelta(hours=10)
+
+    def refreshed(refresh: int) -> dict:
+        def versions(host: str) -> list[RobotsVersion]:
+            return [
+                RobotsVersion(host, first, 200, b"User-agent: *\nAllow: /\n"),
+                RobotsVersion(host, current, 200, f"User-agent: *\nDisallow: /r{refresh}/\n".encode()),
+            ]
+        return {host: host_versions(versions(host)) for host in hosts}
+
+    def audit_refresh(refresh: int) -> None:
+        lines = [_log_line(moment, f"/r{refresh}/x", host=host) for host in hosts[: 4 + refresh % 6]]
+        decisions = [record["decision"] for _, record in auditor.audit_lines("log", 1, lines, refreshed(refresh))]
+        assert decisions == ["disallowed"] * len(lines)  # each line judged by its refresh's table
+        assert auditor.cached_histories <= 6
+
+    for refresh in range(100):  # warm-up: parsers, the range index, interned strings
+        audit_refresh(refresh)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        audit_refresh(100)
+        gc.collect()
+        warm, _ = tracemalloc.get_traced_memory()
+        for refresh in range(101, 1000):
+            audit_refresh(refresh)
+        gc.collect()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Every history kept would be about 2 KB per host and refresh: megabytes here.
+    assert after - warm < 32 * 1024, f"grew by {after - warm} bytes over 900 refreshes"
+
+
+def test_a_folder_poll_remembers_a_bounded_number_of_stamps(site, monkeypatch):
+    monkeypatch.setattr(streaming, "_REMEMBERED_STAMPS", 3)
+    folder = site / "incoming"
+    poll = streaming.LogFolderPoll("host_combined", None, None)
+    for n in range(6):
+        (folder / f"{n}.log.gz").write_bytes(_hour_file(10, [n]))
+    first = {Path(out.value).name: out.timestamp for out in poll(str(folder / "*.log.gz")).outputs}
+    again = {Path(out.value).name: out.timestamp for out in poll(str(folder / "*.log.gz")).outputs}
+    assert first == again and len(first) == 6  # a forgotten file is stamped again, the same
+    assert len(poll._stamps) == 3
