@@ -19,7 +19,7 @@ from matcher import agents, identity
 from matcher.agents import Crawler, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
-from matcher.history import HostHistory, Judgement, UNKNOWN
+from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.identity import DnsAnswer, IdentityResult, RangeIndex
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
@@ -141,15 +141,9 @@ def _robots_columns(judgement: Judgement) -> dict:
     version, match = judgement.version, judgement.match
     rule = match.rule if match is not None else None
     group = match.group if match is not None else None
-    grace = judgement.grace_version
+    grace, later = judgement.grace_version, judgement.later_version
     return {
-        "robots_version": None
-        if version is None
-        else {
-            "effective_from": version.effective_from,
-            "status": "unreachable" if version.status is None else str(version.status),
-            "sha256": version.sha256,
-        },
+        "robots_version": None if version is None else _version_columns(version),
         "group": None if group is None else group.agents,
         "rule_kind": None if rule is None else rule.kind,
         "rule_pattern": None if rule is None else rule.pattern,
@@ -158,6 +152,17 @@ def _robots_columns(judgement: Judgement) -> dict:
         "decision": judgement.decision,
         "reason": judgement.reason,
         "grace_from": None if grace is None else grace.effective_from,
+        "later_version": None
+        if later is None
+        else {**_version_columns(later), "observed_before": later.observed_before},
         "crawl_delay": judgement.crawl_delay,
         "crawl_delay_line": judgement.crawl_delay_line,
+    }
+
+
+def _version_columns(version: RobotsVersion) -> dict:
+    return {
+        "effective_from": version.effective_from,
+        "status": "unreachable" if version.status is None else str(version.status),
+        "sha256": version.sha256,
     }

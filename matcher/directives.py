@@ -23,7 +23,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
-from matcher.history import DISALLOWED, DISALLOWED_WITHIN_GRACE, host_key
+from matcher.history import DISALLOWED, DISALLOWED_BETWEEN_CAPTURES, DISALLOWED_WITHIN_GRACE, host_key
 from matcher.normalize import normalize
 from matcher.records import rfc3339
 
@@ -299,7 +299,7 @@ def effective_indexing(
 
 def indexing_unseen(decision: str, indexing: Mapping[str, object] | None) -> bool:
     """robots.txt disallows the URL, so a crawler that obeys it never sees these directives."""
-    return indexing is not None and decision in (DISALLOWED, DISALLOWED_WITHIN_GRACE)
+    return indexing is not None and decision in (DISALLOWED, DISALLOWED_WITHIN_GRACE, DISALLOWED_BETWEEN_CAPTURES)
 
 
 def noindex_unseen(decision: str, indexing: Mapping[str, object] | None) -> bool:

@@ -3,12 +3,13 @@
 A host's robots.txt changes over time; each change is a `RobotsVersion` that takes effect at
 `effective_from` and stays in effect until the next one. `RobotsHistory.judge` finds the version
 in effect when a request was made, applies the HTTP-status semantics of RFC 9309 §2.3.1 (with the
-30-day error rule) and the cache grace, and says which version and which rule decided.
+30-day error rule), the cache grace and the uncertainty of a history built from observations,
+and says which version and which rule decided.
 """
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -18,11 +19,14 @@ from matcher import robots
 from matcher.normalize import normalize
 
 Kind = Literal["ok", "unavailable", "error"]
-Verdict = Literal["allowed", "disallowed", "disallowed-within-grace", "unknown"]
+Verdict = Literal[
+    "allowed", "disallowed", "disallowed-within-grace", "disallowed-between-captures", "unknown"
+]
 
 ALLOWED: Verdict = "allowed"
 DISALLOWED: Verdict = "disallowed"
 DISALLOWED_WITHIN_GRACE: Verdict = "disallowed-within-grace"
+DISALLOWED_BETWEEN_CAPTURES: Verdict = "disallowed-between-captures"
 UNKNOWN: Verdict = "unknown"
 
 DEFAULT_ERROR_LIMIT = timedelta(days=30)
@@ -31,7 +35,7 @@ DEFAULT_GRACE = timedelta(hours=24)
 # datetimes resolve to the microsecond: the last instant a version is in effect is one tick
 # before its successor takes effect.
 _TICK = timedelta(microseconds=1)
-_TABLE_KEYS = frozenset({"host", "effective_from", "status", "body", "body_file"})
+_TABLE_KEYS = frozenset({"host", "effective_from", "status", "body", "body_file", "observed_before"})
 
 
 class RobotsTableError(ValueError):
@@ -53,12 +57,17 @@ class RobotsVersion:
 
     `host` is stored lower-case without a trailing dot; `effective_from` must be timezone-aware
     and is stored in UTC. `sha256` is the hex digest of the body, None without one.
+
+    `observed_before`, for histories built from observations (a capture job, an archive), is
+    the last time the previous content was seen: the change happened somewhere in
+    (observed_before, effective_from]. None means the change time is exact.
     """
 
     host: str
     effective_from: datetime
     status: int | None
     body: bytes | None = field(default=None, repr=False)
+    observed_before: datetime | None = None
     sha256: str | None = field(init=False, compare=False)
     kind: Kind = field(init=False, compare=False)
 
@@ -77,6 +86,17 @@ class RobotsVersion:
                 f"{self.host} at {self.effective_from.isoformat()}: status {self.status} needs a"
                 " body (b'' when it is empty)"
             )
+        if self.observed_before is not None:
+            if not _is_aware(self.observed_before):
+                raise RobotsTableError(
+                    f"observed_before must be a timezone-aware datetime, got {self.observed_before!r}"
+                )
+            if self.observed_before >= self.effective_from:
+                raise RobotsTableError(
+                    f"{self.host} at {self.effective_from.isoformat()}: observed_before"
+                    f" {self.observed_before.isoformat()} must be earlier than effective_from"
+                )
+            object.__setattr__(self, "observed_before", self.observed_before.astimezone(timezone.utc))
         object.__setattr__(self, "host", host_key(self.host))
         object.__setattr__(self, "effective_from", self.effective_from.astimezone(timezone.utc))
         object.__setattr__(self, "kind", kind)
@@ -95,6 +115,8 @@ class Judgement:
     errors; None when no body decided. `crawl_delay` and `crawl_delay_line` come from the group
     chosen in that body. `grace_version` is set only for "disallowed-within-grace": the most
     recent earlier version, in effect during the grace period, that allowed the request.
+    `later_version` is set only for "disallowed-between-captures": the next version, whose
+    change may already have happened at the request's time, and which allowed it.
     """
 
     decision: Verdict
@@ -105,6 +127,7 @@ class Judgement:
     crawl_delay: float | None = None
     crawl_delay_line: int | None = None
     grace_version: RobotsVersion | None = None
+    later_version: RobotsVersion | None = None
 
 
 class HostHistory:
@@ -112,7 +135,9 @@ class HostHistory:
 
     Two versions with the same `effective_from` are one version when status and body are equal;
     when they differ the input is rejected. Input order cannot settle it: rows reaching the
-    pipeline as a side input arrive in no guaranteed order.
+    pipeline as a side input arrive in no guaranteed order. A version's `observed_before` must
+    not be earlier than its predecessor's `effective_from`: the previous content cannot have
+    been seen before it took effect.
     """
 
     def __init__(
@@ -123,6 +148,7 @@ class HostHistory:
         grace: timedelta = DEFAULT_GRACE,
     ) -> None:
         self._versions = _ordered(versions)
+        _check_observations(self._versions)
         self._times = tuple(version.effective_from for version in self._versions)
         self._error_limit = _require_duration(error_limit, "error_limit")
         self._grace = _require_duration(grace, "grace")
@@ -150,6 +176,12 @@ class HostHistory:
 
         `path` is the path and query as the log carries it (not an absolute URL);
         `catch_all=False` for crawlers that ignore `User-agent: *`.
+
+        A request is a plain "disallowed" only when every version the crawler could have held
+        disallows it. The next version is a candidate when the request falls after its
+        `observed_before` (its change may already have happened); earlier versions are
+        candidates within the cache grace. The later candidate is tried first: it asks which
+        version was in effect at all, the grace only which one a crawler may have cached.
         """
         index = self._index_at(ts)
         if index < 0:
@@ -157,6 +189,14 @@ class HostHistory:
         current = self._evaluate(index, ts, tokens, path, catch_all)
         if current.decision != DISALLOWED:
             return current
+        later = self._later_candidate(index, ts)
+        if later is not None and self._evaluate(later, ts, tokens, path, catch_all).decision == ALLOWED:
+            return replace(
+                current,
+                decision=DISALLOWED_BETWEEN_CAPTURES,
+                reason="change-time-unknown",
+                later_version=self._versions[later],
+            )
         earlier = self._allowed_within_grace(index, ts, tokens, path, catch_all)
         if earlier is None:
             return current
@@ -225,6 +265,14 @@ class HostHistory:
             parsed = self._parsed[index] = robots.parse(body)
         return parsed
 
+    def _later_candidate(self, index: int, ts: datetime) -> int | None:
+        """The next version's index when `ts` lies in its (observed_before, effective_from) window."""
+        following = index + 1
+        if following == len(self._versions):
+            return None
+        observed_before = self._versions[following].observed_before
+        return following if observed_before is not None and ts > observed_before else None
+
     def _allowed_within_grace(
         self, index: int, ts: datetime, tokens: Sequence[str], path: str, catch_all: bool
     ) -> RobotsVersion | None:
@@ -287,9 +335,10 @@ class RobotsHistory(Mapping[str, HostHistory]):
 def version_from_row(row: Mapping[str, object], body: bytes | None) -> RobotsVersion:
     """Build a version from one decoded robots-table row and the body bytes its reader resolved.
 
-    The row is {"host", "effective_from", "status", and "body" or "body_file"}; `body` is the
-    content those name (None when the row has neither). `effective_from` is an ISO 8601 /
-    RFC 3339 timestamp with an offset; `status` an HTTP status or "unreachable".
+    The row is {"host", "effective_from", "status", and "body" or "body_file", optionally
+    "observed_before"}; `body` is the content those name (None when the row has neither).
+    `effective_from` and `observed_before` are ISO 8601 / RFC 3339 timestamps with an offset;
+    `status` an HTTP status or "unreachable".
     """
     unknown = sorted(set(row) - _TABLE_KEYS)
     if unknown:
@@ -301,10 +350,32 @@ def version_from_row(row: Mapping[str, object], body: bytes | None) -> RobotsVer
             raise RobotsTableError(f"robots row is missing {key!r}")
     return RobotsVersion(
         host=_row_host(row["host"]),
-        effective_from=_row_timestamp(row["effective_from"]),
+        effective_from=_row_timestamp(row["effective_from"], "effective_from"),
         status=_row_status(row["status"]),
         body=body,
+        observed_before=None
+        if row.get("observed_before") is None
+        else _row_timestamp(row["observed_before"], "observed_before"),
     )
+
+
+def with_observations(
+    versions: Iterable[RobotsVersion], observed: Iterable[datetime]
+) -> list[RobotsVersion]:
+    """One host's versions with `observed_before` taken from the times its robots.txt was fetched.
+
+    `observed` holds every fetch time of a capture job, those that found a change (the captures
+    themselves) and those that found the same outcome again. A version's `observed_before` is
+    the last fetch before it, and at least its predecessor's own capture time.
+    """
+    ordered = sorted(versions, key=lambda version: version.effective_from)
+    times = sorted(observed)
+    result = ordered[:1]
+    for previous, version in zip(ordered, ordered[1:]):
+        last = bisect_left(times, version.effective_from) - 1
+        seen = previous.effective_from if last < 0 else max(times[last], previous.effective_from)
+        result.append(replace(version, observed_before=seen))
+    return result
 
 
 def host_key(host: str) -> str:
@@ -344,6 +415,16 @@ def _ordered(versions: Iterable[RobotsVersion]) -> tuple[RobotsVersion, ...]:
                 f" (status {previous.status} and {version.status})"
             )
     return tuple(kept)
+
+
+def _check_observations(versions: Sequence[RobotsVersion]) -> None:
+    for previous, version in zip(versions, versions[1:]):
+        if version.observed_before is not None and version.observed_before < previous.effective_from:
+            raise RobotsTableError(
+                f"{version.host} at {version.effective_from.isoformat()}: observed_before"
+                f" {version.observed_before.isoformat()} is earlier than the previous version"
+                f" ({previous.effective_from.isoformat()})"
+            )
 
 
 def _error_runs(
@@ -400,15 +481,15 @@ def _row_host(value: object) -> str:
     return value
 
 
-def _row_timestamp(value: object) -> datetime:
+def _row_timestamp(value: object, name: str) -> datetime:
     if not isinstance(value, str):
-        raise RobotsTableError(f"effective_from must be a timestamp string, got {value!r}")
+        raise RobotsTableError(f"{name} must be a timestamp string, got {value!r}")
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise RobotsTableError(f"effective_from is not an ISO 8601 timestamp: {value!r}") from None
+        raise RobotsTableError(f"{name} is not an ISO 8601 timestamp: {value!r}") from None
     if not _is_aware(parsed):
-        raise RobotsTableError(f"effective_from needs a UTC offset or 'Z': {value!r}")
+        raise RobotsTableError(f"{name} needs a UTC offset or 'Z': {value!r}")
     return parsed
 
 

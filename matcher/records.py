@@ -51,9 +51,20 @@ VERDICTS = (
     Column("rule_pattern", "string", "deciding rule as written"),
     Column("rule_line", "int", "line of the deciding rule"),
     Column("rule_normalized", "string", "deciding rule after normalization"),
-    Column("decision", "string", "allowed | disallowed | disallowed-within-grace | unknown", False),
+    Column(
+        "decision", "string",
+        "allowed | disallowed | disallowed-within-grace | disallowed-between-captures | unknown", False,
+    ),
     Column("reason", "string", "short code saying why", False),
     Column("grace_from", "timestamp", "for disallowed-within-grace: the earlier version that allowed it"),
+    Column(
+        "later_version", "struct",
+        "for disallowed-between-captures: the next version, which allowed it; the change to it happened"
+        " after its observed_before, maybe before ts",
+        fields=ROBOTS_VERSION + (
+            Column("observed_before", "timestamp", "last time the previous content was seen (UTC)", False),
+        ),
+    ),
     Column("crawl_delay", "float", "Crawl-delay of the group in effect, seconds"),
     Column("crawl_delay_line", "int", "line of that Crawl-delay"),
     Column(
@@ -72,6 +83,15 @@ INDEXING_FINDINGS = (
     Column("requests", "int", "requests with this finding", False),
 )
 
+BETWEEN_CAPTURES = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
+    Column("effective_from", "timestamp", "the version in effect by effective_from, which disallowed", False),
+    Column("later_effective_from", "timestamp", "the next version, which allowed", False),
+    Column("observed_before", "timestamp", "last time the earlier content was seen: the change came after", False),
+    Column("requests", "int", "requests judged disallowed-between-captures", False),
+)
+
 DEAD_LETTERS = (
     Column("source", "string", "file and line number, or table and row", False),
     Column("reason", "string", "short machine code", False),
@@ -86,6 +106,7 @@ SUMMARY = (
     Column("allowed", "int", "allowed", False),
     Column("disallowed", "int", "disallowed", False),
     Column("within_grace", "int", "disallowed within the cache grace", False),
+    Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
 )
 
@@ -137,6 +158,7 @@ TABLES = {
     "crawl_delay_violations": CRAWL_DELAY_VIOLATIONS,
     "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
     "indexing_findings": INDEXING_FINDINGS,
+    "between_captures": BETWEEN_CAPTURES,
     # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
     "dns_answers": DNS_ANSWERS,
 }

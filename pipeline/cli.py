@@ -6,6 +6,7 @@ Exit codes:
   verify 0 verified, 1 any other identity, 2 usage or input error
   run    0 the audit finished, 2 usage or input error
   update-ranges  0 every source saved, 1 a source was not saved, 2 usage or input error
+  history        0 done, 1 done in part (run again to resume), 2 usage or input error
   schema 0 printed, 2 usage error
 """
 from __future__ import annotations
@@ -118,7 +119,17 @@ def _parser() -> argparse.ArgumentParser:
         ("update-ranges", "download today's published IP-range files into a dated snapshot folder"),
     ):
         commands.add_parser(name, help=summary, add_help=False).set_defaults(handler=identity_command)
+    commands.add_parser(
+        "history", help="build a robots.txt history (capture, import-wayback, import-git) and show or diff it",
+        add_help=False,
+    ).set_defaults(handler=history_command)
     return parser
+
+
+def history_command(args: argparse.Namespace, argv: list[str]) -> int:
+    from pipeline import history_cli
+
+    return history_cli.main(argv)
 
 
 def identity_command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -152,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     # `run` hands every flag it does not know to Beam; the other commands take none.
     args, extra = parser.parse_known_args(argv)
-    passes_through = args.command in ("run", "verify", "update-ranges")
+    passes_through = args.command in ("run", "verify", "update-ranges", "history")
     if extra and not passes_through:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:

@@ -23,6 +23,7 @@ from matcher import records
 from matcher.directives import PageDirectivesTable
 from pipeline import report, streaming
 from pipeline.auditing import LineAuditor
+from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
 from pipeline.dns import IdentityOptions, ResolveDistinct, client_proxies, dns_settings
 from pipeline.resolvers import LiveResolver
@@ -41,7 +42,9 @@ from pipeline.transforms import (
 )
 
 INDEXING_FINDINGS = "indexing_findings"
-# The record tables every run writes (a batch run adds the summary, the counts and the indexing findings).
+BETWEEN_CAPTURES = "between_captures"
+# The record tables every run writes (a batch run adds the summary, the counts, the indexing findings
+# and the between-captures changes).
 RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
@@ -79,6 +82,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
+    outputs[BETWEEN_CAPTURES] = outputs["verdicts"] | "BetweenCaptures" >> BetweenCaptures()
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -141,10 +145,8 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
-    _write_table(
-        outputs[INDEXING_FINDINGS], FileSystems.join(out, INDEXING_FINDINGS), records.INDEXING_FINDINGS, "jsonl",
-        INDEXING_FINDINGS,
-    )
+    for table in (INDEXING_FINDINGS, BETWEEN_CAPTURES):
+        _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
     (
         outputs["counts"]
         | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)

@@ -55,7 +55,7 @@ def update_ranges_command(argv: Sequence[str]) -> int:
         registry = load_registry(args.registry)
         directory = Path(args.ranges) if args.ranges else DEFAULT_RANGES_DIR
         downloads = ranges_update.update_ranges(
-            registry, directory, datetime.now(timezone.utc).date(), args.source, args.timeout
+            registry, directory, datetime.now(timezone.utc).date(), args.source, args.timeout, args.ca_file
         )
     except (ValueError, OSError) as error:
         return _fail(str(error))
@@ -101,8 +101,10 @@ def _update_parser() -> argparse.ArgumentParser:
     parser.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     parser.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     parser.add_argument(
-        "--timeout", type=_positive(float), default=ranges_update.DEFAULT_TIMEOUT, help="seconds per download"
+        "--timeout", type=_positive(float), default=ranges_update.DEFAULT_TIMEOUT,
+        help="seconds per download, redirects included",
     )
+    parser.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's (HTTPS only)")
     return parser
 
 

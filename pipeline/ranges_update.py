@@ -5,34 +5,28 @@ the download, but only after it has been read the way the audit will read it: a 
 usable prefix (an error page, a truncated download) is reported and not saved, so the snapshot
 before it stays in force. Prefixes the audit would skip are reported; invisible characters inside
 prefixes are not a problem, the audit drops them when it reads the file.
+
+Downloads go through `pipeline.http_client`: HTTPS only (redirects too), an overall deadline per
+download however slowly the server answers, and a size cap.
 """
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import tempfile
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from matcher.agents import RangeSource, Registry
 from matcher.identity import parse_snapshot
+from pipeline.http_client import Client, FetchError
 
 DEFAULT_TIMEOUT = 30.0
 # Operators' files are tens of kilobytes; anything near this is not a range file.
 MAX_BYTES = 16 * 1024 * 1024
 USER_AGENT = "crawl-audit-update-ranges/0.1"
-
-
-class FetchError(Exception):
-    """A download that gave no body; the message says why."""
-
-
-Fetch = Callable[[str, float], bytes]
 
 
 @dataclass(frozen=True)
@@ -46,21 +40,16 @@ class Download:
     problems: tuple[str, ...]
 
 
-def fetch_url(url: str, timeout: float) -> bytes:
-    """The body of a 2xx answer (redirects followed), at most MAX_BYTES."""
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read(MAX_BYTES + 1)
-    except urllib.error.HTTPError as error:
-        raise FetchError(f"HTTP {error.code} from {url}") from None
-    except urllib.error.URLError as error:
-        raise FetchError(f"cannot fetch {url}: {error.reason}") from None
-    except (OSError, http.client.HTTPException) as error:
-        raise FetchError(f"cannot fetch {url}: {error}") from None
-    if len(body) > MAX_BYTES:
-        raise FetchError(f"{url} is larger than {MAX_BYTES} bytes")
-    return body
+def fetch_body(client: Client, url: str) -> bytes:
+    """The body of a 2xx answer (same-scheme redirects followed), at most the client's cap."""
+    response = client.get(url, accept="application/json")
+    if response.stopped is not None:
+        raise FetchError(f"HTTP {response.status} from {response.url}: {response.stopped}")
+    if not 200 <= response.status < 300:
+        raise FetchError(f"HTTP {response.status} from {response.url}")
+    if response.truncated:
+        raise FetchError(f"{url} is larger than {client.max_bytes} bytes")
+    return response.body
 
 
 def update_ranges(
@@ -69,10 +58,14 @@ def update_ranges(
     day: date,
     sources: Sequence[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
-    fetch: Fetch = fetch_url,
+    ca_file: str | None = None,
 ) -> list[Download]:
-    """Download `sources` (default: every range source of the registry) into `directory`."""
-    return [_download(source, directory, day, timeout, fetch) for source in select_sources(registry, sources)]
+    """Download `sources` (default: every range source of the registry) into `directory`.
+
+    `timeout` bounds each download as a whole; `ca_file` replaces the system's CAs.
+    """
+    client = Client(user_agent=USER_AGENT, timeout=timeout, max_bytes=MAX_BYTES, ca_file=ca_file)
+    return [_download(source, directory, day, client) for source in select_sources(registry, sources)]
 
 
 def select_sources(registry: Registry, names: Sequence[str]) -> list[RangeSource]:
@@ -86,9 +79,9 @@ def select_sources(registry: Registry, names: Sequence[str]) -> list[RangeSource
     return [registry.range_sources[name] for name in dict.fromkeys(names)]
 
 
-def _download(source: RangeSource, directory: Path, day: date, timeout: float, fetch: Fetch) -> Download:
+def _download(source: RangeSource, directory: Path, day: date, client: Client) -> Download:
     try:
-        body = fetch(source.url, timeout)
+        body = fetch_body(client, source.url)
     except FetchError as error:
         return Download(source.name, source.url, None, 0, (str(error),))
     try:

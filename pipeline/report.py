@@ -10,7 +10,7 @@ from typing import Sequence
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "unknown")
+_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
 _IDENTITY_ORDER = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 
 
@@ -29,6 +29,7 @@ class RunSummary:
     rows: list[dict]
     crawl_delay_windows: Sequence[dict] = ()
     indexing_findings: Sequence[dict] = ()
+    between_captures: Sequence[dict] = ()
 
 
 def load(out: str) -> RunSummary:
@@ -40,6 +41,7 @@ def load(out: str) -> RunSummary:
         rows,
         _read_records(FileSystems.join(out, "crawl_delay_windows")),
         _read_records(FileSystems.join(out, "indexing_findings")),
+        _read_records(FileSystems.join(out, "between_captures")),
     )
 
 
@@ -77,7 +79,31 @@ def render(summary: RunSummary) -> str:
     out.append("")
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     out.extend(_indexing_section(summary.indexing_findings))
+    out.extend(_between_captures_section(summary.between_captures))
     return "\n".join(out)
+
+
+def _between_captures_section(rows: Sequence[dict]) -> list[str]:
+    """The robots.txt changes whose unknown time left requests with two candidate versions."""
+    if not rows:
+        return []
+    rows = sorted(rows, key=lambda r: (-r["requests"], r["host"] or "", r["later_effective_from"]))
+    lines = [
+        "",
+        "disallowed between captures: the robots.txt changed at an unknown time between two observations;"
+        " the version in effect disallowed, the next one allowed",
+    ]
+    cells = [
+        (
+            r["host"] or "-", r["crawler"] or "-", r["effective_from"],
+            f"{r['observed_before']} .. {r['later_effective_from']}", f"{r['requests']:,}",
+        )
+        for r in rows[:_FINDINGS_SHOWN]
+    ]
+    lines += _aligned([("host", "crawler", "in effect from", "changed within", "requests")] + cells, 4, indent="  ")
+    if len(rows) > _FINDINGS_SHOWN:
+        lines.append(f"  ... {len(rows) - _FINDINGS_SHOWN:,} more in between_captures/")
+    return lines
 
 
 _FINDING_TITLES = {

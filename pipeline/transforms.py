@@ -197,6 +197,7 @@ def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
         "allowed": counts["allowed"],
         "disallowed": counts["disallowed"],
         "within_grace": counts["disallowed-within-grace"],
+        "between_captures": counts["disallowed-between-captures"],
         "unknown": counts["unknown"],
     }
 

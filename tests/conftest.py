@@ -33,3 +33,11 @@ def shared_path(*parts: str) -> Path:
             pytest.fail(message + " (CRAWL_AUDIT_SHARED is set, so it must exist)")
         pytest.skip(message + " (set CRAWL_AUDIT_SHARED to run these tests)")
     return path
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory):
+    """A test CA and a server certificate for the loopback HTTPS servers (tests/loopback.py)."""
+    from loopback import make_tls
+
+    return make_tls(tmp_path_factory.mktemp("tls"))

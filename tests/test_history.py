@@ -3,17 +3,22 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from matcher import robots
 from matcher.history import (
+    DISALLOWED_BETWEEN_CAPTURES,
     HostHistory,
     RobotsHistory,
     RobotsTableError,
     RobotsVersion,
     version_from_row,
+    with_observations,
 )
 
 HOST = "example.com"
@@ -495,3 +500,137 @@ def test_naive_request_time_is_rejected() -> None:
 def test_negative_durations_are_rejected(setting: str) -> None:
     with pytest.raises(ValueError, match=setting):
         history(ok(T0, ALLOW_ALL), **{setting: timedelta(seconds=-1)})
+
+
+# observed_before: a change known only between two observations (DESIGN §5)
+
+
+def observed(version: RobotsVersion, before: datetime) -> RobotsVersion:
+    return replace(version, observed_before=before)
+
+
+def test_between_captures_when_only_the_earlier_candidate_disallows() -> None:
+    earlier = ok(day(0), BLOCK_PRIVATE)
+    later = observed(ok(day(2), ALLOW_ALL), day(1))
+    table = history(earlier, later, grace=timedelta(0))
+    result = judge(table, day(1.5))
+    assert (result.decision, result.reason) == (DISALLOWED_BETWEEN_CAPTURES, "change-time-unknown")
+    assert result.version == earlier and result.later_version == later
+    assert result.match.rule.pattern == "/private"  # the earlier version's rule still explains it
+
+
+def test_the_window_is_open_at_observed_before_and_closed_at_effective_from() -> None:
+    table = history(ok(day(0), BLOCK_PRIVATE), observed(ok(day(2), ALLOW_ALL), day(1)), grace=timedelta(0))
+    assert judge(table, day(1)).decision == "disallowed"  # the old content was seen then
+    assert judge(table, day(1) + TICK).decision == DISALLOWED_BETWEEN_CAPTURES
+    assert judge(table, day(2) - TICK).decision == DISALLOWED_BETWEEN_CAPTURES
+    assert judge(table, day(2)).decision == "allowed"  # the new content was seen then
+
+
+def test_in_the_window_an_allowing_earlier_version_decides_whatever_the_later_says() -> None:
+    table = history(ok(day(0), ALLOW_ALL), observed(ok(day(2), BLOCK_PRIVATE), day(1)), grace=timedelta(0))
+    result = judge(table, day(1.5))
+    assert (result.decision, result.later_version) == ("allowed", None)
+    assert result.version.effective_from == day(0)
+
+
+def test_in_the_window_both_candidates_disallowing_is_a_plain_disallow() -> None:
+    blocks_more = "User-agent: *\nDisallow: /private\nDisallow: /tmp\n"
+    table = history(ok(day(0), BLOCK_PRIVATE), observed(ok(day(2), blocks_more), day(1)), grace=timedelta(0))
+    result = judge(table, day(1.5))
+    assert (result.decision, result.later_version) == ("disallowed", None)
+
+
+@pytest.mark.parametrize(("status", "decision"), [(404, DISALLOWED_BETWEEN_CAPTURES), (503, "disallowed")])
+def test_a_later_status_only_candidate_counts_by_its_meaning(status, decision) -> None:
+    table = history(ok(day(0), BLOCK_PRIVATE), observed(failed(day(2), status), day(1)), grace=timedelta(0))
+    assert judge(table, day(1.5)).decision == decision
+
+
+def test_without_observed_before_the_change_time_is_exact() -> None:
+    table = history(ok(day(0), BLOCK_PRIVATE), ok(day(2), ALLOW_ALL), grace=timedelta(0))
+    assert judge(table, day(2) - TICK).decision == "disallowed"
+
+
+def test_the_later_candidate_is_tried_before_the_grace() -> None:
+    table = history(
+        ok(day(0), ALLOW_ALL), ok(day(1), BLOCK_PRIVATE), observed(ok(day(3), ALLOW_ALL), day(1) + TICK),
+        grace=timedelta(days=1),
+    )
+    result = judge(table, day(1.5))
+    assert result.decision == DISALLOWED_BETWEEN_CAPTURES and result.grace_version is None
+    assert judge(table, day(1)).decision == "disallowed-within-grace"  # before the window
+
+
+def test_observed_before_must_precede_effective_from_and_follow_the_previous_version() -> None:
+    with pytest.raises(RobotsTableError, match="must be earlier than effective_from"):
+        RobotsVersion(HOST, day(1), 200, b"", observed_before=day(1))
+    with pytest.raises(RobotsTableError, match="earlier than the previous version"):
+        history(ok(day(1), ALLOW_ALL), observed(ok(day(2), ALLOW_ALL), day(0.5)))
+
+
+def test_observed_before_is_read_from_a_table_row() -> None:
+    row = {"host": HOST, "effective_from": "2026-11-04T09:00:00Z", "status": 404, "observed_before": "2026-11-03T09:00:00+00:00"}
+    assert version_from_row(row, None).observed_before == day(1)
+    with pytest.raises(RobotsTableError, match="observed_before is not an ISO 8601 timestamp"):
+        version_from_row({**row, "observed_before": "yesterday"}, None)
+
+
+def test_observation_times_give_each_version_the_last_fetch_before_it() -> None:
+    first, second, third = ok(day(0), ALLOW_ALL), ok(day(2), BLOCK_PRIVATE), failed(day(5), 503)
+    fetches = [day(0), day(0.5), day(1.5), day(2), day(3), day(4.9), day(5)]
+    result = with_observations([third, first, second], fetches)
+    assert [v.observed_before for v in result] == [None, day(1.5), day(4.9)]
+    # A fetch log that never saw the previous content again falls back to its own capture.
+    assert with_observations([first, second], [day(2)])[1].observed_before == day(0)
+
+
+# Between captures, against a reference that lists the candidate versions directly
+
+_CONTENTS = {"allow": (200, ALLOW_ALL), "block": (200, BLOCK_PRIVATE), "gone": (404, None), "down": (503, None)}
+
+
+def _reference_decision(plan: list[tuple[int, str, int | None]], at: int) -> str:
+    """Plain reading of DESIGN §5 with grace off: the candidates are the version in effect by
+    effective_from and, inside its window, the next one; allowed when the first allows."""
+    def allows(content: str) -> bool:
+        return content in ("allow", "gone")
+
+    in_effect = max((step for step in plan if step[0] <= at), key=lambda step: step[0], default=None)
+    if in_effect is None:
+        return "unknown"
+    if allows(in_effect[1]):
+        return "allowed"
+    later = min((step for step in plan if step[0] > at), key=lambda step: step[0], default=None)
+    if later is not None and later[2] is not None and at > later[2] and allows(later[1]):
+        return DISALLOWED_BETWEEN_CAPTURES
+    return "disallowed"
+
+
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(1, 40), st.sampled_from(sorted(_CONTENTS)), st.one_of(st.none(), st.integers(0, 59))),
+        min_size=1, max_size=6, unique_by=lambda step: step[0],
+    ),
+    data=st.data(),
+)
+def test_between_captures_matches_the_reference(steps, data):
+    # Times in minutes: a version every few hours, observed_before some minutes after the
+    # previous version took effect, requests on any minute (the window's edges included).
+    plan = []
+    versions = []
+    for index, (hour, content, offset) in enumerate(sorted(steps)):
+        status, body = _CONTENTS[content]
+        observed = plan[-1][0] + offset if index > 0 and offset is not None else None
+        plan.append((hour * 60, content, observed))
+        versions.append(RobotsVersion(
+            HOST, T0 + timedelta(hours=hour), status, None if body is None else body.encode(),
+            observed_before=None if observed is None else T0 + timedelta(minutes=observed),
+        ))
+    table = history(*versions, grace=timedelta(0))
+    # The window's edges are where a slip would hide; random minutes cover the rest.
+    starts = {start + shift for start, _, _ in plan for shift in (-1, 0)}
+    observations = {seen + shift for _, _, seen in plan if seen is not None for shift in (0, 1)}
+    edges = sorted(starts | observations)
+    minute = data.draw(st.one_of(st.integers(0, 45 * 60), st.sampled_from(edges)))
+    assert judge(table, T0 + timedelta(minutes=minute)).decision == _reference_decision(plan, minute)

@@ -1,0 +1,55 @@
+"""Requests judged `disallowed-between-captures`, grouped by the change they straddle.
+
+Each row names both candidate versions of one host's robots.txt (the one in effect by
+`effective_from`, which disallowed, and the next, which allowed) and the window in which the
+change happened, so the closing report can say which change a site owner should date more
+precisely (DESIGN §5).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterator
+
+import apache_beam as beam
+
+from matcher.history import DISALLOWED_BETWEEN_CAPTURES
+
+# Times travel as ISO strings: grouping needs a deterministic encoding, which datetimes lack.
+Key = tuple[str | None, str | None, str, str, str]
+
+
+class BetweenCaptures(beam.PTransform):
+    """Verdicts -> one row per (host, crawler, earlier version, later version) with its request count."""
+
+    def expand(self, verdicts):
+        return (
+            verdicts
+            | "ChangeStraddled" >> beam.FlatMap(change_straddled)
+            | "CountPerChange" >> beam.combiners.Count.PerElement()
+            | "BetweenCapturesRows" >> beam.MapTuple(between_captures_row)
+        )
+
+
+def change_straddled(verdict: dict) -> Iterator[Key]:
+    if verdict["decision"] != DISALLOWED_BETWEEN_CAPTURES:
+        return
+    later = verdict["later_version"]
+    yield (
+        verdict["host"],
+        verdict["crawler"] or verdict["operator"],
+        verdict["robots_version"]["effective_from"].isoformat(),
+        later["effective_from"].isoformat(),
+        later["observed_before"].isoformat(),
+    )
+
+
+def between_captures_row(key: Key, requests: int) -> dict:
+    host, crawler, effective_from, later_effective_from, observed_before = key
+    return {
+        "host": host,
+        "crawler": crawler,
+        "effective_from": datetime.fromisoformat(effective_from),
+        "later_effective_from": datetime.fromisoformat(later_effective_from),
+        "observed_before": datetime.fromisoformat(observed_before),
+        "requests": requests,
+    }
