@@ -6,17 +6,27 @@
 A streaming `crawl-audit` graph runs on the embedded portable runner (the local streaming runner;
 it runs in this process, so this process's RSS is the job's). Log files of `--hosts` hosts arrive
 in its watched folder every `--interval` seconds, the hosts interleaved, each file `--file-span`
-seconds of event time; one file in ten is held back and delivered two rounds later, behind the
-watermark but within the allowed lateness. The robots table has a new version per host every five
-minutes of event time (rules and Crawl-delay change, now and then a 503), read once at launch (the
-local runners cannot deliver a `--robots-refresh`), so verdicts move from version to version as
-the stream goes on. The lines: verified and spoofed Googlebots, bingbots, GPTBots, browsers, junk.
+seconds of event time (by default one crawl-delay window). The robots table has a new version per
+host every five minutes of event time (rules and Crawl-delay change, now and then a 503), read
+once at launch (the local runners cannot deliver a `--robots-refresh`), so verdicts move from
+version to version as the stream goes on. The lines: verified and spoofed Googlebots, bingbots,
+GPTBots, browsers, junk.
 
-The local runner's own memory grows while a streaming job runs, whatever the job: an idle
-`Watch` of an empty folder grows by megabytes a second (measured with Beam 2.77; the growth is
-native memory, not Python objects, and it is proportional to the runner's loop iterations). So a
-baseline process runs that idle watch side by side for the same time, and the job is judged by
-its growth beyond the baseline's. The Python heap (`sys.getallocatedblocks`) is sampled too.
+With `--late-every N` one file in N is held back and delivered two rounds later, behind the
+watermark but within the allowed lateness. That is for runners that hold the watermark while a
+source waits for its next poll (Dataflow, Flink): the local runner does not (Beam 2.77), so
+between two polls every window with data is released, and a file arriving after its window's
+release is late however small the delay; its requests then go to the dead letters
+(`late-beyond-allowed-lateness`) and the crawl-delay tables differ from a batch run's. Locally
+the default is 0, and each file holds whole windows; the in-order placement of requests late
+within the allowed lateness is proven by the TestStream tests of `tests/test_streaming.py`.
+
+The local runner's own memory grows while a streaming job runs, whatever the job: a bare `Watch`
+of an empty folder grows by megabytes a second (measured with Beam 2.77; mostly native memory, not
+Python objects, growing with the runner's loop iterations). So a baseline process runs the same
+graph on the same runner, watching an empty folder, side by side for the same time, and the job
+is judged by its growth beyond the baseline's. The Python heap (`sys.getallocatedblocks`) is
+sampled too.
 
 Checks, each failing the run (exit 1):
 
@@ -36,6 +46,7 @@ import argparse
 import gzip
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -98,7 +109,7 @@ def log_file(host: str, start: datetime, span: timedelta, lines: int, rng: rando
             continue
         agent, address, _ = TRAFFIC[kind]
         browsers += agent == BROWSER
-        moment = (start + timedelta(seconds=round(offset))).strftime("%d/%b/%Y:%H:%M:%S +0000")
+        moment = (start + timedelta(seconds=int(offset))).strftime("%d/%b/%Y:%H:%M:%S +0000")
         out.append(f'{host} {address(rng)} - - [{moment}] "GET {rng.choice(PATHS)} HTTP/1.1" 200 512 "-" "{agent}"')
     return gzip.compress(("\n".join(out) + "\n").encode(), mtime=0), browsers
 
@@ -135,28 +146,27 @@ def run_argv(logs: str, out: Path, robots: Path) -> list[str]:
     ]
 
 
-def idle_baseline(seconds: float, poll_interval: float, every: float) -> list[tuple[float, float, int]]:
-    """RSS samples of the local runner watching an empty folder for `seconds`: its own growth."""
-    from pipeline import streaming
-
+def idle_baseline(seconds: float, poll_interval: float, robots: Path, every: float) -> list[tuple[float, float, int]]:
+    """RSS samples of the same graph on the same runner watching an empty folder for `seconds`:
+    the runner's own growth."""
     folder = Path(tempfile.mkdtemp(prefix="crawl-audit-idle-"))
     options = PipelineOptions([
         "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
+        f"--poll-interval={poll_interval}s", f"--watch-for={int(seconds)}s", "--robots-refresh=0",
+        *run_argv(str(folder / "incoming" / "*.log.gz"), folder / "out", robots),
     ])
     pipeline = beam.Pipeline(options=options)
-    poll = streaming.LogFolderPoll("host_combined", None, None)
-    _ = pipeline | streaming.WatchLogFolder(
-        str(folder / "*.log.gz"), poll, timedelta(seconds=poll_interval), timedelta(seconds=seconds)
-    )
+    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
     sampler = RssSampler(every)
     sampler.start()
     pipeline.run().wait_until_finish()
     sampler.stop()
-    folder.rmdir()
+    shutil.rmtree(folder)
     return sampler.samples
 
 
 def table_rows(folder: Path) -> list[str]:
+    """A table's rows as sorted JSON texts, sources cut to the file name."""
     rows = []
     for part in folder.rglob("*.jsonl"):
         for line in part.read_text().splitlines():
@@ -174,13 +184,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=2.5, help="seconds between files")
     parser.add_argument("--hosts", type=int, default=4)
     parser.add_argument("--lines-per-file", type=int, default=300)
-    parser.add_argument("--file-span", type=float, default=30.0, help="seconds of event time per file")
+    parser.add_argument("--file-span", type=float, default=300.0, help="seconds of event time per file")
+    parser.add_argument("--poll-interval", type=float, default=1.0, help="seconds between listings of the folder")
+    parser.add_argument("--late-every", type=int, default=0, help="one file in N arrives late (default 0: none)")
     parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between RSS samples")
     parser.add_argument("--keep", action="store_true", help="keep the working folder")
     parser.add_argument("--idle-baseline", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--robots", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.idle_baseline:
-        print(json.dumps(idle_baseline(args.idle_baseline, 1.0, args.sample_every)))
+        print(json.dumps(idle_baseline(args.idle_baseline, args.poll_interval, Path(args.robots), args.sample_every)))
         return 0
 
     work = Path(tempfile.mkdtemp(prefix="crawl-audit-soak-"))
@@ -196,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     watch_for = args.minutes * 60 + 60  # the feeding, then a minute to drain the last files
     options = PipelineOptions([
         "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
-        "--poll-interval=1s", f"--watch-for={int(watch_for)}s", "--robots-refresh=0",
+        f"--poll-interval={args.poll_interval}s", f"--watch-for={int(watch_for)}s", "--robots-refresh=0",
         *run_argv(logs, work / "stream", work / "robots.jsonl"),
     ])
     pipeline = beam.Pipeline(options=options)
@@ -204,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(20261102)
     baseline = subprocess.Popen(
-        [sys.executable, __file__, "--idle-baseline", str(watch_for), "--sample-every", str(args.sample_every)],
+        [
+            sys.executable, __file__, "--idle-baseline", str(watch_for), "--sample-every", str(args.sample_every),
+            "--poll-interval", str(args.poll_interval), "--robots", str(work / "robots.jsonl"),
+        ],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     sampler = RssSampler(args.sample_every)
@@ -219,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         fed_lines += args.lines_per_file
         browsers += browsing
         name = f"{hosts[host]}.{round_:05d}.log.gz"
-        if n % 10 == 7:
+        if args.late_every and n % args.late_every == args.late_every - 3:
             held.append((round_ + 2, name, content))  # two files' spans of event time late
             late_files += 1
         else:
@@ -272,8 +288,6 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print("FAILED:", problem)
     if not args.keep and not problems:
-        import shutil
-
         shutil.rmtree(work)
     return 1 if problems else 0
 
