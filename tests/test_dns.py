@@ -27,7 +27,7 @@ from localdns import Dnsmasq, dnsmasq_binary, running_dnsmasq
 from matcher import records
 from matcher.agents import default_registry
 from matcher.clientip import trusted_proxies
-from matcher.identity import build_range_index, reverse_dns_address, verify
+from matcher.identity import DnsAnswer, Lookup, build_range_index, reverse_dns_address, verify
 from pipeline.auditing import LineAuditor, dns_claim_parts
 from pipeline import graph, streaming
 from pipeline.dns import DnsSettings, ResolveDistinct, client_proxies, dns_lookups
@@ -657,3 +657,21 @@ def test_streaming_dns_options(tmp_path):
     ):
         with pytest.raises(ValueError, match=message):
             graph.build(beam.Pipeline(options=PipelineOptions(argv + flags)), PipelineOptions(argv + flags))
+
+
+def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():
+    genuine = DnsAnswer(
+        "192.0.2.110", Lookup(("spider-192-0-2-110.yandex.com",)),
+        (("spider-192-0-2-110.yandex.com", Lookup(("192.0.2.110",))),), "2026-11-02T09:00:00Z",
+    )
+    auditor = LineAuditor("combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24))
+    fn = streaming.AuditWithDnsFn(auditor, DnsSettings(SnapshotResolver({genuine.ip: genuine}), None, 3600, 100))
+    fn.setup()
+    fn.start_bundle()
+    yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
+    lines = [_log_line("192.0.2.110", yandex, 0), _log_line("192.0.2.111", yandex, 1)]
+    outputs = list(fn.process(("log", 1, lines), {}))
+    verdicts = [o for o in outputs if isinstance(o, dict)]
+    assert [(v["client_ip"], v["identity"]) for v in verdicts] == [("192.0.2.110", "verified"), ("192.0.2.111", "unverified")]
+    assert verdicts[1]["identity_evidence"].startswith("PTR of 192.0.2.111: not-in-snapshot")
+    assert not any(getattr(o, "tag", None) == streaming.DNS_ANSWERS for o in outputs)  # a snapshot is not re-recorded
