@@ -19,7 +19,6 @@ class Lru(Generic[K, V]):
         if capacity < 1:
             raise ValueError(f"an LRU cache holds at least one entry, not {capacity}")
         self.capacity = capacity
-        self.evictions = 0
         self._entries: OrderedDict[K, V] = OrderedDict()
 
     def get(self, key: K) -> V | None:
@@ -33,13 +32,6 @@ class Lru(Generic[K, V]):
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
-            self.evictions += 1
-
-    def pop(self, key: K) -> V | None:
-        return self._entries.pop(key, None)
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._entries

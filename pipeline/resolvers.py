@@ -179,8 +179,7 @@ class CachingResolver:
         self._answers: Lru[str, tuple[float, DnsAnswer]] = Lru(capacity)  # address -> (expiry, answer)
         self._pending: dict[str, Future] = {}
         self._pool = ThreadPoolExecutor(max_workers=resolver.concurrency, thread_name_prefix="reverse-dns")
-        self.asked = 0  # lookups started, for counters and tests
-        self.refused = 0  # addresses not queued because the queue was full
+        self.asked = 0  # lookups started
 
     @property
     def budget(self) -> float:
@@ -222,7 +221,6 @@ class CachingResolver:
             future = self._pending.get(address)
             if future is None:
                 if len(self._pending) >= self._max_pending:
-                    self.refused += 1
                     continue
                 future = self._pool.submit(self._resolver.resolve, address)
                 self._pending[address] = future
@@ -237,7 +235,7 @@ class CachingResolver:
         arrived = []
         for address in done:
             answer = _answer(address, self._pending.pop(address))
-            self._answers.put(address, (now + (self._fault_ttl if has_fault(answer) else self._ttl), answer))
+            self._answers.put(address, (now + (self._fault_ttl if _has_fault(answer) else self._ttl), answer))
             arrived.append(answer)
         return arrived
 
@@ -246,7 +244,7 @@ def _answer(address: str, done: Future) -> DnsAnswer:
     return done.result() if done.exception() is None else DnsAnswer(address, Lookup(error="dns-error"))
 
 
-def has_fault(answer: DnsAnswer) -> bool:
+def _has_fault(answer: DnsAnswer) -> bool:
     """Some lookup of `answer` failed for a reason that may pass (not NXDOMAIN or no answer)."""
     lookups = (answer.ptr, *(lookup for _, lookup in answer.forward))
     return any(lookup.error is not None and lookup.error not in DEFINITE_DNS_ERRORS for lookup in lookups)

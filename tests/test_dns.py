@@ -545,6 +545,20 @@ def test_the_worker_cache_keeps_the_most_recently_used_answers(dns_server):
         cache.close()
 
 
+def test_a_dead_resolver_fills_a_bounded_queue_and_nothing_waits_past_the_wait(silent_port):
+    resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", silent_port), timeout=0.1, retries=0, concurrency=1)
+    cache = CachingResolver(resolver, capacity=1000)
+    try:
+        addresses = [f"192.0.2.{n}" for n in range(1, 71)]
+        started = time.monotonic()
+        answers, arrived = cache.answers(addresses, wait=0.05)
+        assert time.monotonic() - started < 0.05 + 0.1
+        assert arrived == [] and {a.ptr.error for a in answers.values()} == {"timeout"}
+        assert cache.asked == 64  # QUEUED_PER_THREAD x one thread; the rest turned away, unverified
+    finally:
+        cache.close()
+
+
 def test_a_dead_resolver_delays_a_bundle_by_one_budget_and_is_unverified(silent_port):
     """The streaming audit DoFn, called as a runner calls it: two batches of new addresses in one
     bundle wait one lookup budget in all; their claims are unverified, never spoofed."""
