@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bootstraps .venv when missing (or when pyproject.toml changed), then:
-#   ./run_local.sh               audit the bundled sample and print the summary
+#   ./run_local.sh               audit the bundled sample into out/sample (replacing the last one) and print the summary
 #   ./run_local.sh test [ARGS]   run the test suite (ARGS go to pytest)
 #   ./run_local.sh ARGS...       any crawl-audit command, e.g. ./run_local.sh check FILE AGENT URL
 set -euo pipefail
@@ -23,7 +23,7 @@ case "${1:-sample}" in
     exec .venv/bin/crawl-audit run \
       --logs 'samples/logs/*.log.gz' --log-format host_combined \
       --robots samples/robots/history.jsonl --ranges samples/ranges \
-      --out out/sample --runner=FnApiRunner
+      --out out/sample --overwrite --runner=FnApiRunner
     ;;
   test)
     shift

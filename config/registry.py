@@ -37,10 +37,11 @@ _OPTIONAL = {
     "note": str,
 }
 _SOURCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
-_UA_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.!-]*")
+# Product tokens (matcher.tokens), one or several separated by single spaces.
+_UA_TOKEN = re.compile(r"[A-Za-z0-9_.-]+(?: [A-Za-z0-9_.-]+)*")
 # Only these characters can appear in a robots.txt group's token (DESIGN §4), so any other
 # character would make a robots token that never selects a group.
-_ROBOTS_TOKEN = re.compile(r"[a-z_-]+")
+_ROBOTS_TOKEN = re.compile(r"[a-z0-9_.-]+")
 _SUFFIX = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
 
 
@@ -140,6 +141,9 @@ def _crawler(
         raise where.error("crawler_class", f"unknown class {fields['crawler_class']!r} ({known})")
     ranges = _ranges(where, fields.get("ranges", []), sources)
     suffixes = _suffixes(where, fields.get("rdns_suffixes", []))
+    if not fields.get("source", "https://").startswith(("https://", "http://")):
+        wanted = "the URL of the page it was taken from"
+        raise where.error("source", f"expected {wanted}, got {fields['source']!r}")
     if crawler_class.binds:
         for field, own in (("ranges", ranges), ("rdns_suffixes", suffixes)):
             if own:

@@ -5,35 +5,57 @@ that is a dictionary lookup. Words are matched whole, case-insensitively, never 
 `Googlebot-Image/1.0` names Googlebot-Image, and a crawler called `bot` never catches `Googlebot`.
 
 Reading a header: text inside parentheses is a comment; comments split into items at `;` and `,`.
-A word's name is its text before `/`. URLs and e-mail addresses are contact references, not names.
-A word is a *candidate* product when it carries a version (`name/1.0`), stands outside any comment,
-is the only word of a comment item (`(Bytespider; …)`) or follows the word `compatible`, after
-which a crawler describes itself (`compatible; Yahoo! Slurp`). Other words inside longer comment
-items (`CUBOT X30 Build/…`, `Windows NT 10.0`) describe a platform and are not candidates.
+A word's name is its product token (`matcher.tokens`: `Baiduspider+` is `baiduspider`, `360Spider`
+is `360spider`). URLs and e-mail addresses are contact references, not names. A word is a
+*candidate* product when it carries a version (`name/1.0`), stands outside any comment, is the
+only word of a comment item (`(Bytespider; …)`) or is in the item right after `compatible`, where
+a crawler describes itself (`compatible; Yahoo! Slurp`). Other words inside longer comment items
+(`CUBOT X30 Build/…`, `Windows NT 10.0`) describe a platform and are not candidates.
 
-The crawler product token of a header is, in this order:
-1. the first candidate whose name looks like a crawler's (contains `bot`, `crawl`, `spider`,
-   `fetch`, `scrap`, `slurp` or `archiv`);
-2. the name right after `compatible` (`Mozilla/5.0 (compatible; Google-Site-Verification/1.0)`),
-   unless it is a browser's (`compatible; MSIE 9.0`);
-3. the first word, unless it is a browser's (`Mozilla`, `Opera`): `facebookexternalhit/1.1`.
+A header *claims a crawler* when a registry crawler is named (a word, or consecutive words for a
+name like `Google Web Preview`), when it matches one of two maintained lists of bot User-Agents
+(the `crawler-user-agents` package and Matomo's bot list in `device-detector`; one compiled
+regex, asked once per distinct header), when a candidate's name ends in a crawler word (`…bot`,
+`…spider`, `…crawler`: `FooBot/1.0`, never the phone `CUBOT_P20`), or when it carries a contact
+reference (`+http://…`, `bot@example.com`), which browsers never send.
+`compatible; X` alone is no claim: old browsers write it too (`compatible; NetPositive/2.2.1`).
 
-A header *claims a crawler* when a registry crawler is named, when rule 1 or 2 finds a token, or
-when it carries a contact reference (`+http://…`, `bot@example.com`), which browsers never send.
-Rule 3 alone is no claim: `curl/8.0` has a product token but does not say it is a crawler.
+The product token of a header that is not a registry crawler is, in this order: the first
+candidate with a crawler word; the word a maintained list matched; the name after `compatible`
+(not a browser's, not the `U`/`I`/`N` security letter); the first word unless a browser's.
 """
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from matcher import tokens
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
-_NAME = re.compile(r"[a-z][a-z0-9_.!-]*")
-_BARE_TOKEN = re.compile(r"[A-Za-z0-9_.!-]+")
-_CRAWLER_WORDS = ("bot", "crawl", "spider", "fetch", "scrap", "slurp", "archiv")
+# A crawler word ends the name or is followed by a version-like part: `mj12bot`, `spider2`,
+# `googlebot-image`, `archive.org_bot`; device names go on with letters or `_` (`cubot_p20`).
+_CRAWLER_WORD = re.compile(r"(?:bot|crawler|spider|fetcher|scraper|slurp|archiver)(?:$|[-.0-9])")
 _BROWSER_NAMES = frozenset({"mozilla", "opera", "msie", "konqueror"})
+# The old security-strength field (`compatible; U; Haiku x86`), never a product.
+_SECURITY_LETTERS = frozenset({"u", "i", "n"})
+_EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_WORD_END = re.compile(r"[\s;,()]")
+# crawler-user-agents tags of tools that fetch for whoever runs them, not declared crawlers.
+_TOOL_TAGS = frozenset({"http-library", "browser-automation"})
+# Patterns of crawler-user-agents that match real browsers in the public browser lists of
+# bench/recognition_bench.py (an Android build id, Sogou's mobile browser, phone and app names).
+# Sogou's crawlers are registry crawlers, so dropping `Sogou` loses none of them.
+_BROWSER_MATCHING_PATTERNS = frozenset(
+    {r"AP3A\.240617\.008", r"008\/", "Sogou", "Sonic", "Butterfly", "Fever", "Expanse", "Fluid"}
+)
 _SEPARATORS = frozenset("();,")
 _CACHE_SIZE = 1 << 14
 # Headers are cut here before reading so that hostile, huge User-Agents cannot fill the caches;
@@ -73,6 +95,7 @@ class Registry:
         self.range_sources = dict(range_sources)
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}
+        self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
 
     def __len__(self) -> int:
         return len(self.crawlers)
@@ -82,19 +105,30 @@ class Registry:
         return self._by_name.get(name.lower())
 
     def identify(self, user_agent: str) -> Crawler | None:
-        """The registry crawler this User-Agent claims; the longest (most specific) token wins."""
+        """The registry crawler this User-Agent claims; the longest (most specific) token wins.
+
+        Candidate products are tried first, so a crawler describing itself in a comment
+        (`Daumoa/4.0 (Following Mediapartners-Google)`) is not taken for the one it mentions.
+        """
+        scan = _scan(user_agent[:MAX_USER_AGENT])
+        return self._longest(scan.products) or self._longest(scan.names)
+
+    def _longest(self, names: tuple[str, ...]) -> Crawler | None:
         best: Crawler | None = None
         best_length = 0
-        for name in _scan(user_agent[:MAX_USER_AGENT]).names:
-            crawler = self._by_token.get(name)
-            if crawler is not None and len(name) > best_length:
-                best, best_length = crawler, len(name)
+        for size in range(1, self._longest_phrase + 1):
+            for start in range(len(names) - size + 1):
+                token = " ".join(names[start : start + size])
+                crawler = self._by_token.get(token)
+                if crawler is not None and len(token) > best_length:
+                    best, best_length = crawler, len(token)
         return best
 
 
 @dataclass(frozen=True)
 class _Scan:
-    names: tuple[str, ...]  # every product-token name, lower-case, in order
+    names: tuple[str, ...]  # every word's product token, lower-case, in order
+    products: tuple[str, ...]  # the names of candidate products, in order
     product: str | None
     claims: bool
 
@@ -105,7 +139,7 @@ def product_token(user_agent: str) -> str | None:
 
 
 def claims_crawler(user_agent: str, registry: Registry | None = None) -> bool:
-    """Whether the header says it is a crawler (registry name, crawler-like token or contact)."""
+    """Whether the header claims a crawler: registry name, listed bot, crawler word or contact."""
     scan = _scan(user_agent[:MAX_USER_AGENT])
     return scan.claims or (registry or default_registry()).identify(user_agent) is not None
 
@@ -129,7 +163,8 @@ def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     if "/" in text or "(" in text:
         token = product_token(text)
         return (token,) if token else ()
-    return (text.lower(),) if _BARE_TOKEN.fullmatch(text) else ()
+    token = tokens.product_token(text)
+    return (token,) if token and len(token) == len(text) else ()
 
 
 @functools.cache
@@ -140,35 +175,92 @@ def default_registry() -> Registry:
     return load_registry()
 
 
+@functools.cache
+def crawler_list() -> re.Pattern:
+    """Both maintained lists of bot User-Agent patterns as one regex, compiled once.
+
+    crawler-user-agents patterns are case-sensitive; those of HTTP libraries and browser
+    automation (`curl`, `python-requests`, `HeadlessChrome`) are tools, not declared crawlers.
+    Matomo's bot patterns (shipped in the device-detector package) are case-insensitive and start
+    at a word boundary, as Matomo applies them; its last, catch-all pattern needs a look-behind
+    Python's `re` lacks and is left out (the crawler-word rule covers what it catches).
+    """
+    import crawleruseragents  # reads its data file on import; only needed here
+
+    own = [
+        item["pattern"]
+        for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
+        if item["pattern"] not in _BROWSER_MATCHING_PATTERNS
+        and not (item.get("tags") and set(item["tags"]) <= _TOOL_TAGS)
+    ]
+    matomo = "|".join(_matomo_bot_patterns())
+    return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{matomo}))")
+
+
+def _matomo_bot_patterns() -> list[str]:
+    spec = importlib.util.find_spec("device_detector")  # its data only; the package is not imported
+    folder = Path(spec.submodule_search_locations[0])
+    text = (folder / "regexes" / "upstream" / "bots.yml").read_text("utf-8")
+    entries = yaml.load(text, Loader=_YAML_LOADER)
+    patterns = []
+    for entry in entries:
+        try:
+            re.compile(entry["regex"])
+        except re.error:
+            continue
+        patterns.append(entry["regex"])
+    return patterns
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _scan(user_agent: str) -> _Scan:
     words, has_contact = _words(user_agent)
     names = tuple(name for name, _ in words)
-    by_keyword = next((n for n, candidate in words if candidate and _crawler_like(n)), None)
+    products = tuple(name for name, candidate in words if candidate)
+    by_word = next((n for n, candidate in words if candidate and _CRAWLER_WORD.search(n)), None)
+    listed = None if by_word else _listed_name(user_agent)  # the costliest question: only if needed
     by_compatible = _after_compatible(names)
-    product = by_keyword or by_compatible
-    claims = product is not None or has_contact
+    claims = listed is not None or by_word is not None or has_contact
+    product = by_word or listed or by_compatible
     if product is None and names and names[0] not in _BROWSER_NAMES:
         product = names[0]
-    return _Scan(names, product, claims)
+    return _Scan(names, products, product, claims)
+
+
+def _listed_name(user_agent: str) -> str | None:
+    """The name of the word where a maintained list matches, or "" when it matches elsewhere
+    (inside a URL, across words); None when it does not match."""
+    match = crawler_list().search(user_agent)
+    if match is None:
+        return None
+    start = match.start()
+    while start < match.end() and _WORD_END.match(user_agent, start):
+        start += 1  # Matomo's patterns begin with the character before the word
+    while start > 0 and not _WORD_END.match(user_agent, start - 1):
+        start -= 1
+    end = _WORD_END.search(user_agent, start)
+    raw = user_agent[start : end.start() if end else len(user_agent)]
+    return "" if _is_contact(raw) else tokens.product_token(raw.lstrip("+"))
 
 
 def _words(user_agent: str) -> tuple[list[tuple[str, bool]], bool]:
     """(name, is_candidate) for each named word, and whether a contact reference was seen."""
     words: list[tuple[str, bool]] = []
     has_contact = False
-    after_compatible = False
+    after_compatible = False  # the run right after `compatible` describes the product
     for in_comment, run in _runs(user_agent):
+        saw_compatible = False
         for raw in run:
             if _is_contact(raw):
                 has_contact = True
                 continue
-            name = raw.lstrip("+").split("/", 1)[0].lower()
-            if not _NAME.fullmatch(name):
+            name = tokens.product_token(raw.lstrip("+"))
+            if not name:
                 continue
             candidate = after_compatible or not in_comment or len(run) == 1 or "/" in raw
             words.append((name, candidate))
-            after_compatible = after_compatible or name == "compatible"
+            saw_compatible = saw_compatible or name == "compatible"
+        after_compatible = saw_compatible
     return words, has_contact
 
 
@@ -198,16 +290,13 @@ def _runs(user_agent: str) -> Iterator[tuple[bool, list[str]]]:
 
 
 def _is_contact(raw: str) -> bool:
-    lowered = raw.lower()
-    return "://" in lowered or lowered.lstrip("+").startswith("www.") or "@" in lowered
-
-
-def _crawler_like(name: str) -> bool:
-    return any(word in name for word in _CRAWLER_WORDS)
+    lowered = raw.lower().lstrip("+")
+    return "://" in lowered or lowered.startswith("www.") or _EMAIL.search(raw) is not None
 
 
 def _after_compatible(names: tuple[str, ...]) -> str | None:
     for index, name in enumerate(names[:-1]):
-        if name == "compatible" and names[index + 1] not in _BROWSER_NAMES:
-            return names[index + 1]
+        after = names[index + 1]
+        if name == "compatible" and after not in _BROWSER_NAMES and after not in _SECURITY_LETTERS:
+            return after
     return None

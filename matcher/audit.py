@@ -20,6 +20,7 @@ from matcher.agents import Crawler, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
 from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
+from matcher.hosts import host_key
 from matcher.identity import DnsAnswer, IdentityResult, RangeIndex
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
@@ -97,7 +98,8 @@ def audit(
 
     `proxies` picks the client address of an X-Forwarded-For chain; `dns` holds the reverse DNS
     of the addresses `dns_question` names (None: DNS off); `pages` is the page-directives table,
-    read with the request's own X-Robots-Tag values for the separate indexing facet.
+    read with the request's own X-Robots-Tag values for the separate indexing facet. The host
+    is written in its one form (`hosts.host_key`), however the log spelled it.
     """
     claim = claim_of(request.user_agent, registry)
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
@@ -105,12 +107,13 @@ def audit(
     if who is None:
         return None
     claim = claim or Claim(None, (), True)
+    host = (host_key(request.host) or None) if request.host else None
     judgement = _judge(history, request, claim)
-    page = pages.lookup(request.host, request.path, request.ts) if pages is not None else None
+    page = pages.lookup(host, request.path, request.ts) if pages is not None else None
     indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
     return {
         "ts": request.ts,
-        "host": request.host,
+        "host": host,
         "client_ip": client_ip,
         "method": request.method,
         "path": request.path,

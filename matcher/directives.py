@@ -23,7 +23,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
-from matcher.history import DISALLOWED, DISALLOWED_BETWEEN_CAPTURES, DISALLOWED_WITHIN_GRACE, host_key
+from matcher.history import DISALLOWED, DISALLOWED_BETWEEN_CAPTURES, DISALLOWED_WITHIN_GRACE
+from matcher.hosts import host_key
 from matcher.normalize import normalize
 from matcher.records import rfc3339
 

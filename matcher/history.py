@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 from matcher import robots
+from matcher.hosts import host_key
 from matcher.normalize import normalize
 
 Kind = Literal["ok", "unavailable", "error"]
@@ -55,8 +56,8 @@ class RobotsVersion:
       which the RFC lets a crawler treat as unavailable. Its body, if any, is never parsed.
     - "error" (5xx, 429, unreachable): complete disallow, until the 30-day rule applies.
 
-    `host` is stored lower-case without a trailing dot; `effective_from` must be timezone-aware
-    and is stored in UTC. `sha256` is the hex digest of the body, None without one.
+    `host` is stored in its one form (`hosts.host_key`: lower case, no trailing dot, no port);
+    `effective_from` must be timezone-aware and is stored in UTC. `sha256` is the hex digest of the body, None without one.
 
     `observed_before`, for histories built from observations (a capture job, an archive), is
     the last time the previous content was seen: the change happened somewhere in
@@ -376,11 +377,6 @@ def with_observations(
         seen = previous.effective_from if last < 0 else max(times[last], previous.effective_from)
         result.append(replace(version, observed_before=seen))
     return result
-
-
-def host_key(host: str) -> str:
-    """The form hosts are compared in: lower-case, without the root's trailing dot."""
-    return host.lower().rstrip(".")
 
 
 def _kind(status: int | None) -> Kind:

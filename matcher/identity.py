@@ -2,9 +2,10 @@
 then, where the operator names host suffixes, against forward-confirmed reverse DNS.
 
 Range files are dated snapshots; a request is checked against the snapshot of each source in force
-on its day (UTC): the latest dated on or before it, or the earliest when the request predates them
-all. Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one
-probe per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
+on its day (UTC): the latest dated on or before it. A request older than every snapshot of a source
+has no range evidence from it: today's list says nothing about who held an address years ago.
+Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one probe
+per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
 
 Reverse DNS proves a claim when a PTR name of the address ends in one of the crawler's suffixes at
 a label boundary and a forward lookup of that name returns the address. DNS failures that say a
@@ -26,6 +27,7 @@ from datetime import date, datetime, timezone
 from typing import Literal
 
 from matcher.agents import Crawler
+from matcher.bounded import BoundedCache
 
 Status = Literal["verified", "spoofed", "unverified", "unverifiable", "undeclared"]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -44,6 +46,8 @@ NO_METHOD_EVIDENCE = "operator publishes no verification method"
 # Operators' files have carried zero-width spaces and similar invisible characters inside prefixes.
 _INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
 _MAX_IP_TEXT = 64
+# Request days whose merged range table is kept at hand; a rebuild costs one bisect per source.
+_DAYS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,8 @@ class RangeIndex:
         self._days = {source: [s.taken for s in items] for source, items in by_source.items()}
         self.problems = tuple(problems)
         self._merged: dict[tuple[Snapshot | None, ...], _PrefixTable] = {}
-        self._by_day: dict[date, _PrefixTable] = {}
+        # keyed by request days, which any log line picks (years 1 to 9999)
+        self._by_day: BoundedCache[date, _PrefixTable] = BoundedCache(_DAYS_KEPT)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -137,11 +142,10 @@ class RangeIndex:
         return self._snapshots.get(source, ())
 
     def snapshot_at(self, source: str, day: date) -> Snapshot | None:
-        """The snapshot in force on `day`: latest on or before it, else the earliest."""
+        """The snapshot in force on `day`: the latest on or before it; None before the first."""
         items = self._snapshots.get(source)
-        if not items:
-            return None
-        return items[max(bisect_right(self._days[source], day) - 1, 0)]
+        position = bisect_right(self._days[source], day) if items else 0
+        return items[position - 1] if position else None
 
     def find_any(self, address: Address, day: date) -> RangeHit | None:
         """The longest prefix containing `address` among all sources in force on `day`."""
@@ -281,19 +285,25 @@ def _dns_failure_status(error: str) -> Status:
 def _check_ranges(
     crawler: Crawler, address: Address, day: date, ranges: RangeIndex
 ) -> tuple[RangeHit | None, list[Snapshot], list[str]]:
-    """The first hit in the crawler's sources, else the snapshots checked and sources missing."""
+    """The first hit in the crawler's sources, else the snapshots checked and what kept the
+    other sources from being checked (no snapshot at all, or none as old as the request)."""
     checked: list[Snapshot] = []
-    missing: list[str] = []
+    absent: list[str] = []
+    too_new: list[str] = []
     for source in crawler.range_sources:
         snapshot = ranges.snapshot_at(source, day)
-        if snapshot is None:
-            missing.append(source)
-            continue
-        hit = snapshot.find(address)
-        if hit is not None:
-            return hit, checked, missing
-        checked.append(snapshot)
-    return None, checked, missing
+        if snapshot is not None:
+            hit = snapshot.find(address)
+            if hit is not None:
+                return hit, checked, []
+            checked.append(snapshot)
+        elif ranges.snapshots(source):
+            first = ranges.snapshots(source)[0].taken.isoformat()
+            too_new.append(f"no snapshot of {source} covers {day.isoformat()} (first {first})")
+        else:
+            absent.append(source)
+    missing = ["no range snapshot for " + ", ".join(absent)] if absent else []
+    return None, checked, missing + too_new
 
 
 def _without_range_match(
@@ -314,9 +324,8 @@ def _without_range_match(
 
 def _range_context(checked: Sequence[Snapshot], missing: Sequence[str]) -> tuple[str, ...]:
     """What the range check found: sources without a snapshot, then the snapshots checked."""
-    no_snapshot = "no range snapshot for " + ", ".join(missing) if missing else ""
     not_in = "not in " + ", ".join(s.label for s in checked) if checked else ""
-    return tuple(filter(None, (no_snapshot, not_in)))
+    return tuple(filter(None, (*missing, not_in)))
 
 
 def undeclared(ip: str, at: date | datetime, ranges: RangeIndex) -> IdentityResult | None:

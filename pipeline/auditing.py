@@ -29,8 +29,8 @@ MAX_HISTORIES = 1024
 
 @dataclass(frozen=True)
 class HostVersions:
-    """One host's robots versions as the side input carries them; the fingerprint lets a
-    worker keep one parsed history per distinct table content."""
+    """One host's robots versions as the side input carries them; the fingerprint tells a
+    worker whether the history it parsed for the host is still the table's."""
 
     fingerprint: str
     versions: tuple[RobotsVersion, ...]

@@ -5,6 +5,7 @@ Exit codes:
   lint   0 no findings, 1 findings printed, 2 usage or input error
   verify 0 verified, 1 any other identity, 2 usage or input error
   run    0 the audit finished, 2 usage or input error
+  report 0 printed, 2 the folder holds no complete run
   update-ranges  0 every source saved, 1 a source was not saved, 2 usage or input error
   history        0 done, 1 done in part (run again to resume), 2 usage or input error
   schema 0 printed, 2 usage error
@@ -21,6 +22,7 @@ from typing import Sequence
 from matcher import agents, records, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
+from pipeline.terminal import printable, printable_json
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -44,7 +46,7 @@ def check(args: argparse.Namespace) -> int:
         decision = rf.decide_tokens(tokens, url)
         any_disallowed |= not decision.allowed
         if args.json:
-            print(json.dumps(decision_to_dict(url, decision), ensure_ascii=False))
+            print(printable_json(decision_to_dict(url, decision)))
         else:
             print(_describe(url, tokens, decision))
     return EXIT_FINDINGS if any_disallowed else EXIT_OK
@@ -62,13 +64,13 @@ def _describe(url: str, tokens: Sequence[str], decision: robots.Decision) -> str
         lines.append(f"  rule:   {rule_text(decision.rule)}")
         runner_up = group.runner_up(decision, normalize(request_path(url)))
     lines.append(f"  why:    {why(decision, runner_up)}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def lint(args: argparse.Namespace) -> int:
     rf = robots.parse(_read_bytes(args.robots_file))
     for diagnostic in rf.diagnostics:
-        print(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}")
+        print(printable(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}"))
     return EXIT_FINDINGS if rf.diagnostics else EXIT_OK
 
 
@@ -82,6 +84,16 @@ def schema(args: argparse.Namespace) -> int:
     else:
         schemas = {name: records.json_schema(records.TABLES[name], title=name) for name in names}
     print(json.dumps(schemas[args.table] if args.table else schemas, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def show_report(args: argparse.Namespace) -> int:
+    from pipeline import report  # pyarrow: loaded only for this command
+
+    try:
+        print(report.render(report.load(args.out)))
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from error
     return EXIT_OK
 
 
@@ -106,6 +118,10 @@ def _parser() -> argparse.ArgumentParser:
     schema_parser.add_argument("table", nargs="?", choices=list(records.TABLES), help="one table (default: all)")
     schema_parser.add_argument("--format", choices=["bigquery", "json"], default="json")
     schema_parser.set_defaults(handler=schema)
+
+    report_parser = commands.add_parser("report", help="print the closing report of a complete run folder again")
+    report_parser.add_argument("out", metavar="OUT")
+    report_parser.set_defaults(handler=show_report)
 
     run_parser = commands.add_parser(
         "run", help="audit access logs (crawl-audit run --help lists the options)", add_help=False
@@ -169,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args, extra) if passes_through else args.handler(args)
     except InputError as error:
-        print(f"crawl-audit: {error}", file=sys.stderr)
+        print(f"crawl-audit: {printable(str(error))}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         # The reader (`| head`) has what it wanted; that is not a failure.

@@ -21,7 +21,7 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
-from pipeline import report, streaming
+from pipeline import report, run_folder, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
@@ -31,6 +31,7 @@ from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.page_directives import read_page_directives
 from pipeline.robots_table import read_robots_table
+from pipeline.run_folder import RunFolder
 from pipeline.schema import arrow_schema
 from pipeline.transforms import (
     DEAD_LETTERS,
@@ -216,9 +217,21 @@ def run(argv: list[str]) -> int:
         with beam.Pipeline(options=options) as pipeline:
             write_stream_outputs(build(pipeline, options), settings)
         return 0
-    if not FileSystems.match([settings.logs])[0].metadata_list:
+    log_files = FileSystems.match([settings.logs])[0].metadata_list
+    if not log_files:
         raise ValueError(f"no log files match {settings.logs!r}")
-    with beam.Pipeline(options=options) as pipeline:
-        write_outputs(build(pipeline, options), settings.out, settings.output_format)
+    folder = RunFolder.prepare(settings.out, settings.overwrite)
+    try:
+        with beam.Pipeline(options=options) as pipeline:
+            write_outputs(build(pipeline, options), str(folder.staging), settings.output_format)
+        folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
+    except BaseException:
+        folder.discard()
+        raise
     print(report.render(report.load(settings.out)))
     return 0
+
+
+def _table_formats(output_format: str) -> dict[str, str]:
+    formats = {table: output_format for table in RECORD_TABLES}
+    return {**formats, "summary": "jsonl", INDEXING_FINDINGS: "jsonl", "counts": "json"}

@@ -7,7 +7,6 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -19,6 +18,7 @@ from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
 from pipeline import ranges_update
 from pipeline.resolvers import DEFAULT_RETRIES, DEFAULT_TIMEOUT, build_resolver
+from pipeline.terminal import printable, printable_json
 
 EXIT_OK, EXIT_OTHER, EXIT_ERROR = 0, 1, 2
 
@@ -44,7 +44,7 @@ def verify_command(argv: Sequence[str]) -> int:
     who = identity_of(claim, ip, at, ranges, answers)
     if who is None:
         return _fail(f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range")
-    print(json.dumps(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
+    print(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
     return EXIT_OK if who.status == "verified" else EXIT_OTHER
 
 
@@ -65,7 +65,7 @@ def update_ranges_command(argv: Sequence[str]) -> int:
         else:
             print(f"{download.source}: NOT SAVED")
         for problem in download.problems:
-            print(f"  {problem}")
+            print(f"  {printable(problem)}")
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_OTHER
 
 
@@ -135,7 +135,7 @@ def _moment(text: str | None) -> datetime:
 def _describe(ip: str, claim: Claim | None, who: IdentityResult) -> str:
     claimed = claim.crawler if claim is not None and claim.crawler else "(no crawler named)"
     operator = f" ({who.operator})" if who.operator else ""
-    return "\n".join((
+    return "\n".join(printable(line) for line in (
         who.status,
         f"  claimed:  {claimed}{operator}",
         f"  address:  {ip}",
@@ -158,5 +158,5 @@ def _as_dict(ip: str, user_agent: str, at: datetime, claim: Claim | None, who: I
 
 
 def _fail(message: str) -> int:
-    print(f"crawl-audit: {message}", file=sys.stderr)
+    print(f"crawl-audit: {printable(message)}", file=sys.stderr)
     return EXIT_ERROR

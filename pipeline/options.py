@@ -50,6 +50,10 @@ class CrawlAuditOptions(PipelineOptions):
         parser.add_argument("--out", help="output folder, one subfolder per table")
         parser.add_argument("--format", dest="output_format", default="jsonl", choices=["jsonl", "parquet"])
         parser.add_argument(
+            "--overwrite", action="store_true", default=False,
+            help="batch: replace the complete run already in --out (nothing else is ever removed)",
+        )
+        parser.add_argument(
             "--cache-grace", dest="cache_grace", default="24h",
             help="how long a crawler may keep using a cached robots.txt (0 disables)",
         )

@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
+
+from pipeline.run_folder import read_manifest
+from pipeline.terminal import printable
 
 _COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
+# Rows printed before the rest is summed in one row: the report stays a page long, however
+# many crawler names the logs invent.
+_CRAWLERS_SHOWN = 25
+_CRAWL_DELAY_SHOWN = 25
 _IDENTITY_ORDER = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 
 
@@ -33,33 +40,35 @@ class RunSummary:
 
 
 def load(out: str) -> RunSummary:
-    """Read back the counts, summary and crawl-delay window tables a run wrote under `out`."""
-    counts = json.loads(_read_all(FileSystems.join(out, "counts.json")))
-    rows = [json.loads(line) for line in _read_all(FileSystems.join(out, "summary", "part*")).splitlines() if line]
+    """Read back the counts, summary, crawl-delay window and indexing-findings tables of the
+    complete run in `out`: the files its manifest lists, never whatever else the folder holds.
+    RunFolderError (a ValueError) when `out` holds no complete run."""
+    manifest = read_manifest(out)
+    tables = manifest["tables"]
+
+    def rows(table: str) -> list[dict]:
+        return _read_records(Path(out), tables.get(table, {"files": []})["files"])
+
     return RunSummary(
-        counts,
-        rows,
-        _read_records(FileSystems.join(out, "crawl_delay_windows")),
-        _read_records(FileSystems.join(out, "indexing_findings")),
-        _read_records(FileSystems.join(out, "between_captures")),
+        manifest["counts"],
+        rows("summary"),
+        rows("crawl_delay_windows"),
+        rows("indexing_findings"),
+        rows("between_captures"),
     )
 
 
-def _read_records(folder: str) -> list[dict]:
+def _read_records(out: Path, files: Sequence[str]) -> list[dict]:
     """A table's rows, whether the run wrote JSON Lines or Parquet."""
-    rows = [json.loads(line) for line in _read_all(FileSystems.join(folder, "part*.jsonl")).splitlines() if line]
-    for match in FileSystems.match([FileSystems.join(folder, "part*.parquet")])[0].metadata_list:
-        with FileSystems.open(match.path) as handle:
-            rows.extend(pq.read_table(handle).to_pylist())
+    rows: list[dict] = []
+    for name in files:
+        path = out / name
+        if path.suffix == ".parquet":
+            rows.extend(pq.read_table(path).to_pylist())
+        else:
+            with path.open(encoding="utf-8") as handle:
+                rows.extend(json.loads(line) for line in handle if line.strip())
     return rows
-
-
-def _read_all(pattern: str) -> str:
-    texts = []
-    for match in FileSystems.match([pattern])[0].metadata_list:
-        with FileSystems.open(match.path) as handle:
-            texts.append(handle.read().decode("utf-8"))
-    return "".join(texts)
 
 
 def render(summary: RunSummary) -> str:
@@ -127,28 +136,42 @@ def _indexing_section(findings: Sequence[dict]) -> list[str]:
     return lines
 
 
-def _table(rows: list[dict]) -> str:
-    header = ("crawler", "identity") + _COLUMNS
-    ordered = sorted(
-        rows,
-        key=lambda r: (
-            -sum(x["requests"] for x in rows if x["crawler"] == r["crawler"]),
-            r["crawler"] or "",
-            _IDENTITY_ORDER.index(r["identity"]) if r["identity"] in _IDENTITY_ORDER else 99,
-        ),
+def _table(rows: Sequence[dict]) -> str:
+    """Per crawler and identity, the crawlers with most requests first; past `_CRAWLERS_SHOWN`
+    crawlers the rest are summed in one row, since anyone can send requests under new names."""
+    totals: dict[str, int] = defaultdict(int)
+    for row in rows:
+        totals[row["crawler"] or ""] += row["requests"]
+    ranked = sorted(totals, key=lambda crawler: (-totals[crawler], crawler))
+    shown = {crawler: rank for rank, crawler in enumerate(ranked[:_CRAWLERS_SHOWN])}
+    listed = sorted(
+        (row for row in rows if (row["crawler"] or "") in shown),
+        key=lambda r: (shown[r["crawler"] or ""], _identity_rank(r["identity"])),
     )
-    cells = [header] + [
-        (row["crawler"] or "(none)", row["identity"]) + tuple(f"{row[c]:,}" for c in _COLUMNS) for row in ordered
+    cells = [("crawler", "identity") + _COLUMNS] + [
+        (row["crawler"] or "(none)", row["identity"]) + tuple(f"{row[c]:,}" for c in _COLUMNS) for row in listed
     ]
+    hidden = len(ranked) - len(shown)
+    if hidden:
+        rest = [row for row in rows if (row["crawler"] or "") not in shown]
+        cells.append(
+            (f"({hidden:,} more crawlers)", "-") + tuple(f"{sum(row[c] for row in rest):,}" for c in _COLUMNS)
+        )
     return "\n".join(_aligned(cells, text_columns=2))
 
 
+def _identity_rank(identity: str) -> int:
+    return _IDENTITY_ORDER.index(identity) if identity in _IDENTITY_ORDER else len(_IDENTITY_ORDER)
+
+
 def _aligned(cells: list[tuple], text_columns: int, indent: str = "") -> list[str]:
-    """Rows of cells padded to their column's width: text left, numbers right."""
-    widths = [max(len(str(line[i])) for line in cells) for i in range(len(cells[0]))]
+    """Rows of cells padded to their column's width: text left, numbers right; every cell escaped
+    for the terminal, since most of them come from log lines."""
+    cells = [tuple(printable(str(cell)) for cell in line) for line in cells]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
     return [
         indent + "  ".join(
-            str(cell).ljust(w) if i < text_columns else str(cell).rjust(w) for i, (cell, w) in enumerate(zip(line, widths))
+            cell.ljust(w) if i < text_columns else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))
         ).rstrip()
         for line in cells
     ]
@@ -177,8 +200,14 @@ def _crawl_delay_section(windows: list[dict]) -> list[str]:
                     f"{t['requests']:,}", f"{t['violations']:,}",
                     "-" if t["smallest_gap"] is None else f"{t['smallest_gap']:g}s",
                 )
-                for t in group
+                for t in group[:_CRAWL_DELAY_SHOWN]
             ]
+            rest = group[_CRAWL_DELAY_SHOWN:]
+            if rest:
+                cells.append((
+                    f"({len(rest):,} more)", "-", "-", "-",
+                    f"{sum(t['requests'] for t in rest):,}", f"{sum(t['violations'] for t in rest):,}", "-",
+                ))
             out.extend(_aligned(cells, text_columns=4, indent="    "))
     return out
 

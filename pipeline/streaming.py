@@ -86,9 +86,11 @@ class LogFolderPoll(PollFn):
         self.stamped_by_mtime = Metrics.counter(self.__class__, "files_stamped_by_mtime")
 
     def __call__(self, pattern: str) -> PollResult:
-        return PollResult.incomplete(
-            [window.TimestampedValue(found.path, self._stamp(found)) for found in matching_files(pattern)]
-        )
+        stamped = [window.TimestampedValue(found.path, self._stamp(found)) for found in matching_files(pattern)]
+        # Only files still in the folder keep their stamp: a job that runs for months sees
+        # rotated logs come and go, and must not remember every one.
+        self._stamps = {value.value: value.timestamp for value in stamped}
+        return PollResult.incomplete(stamped)
 
     def default_output_coder(self):
         return coders.StrUtf8Coder()

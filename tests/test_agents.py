@@ -90,13 +90,15 @@ def test_browsers_and_garbage_have_no_crawler_token(ua):
 @pytest.mark.parametrize(
     "ua, claims",
     [
-        ("FooBot/1.0", True),  # crawler-like name
-        ("Mozilla/5.0 (compatible; Qwant/1.0)", True),  # `compatible; X` names a product
+        ("FooBot/1.0", True),  # a name ending in a crawler word
         ("Example-Preview/2.0 (+https://example.com/preview)", True),  # contact reference
         ("Fetcher-of-things/0.1 ops@example.com", True),
         ("curl/8.4.0", False),  # a tool, not a declared crawler
         ("python-requests/2.31.0", False),
+        ("Mozilla/5.0 (compatible; FreePBX-Scanner/1.0)", True),  # on Matomo's bot list
         (INSPECTION_TOOL_MOBILE, True),
+        # `compatible; X` alone is no claim: old browsers write it too
+        ("Mozilla/5.0 (compatible; Qwant/1.0)", False),
     ],
 )
 def test_claims_crawler(ua, claims):
@@ -104,8 +106,11 @@ def test_claims_crawler(ua, claims):
 
 
 def test_registry_name_is_a_claim_even_without_crawler_words():
-    assert claims_crawler("Mediapartners-Google")
-    assert not claims_crawler("Mediapartners-Google", parse_registry(_tiny_registry()))
+    assert claims_crawler("Qwantify/1.0") and claims_crawler("Daumoa")
+    document = _tiny_registry()
+    document["crawlers"][0]["ua_tokens"] = ["quuxly"]
+    assert claims_crawler("Quuxly/1.0", parse_registry(document))
+    assert not claims_crawler("Quuxly/1.0")
 
 
 @pytest.mark.parametrize(
@@ -120,7 +125,7 @@ def test_registry_name_is_a_claim_even_without_crawler_words():
         ("GOOGLEBOT/2.1", "Googlebot"),  # case-insensitive
         (APPLEBOT, "Applebot"),
         ("Mozilla/5.0 (compatible; Baiduspider-render/2.0; +http://www.baidu.com/search/spider.html)",
-         "Baiduspider"),
+         "Baiduspider-render"),
         ("Mozilla/5.0 (compatible; Google-Extended)", "Google-Extended"),
     ],
 )
@@ -213,3 +218,100 @@ def _tiny_registry() -> dict:
             }
         ],
     }
+
+
+# Real User-Agents from access logs and public lists, each read the way its operator documents.
+@pytest.mark.parametrize(
+    "ua, name, tokens",
+    [
+        ("Baiduspider+(+http://www.baidu.com/search/spider.htm)", "Baiduspider", ("baiduspider",)),
+        ("Baiduspider-image+(+http://www.baidu.com/search/spider.htm)", "Baiduspider-image",
+         ("baiduspider-image", "baiduspider")),
+        ("Sogou web spider/4.0(+http://www.sogou.com/docs/help/webmasters.htm#07)",
+         "Sogou web spider", ("sogou",)),
+        ("Sogou Pic Spider/3.0(+http://www.sogou.com/docs/help/webmasters.htm#07)",
+         "Sogou web spider", ("sogou",)),
+        ("Mozilla/5.0 (Windows NT 6.1) AppleWebKit/537.1 (KHTML, like Gecko) Chrome/21.0.1180.89 "
+         "Safari/537.1; 360Spider", "360Spider", ("360spider",)),
+        ("360Spider", "360Spider", ("360spider",)),
+        ("Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/534+ (KHTML, like Gecko) BingPreview/1.0b",
+         "BingPreview", ("bingpreview",)),
+        ("Mozilla/5.0 (en-us) AppleWebKit/525.13 (KHTML, like Gecko; Google Web Preview) "
+         "Version/3.1 Safari/525.13", "Google Web Preview", ("google",)),
+        ("Claude-Web/1.0 (web crawler; +https://www.anthropic.com/; bots@anthropic.com)",
+         "Claude-Web", ("claude-web",)),
+        ("Qwantify/1.0", "Qwantify", ("qwantify",)),
+        ("Mozilla/5.0 (compatible; Qwantify/2.0n; +https://www.qwant.com/)/*", "Qwantify",
+         ("qwantify",)),
+        ("Mozilla/5.0 (compatible; MSIE or Firefox mutant; not on Windows server;) Daumoa/4.0 "
+         "(Following Mediapartners-Google)", "Daumoa", ("daumoa",)),
+        ("DoCoMo/2.0 N905i(c100;TB;W24H16) (compatible; Googlebot-Mobile/2.1; "
+         "+http://www.google.com/bot.html)", "Googlebot-Mobile", ("googlebot-mobile", "googlebot")),
+        ("Mozilla/5.0 (compatible; YandexMetrika/2.0; +http://yandex.com/bots)", "YandexMetrika",
+         ("yandexmetrika", "yandex")),
+        ("Mozilla/5.0 (compatible; YandexImages/3.0; +http://yandex.com/bots)", "YandexImages",
+         ("yandeximages", "yandex")),
+        ("Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "MJ12bot", ("mj12bot",)),
+        ("Mozilla/5.0 (compatible; archive.org_bot +http://archive.org/details/archive.org_bot)",
+         "archive.org_bot", ("archive.org_bot",)),
+    ],
+)
+def test_real_crawler_user_agents_get_their_operators_token_chain(ua, name, tokens):
+    crawler = default_registry().identify(ua)
+    assert crawler is not None and crawler.name == name
+    assert robots_tokens(ua) == tokens
+    assert claims_crawler(ua)
+
+
+@pytest.mark.parametrize(
+    "ua",
+    [
+        # Ecosia's app version, not an e-mail address
+        "Mozilla/5.0 (Linux; Android 10; SHIFT6mq) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/88.0.4324.181 Mobile Safari/537.36 (Ecosia android@88.0.4324.181)",
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 10_2_1 like Mac OS X) AppleWebKit/602.4.6 (KHTML, like "
+        "Gecko) Mobile/14D27 (Ecosia ios@3.0.1.533)",
+        # a phone model containing "bot"
+        "Mozilla/5.0 (Linux; Android 8.0.0; CUBOT_P20) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/70.0.3538.64 Mobile Safari/537.36",
+        # `compatible; U;` and other old browsers naming themselves after `compatible`
+        "Mozilla/5.0 (compatible; U; Haiku x86; en-GB) AppleWebKit/536.10 (KHTML, like Gecko) "
+        "Haiku/R1 WebPositive/1.1 Safari/536.10",
+        "Mozilla/5.0 (compatible; U; ABrowse 0.6; Syllable) AppleWebKit/420+ (KHTML, like Gecko)",
+        "Mozilla/3.0 (compatible; NetPositive/2.2.1; BeOS)",
+        "Mozilla/5.0 (compatible; IBrowse 3.0; AmigaOS4.0)",
+        "IBrowse/2.4 (AmigaOS 3.9; 68K)",
+        "Mozilla/4.7 (compatible; OffByOne; Windows 2000) Webster Pro V3.4",
+        # Sogou's own browser is not its crawler
+        "Mozilla/5.0 (Linux; Android 10; TLA001 Build/QP1A.190711.020; wv) AppleWebKit/537.36 "
+        "(KHTML, like Gecko) Version/4.0 Chrome/80.0.3987.132 Safari/537.36 SogouMSE,"
+        "SogouMobileBrowser/5.22.8",
+    ],
+)
+def test_browsers_never_claim_a_crawler(ua):
+    assert not claims_crawler(ua)
+    assert default_registry().identify(ua) is None
+
+
+@pytest.mark.parametrize(
+    "ua, token",
+    [
+        # not in the registry: recognised by the maintained list, audited under the product token
+        ("Mozilla/5.0 (compatible; Barkrowler/0.9; +https://babbar.tech/crawler)", "barkrowler"),
+        ("Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)", "seekportbot"),
+        ("Mozilla/5.0 (compatible; Linux x86_64; Mail.RU_Bot/2.0; +https://help.mail.ru/webmaster/indexing/robots)",
+         "mail.ru_bot"),
+        ("Scrapy/2.11.0 (+https://scrapy.org)", "scrapy"),
+    ],
+)
+def test_unlisted_bots_are_claimed_under_their_product_token(ua, token):
+    assert claims_crawler(ua)
+    assert product_token(ua) == token
+
+
+def test_the_maintained_list_is_one_compiled_regex_and_answers_are_remembered():
+    assert agents.crawler_list() is agents.crawler_list()
+    agents._scan.cache_clear()
+    for _ in range(3):
+        claims_crawler("Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)")
+    assert agents._scan.cache_info().misses == 1

@@ -14,6 +14,7 @@ from config.snapshots import load_ranges
 from matcher.agents import default_registry
 from matcher.clientip import NO_PROXIES, trusted_proxies
 from matcher.identity import (
+    DNS_OFF_EVIDENCE,
     DnsAnswer,
     IdentityResult,
     Lookup,
@@ -101,7 +102,7 @@ def test_another_operators_range_does_not_verify(index):
 @pytest.mark.parametrize(
     "when, old_net, new_net",
     [
-        ("2025-06-01", "verified", "spoofed"),  # before every snapshot: the earliest applies
+        ("2025-06-01", "unverified", "unverified"),  # before every snapshot: no range evidence
         ("2026-01-01", "verified", "spoofed"),  # on the snapshot's own day
         ("2026-05-31", "verified", "spoofed"),
         ("2026-06-01", "spoofed", "verified"),  # a new snapshot takes over on its day
@@ -112,6 +113,20 @@ def test_the_snapshot_in_force_on_the_request_day_is_used(index, when, old_net, 
     googlebot = crawler("Googlebot")
     assert verify(googlebot, "192.0.2.7", at(when), index).status == old_net
     assert verify(googlebot, "198.51.100.7", at(when), index).status == new_net
+
+
+def test_a_request_older_than_every_snapshot_has_no_range_evidence(index):
+    # a 2015 log checked against lists published in 2026: neither list says who held the address
+    for ip in ("192.0.2.7", "203.0.113.5"):
+        result = verify(crawler("Googlebot"), ip, at("2015-03-01"), index)
+        assert (result.status, result.method) == ("unverified", "reverse-dns")
+        assert result.evidence == (
+            f"{DNS_OFF_EVIDENCE}; no snapshot of google-common-crawlers covers 2015-03-01 "
+            "(first 2026-01-01)"
+        )
+    gptbot = verify(crawler("GPTBot"), "203.0.113.130", at("2015-03-01"), index)
+    assert gptbot.status == "unverified" and "covers 2015-03-01" in gptbot.evidence
+    assert undeclared("192.0.2.7", at("2015-03-01"), index) is None
 
 
 def test_the_request_day_is_taken_in_utc(index):

@@ -27,7 +27,7 @@ def registry():
 
 
 def test_shipped_registry_loads_with_every_required_crawler(registry):
-    assert len(registry) >= 30
+    assert len(registry) >= 150
     missing = [name for name in REQUIRED_CRAWLERS if registry.get(name) is None]
     assert not missing
 
@@ -43,10 +43,43 @@ def test_shipped_registry_loads_with_every_required_crawler(registry):
         ("Applebot", ("applebot", "googlebot")),
         ("AdsBot-Google-Mobile", ("adsbot-google-mobile", "adsbot-google")),
         ("bingbot", ("bingbot",)),
+        # families whose members obey the family's group when they have none of their own
+        ("Googlebot-Mobile", ("googlebot-mobile", "googlebot")),
+        ("Baiduspider-image", ("baiduspider-image", "baiduspider")),
+        ("Baiduspider-render", ("baiduspider-render", "baiduspider")),
+        ("360Spider-Image", ("360spider-image", "360spider")),
+        ("MJ12bot", ("mj12bot",)),
+        ("archive.org_bot", ("archive.org_bot",)),
+        ("Sogou web spider", ("sogou",)),
     ],
 )
 def test_robots_token_chains(registry, name, chain):
     assert registry.get(name).robots_tokens == chain
+
+
+def test_every_yandex_robot_falls_back_to_the_yandex_group(registry):
+    yandex = [c for c in registry.crawlers if c.operator == "Yandex"]
+    assert len(yandex) > 30
+    assert all(c.robots_tokens == (c.name.lower(), "yandex") for c in yandex)
+
+
+def test_every_shipped_entry_names_the_page_it_was_taken_from():
+    document = yaml.safe_load(DEFAULT_PATH.read_text("utf-8"))
+    unsourced = [e["name"] for e in document["crawlers"] if not e.get("source", "").startswith("http")]
+    assert not unsourced
+
+
+@pytest.mark.parametrize(
+    "operator",
+    ["Google", "Microsoft", "Yandex", "Baidu", "Sogou", "Qihoo 360", "Naver", "Seznam", "Qwant",
+     "Mojeek", "Coc Coc", "DuckDuckGo", "Apple", "Huawei", "Ahrefs", "Semrush", "Majestic", "Moz",
+     "WebMeUp", "DataForSEO", "Serpstat", "Babbar", "OpenAI", "Anthropic", "Perplexity",
+     "Common Crawl", "ByteDance", "Amazon", "Meta", "Cohere", "Allen Institute for AI", "You.com",
+     "Diffbot", "Timpi", "ImageSift", "DeepSeek", "Internet Archive", "X", "LinkedIn", "Pinterest",
+     "Slack", "Discord", "Telegram"],
+)
+def test_the_registry_covers_the_major_operators(registry, operator):
+    assert any(c.operator == operator for c in registry.crawlers)
 
 
 def test_google_classes_bind_their_own_ranges_and_suffixes(registry):
@@ -196,12 +229,16 @@ def _unknown_top_level(document):
          "unknown class"),
         (_crawler_change(0, robots_tokens=["ExampleBot"]), "crawlers[0] 'ExampleBot'",
          "robots_tokens", "is not a token"),
-        (_crawler_change(0, robots_tokens=["ab42bot"]), "crawlers[0] 'ExampleBot'",
+        (_crawler_change(0, robots_tokens=["example bot"]), "crawlers[0] 'ExampleBot'",
          "robots_tokens", "is not a token"),
         (_crawler_change(0, robots_tokens=[]), "crawlers[0] 'ExampleBot'", "robots_tokens",
          "at least one"),
-        (_crawler_change(0, ua_tokens=["Example Bot"]), "crawlers[0] 'ExampleBot'", "ua_tokens",
+        (_crawler_change(0, ua_tokens=["Example/Bot"]), "crawlers[0] 'ExampleBot'", "ua_tokens",
          "is not a token"),
+        (_crawler_change(0, ua_tokens=["Example  Bot"]), "crawlers[0] 'ExampleBot'", "ua_tokens",
+         "is not a token"),
+        (_crawler_change(0, source="webmeup-crawler.com"), "crawlers[0] 'ExampleBot'", "source",
+         "URL of the page"),
         (_unused_source, "range_sources 'spare'", None, "no crawler uses it"),
         (_bad_source_url, "range_sources 'examplebot'", "url", "http(s) URL"),
         (_unknown_top_level, "top level", "crawler", "unknown key"),

@@ -1,0 +1,157 @@
+"""Recognition benchmark: recall on bot User-Agents, false positives on browser User-Agents.
+
+Reads public lists from installed packages (nothing is copied into the repository):
+
+- bots: the example User-Agents of crawler-user-agents (minus those of HTTP libraries and browser
+  automation, which the audit does not count as crawlers) and Matomo's bot test fixtures
+  (device-detector package);
+- browsers: fake-useragent's browser data file and Matomo's device test fixtures whose client is a
+  browser.
+
+It scores crawl-audit's recognition (`matcher.agents.claims_crawler`) and, for comparison, each
+maintained list alone and CrawlerDetect when installed. Targets: recall >= 97% on every bot list,
+at most 1 browser in 3,000 taken for a crawler.
+
+    python bench/recognition_bench.py [--show N]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import re
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import yaml
+
+from matcher import agents
+
+RECALL_TARGET = 0.97
+FALSE_POSITIVE_LIMIT = 1 / 3000
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def package_folder(name: str) -> Path:
+    """An installed package's folder, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"package {name!r} is not installed (pip install -e .[test])")
+    return Path(spec.submodule_search_locations[0])
+
+
+def monperrus_bots() -> set[str]:
+    import crawleruseragents
+
+    tools = {"http-library", "browser-automation"}
+    return {
+        instance
+        for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
+        if not (item.get("tags") and set(item["tags"]) <= tools)
+        for instance in item.get("instances", ())
+    }
+
+
+def matomo_fixtures() -> tuple[set[str], set[str]]:
+    """Matomo's bot fixtures, and its device fixtures whose client is a browser."""
+    folder = package_folder("device_detector") / "tests" / "fixtures" / "upstream"
+    bots = {entry["user_agent"] for entry in _yaml(folder / "bots.yml")}
+    browsers: set[str] = set()
+    for path in sorted(folder.glob("*.yml")):
+        if path.name == "bots.yml":
+            continue
+        for entry in _yaml(path):
+            client = entry.get("client") or {}
+            if client.get("type") == "browser" and "bot" not in entry:
+                browsers.add(entry["user_agent"])
+    return bots, browsers
+
+
+def fake_useragent_browsers() -> set[str]:
+    path = package_folder("fake_useragent") / "data" / "browsers.jsonl"
+    return {json.loads(line)["useragent"] for line in path.read_text("utf-8").splitlines() if line}
+
+
+def _yaml(path: Path) -> list[dict]:
+    return yaml.load(path.read_text("utf-8"), Loader=_LOADER) or []
+
+
+def detectors() -> dict[str, Callable[[str], bool]]:
+    import crawleruseragents
+
+    monperrus = re.compile("|".join(i["pattern"] for i in crawleruseragents.CRAWLER_USER_AGENTS_DATA))
+    matomo = re.compile(
+        rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(agents._matomo_bot_patterns())}))"
+    )
+    found = {
+        "crawl-audit": agents.claims_crawler,
+        "crawler-user-agents alone": lambda ua: monperrus.search(ua) is not None,
+        "Matomo bot list alone": lambda ua: matomo.search(ua) is not None,
+    }
+    if importlib.util.find_spec("crawlerdetect") is not None:
+        from crawlerdetect import CrawlerDetect
+
+        detector = CrawlerDetect()
+        found["CrawlerDetect"] = detector.isCrawler
+    return found
+
+
+def version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--show", type=int, default=0, help="print up to N misses of crawl-audit")
+    args = parser.parse_args(argv)
+
+    matomo_bots, matomo_browsers = matomo_fixtures()
+    bot_lists = {"crawler-user-agents examples": monperrus_bots(), "Matomo bot fixtures": matomo_bots}
+    browser_lists = {"fake-useragent": fake_useragent_browsers(), "Matomo browser fixtures": matomo_browsers}
+    for package in ("crawler-user-agents", "device-detector", "fake-useragent", "crawlerdetect"):
+        print(f"{package} {version(package)}")
+    for name, items in {**bot_lists, **browser_lists}.items():
+        print(f"  {name}: {len(items)} distinct User-Agents")
+
+    agents.crawler_list()  # compile once before timing
+    met = True
+    for detector, claims in detectors().items():
+        print(f"\n{detector}")
+        start = time.perf_counter()
+        asked = 0
+        for name, items in bot_lists.items():
+            misses = sorted(ua for ua in items if not claims(ua))
+            asked += len(items)
+            recall = 1 - len(misses) / len(items)
+            print(f"  recall  {name:32} {recall:8.2%}  ({len(items) - len(misses)}/{len(items)})")
+            if detector == "crawl-audit":
+                met &= _check(f"recall >= {RECALL_TARGET:.0%}", recall >= RECALL_TARGET)
+                for ua in misses[: args.show]:
+                    print(f"      missed: {ua[:150]}")
+        for name, items in browser_lists.items():
+            hits = sorted(ua for ua in items if claims(ua))
+            asked += len(items)
+            rate = len(hits) / len(items)
+            one_in = f"1 in {len(items) // len(hits):,}" if hits else "none"
+            print(f"  false+  {name:32} {len(hits):8}  ({one_in} of {len(items)})")
+            if detector == "crawl-audit":
+                met &= _check("at most 1 in 3,000", rate <= FALSE_POSITIVE_LIMIT)
+                for ua in hits[: args.show]:
+                    print(f"      taken for a crawler: {ua[:150]}")
+        elapsed = time.perf_counter() - start
+        print(f"  {elapsed / asked * 1e6:,.0f} µs per distinct User-Agent")
+    return 0 if met else 1
+
+
+def _check(label: str, ok: bool) -> bool:
+    print(f"          {label}: {'met' if ok else 'MISSED'}")
+    return ok
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
