@@ -52,7 +52,6 @@ from apache_beam.utils.timestamp import Timestamp
 from matcher import crawl_delay, records
 from matcher.history import RobotsTableError
 from matcher.identity import DnsAnswer
-from matcher.lru import Lru
 from matcher.records import Column
 from pipeline.auditing import HostVersions, LineAuditor, host_versions
 from pipeline.dns import DnsSettings, count_trouble
@@ -65,8 +64,6 @@ from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, TALLY, AuditLineB
 _LOG = logging.getLogger(__name__)
 # How far into a new file to look for a line that parses, to stamp the file with its time.
 _FIRST_REQUEST_SEARCH = 100
-# File stamps a folder poll remembers; a file beyond it is stamped again, to the same time.
-_REMEMBERED_STAMPS = 100_000
 DNS_ANSWERS = "dns_answers"
 STORAGE_WRITE_API = "STORAGE_WRITE_API"
 BIGQUERY_METHODS = (STORAGE_WRITE_API, "STREAMING_INSERTS", "FILE_LOADS")
@@ -81,7 +78,7 @@ class LogFolderPoll(PollFn):
 
     def __init__(self, log_format: str, default_host: str | None, field_map: dict | None):
         self._parser_args = (log_format, default_host, field_map)
-        self._stamps: Lru[str, Timestamp] = Lru(_REMEMBERED_STAMPS)
+        self._stamps: dict[str, Timestamp] = {}
         self.new_files = Metrics.counter(self.__class__, "new_files")
         self.stamped_by_mtime = Metrics.counter(self.__class__, "files_stamped_by_mtime")
 
@@ -108,7 +105,7 @@ class LogFolderPoll(PollFn):
                 stamp = Timestamp(found.last_updated_in_seconds)
             else:
                 stamp = _timestamp(first)
-            self._stamps.put(found.path, stamp)
+            self._stamps[found.path] = stamp
         return stamp
 
 

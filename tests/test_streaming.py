@@ -553,18 +553,6 @@ def test_a_long_stream_of_table_refreshes_keeps_the_worker_bounded():
     assert after - warm < 32 * 1024, f"grew by {after - warm} bytes over 900 refreshes"
 
 
-def test_a_folder_poll_remembers_a_bounded_number_of_stamps(site, monkeypatch):
-    monkeypatch.setattr(streaming, "_REMEMBERED_STAMPS", 3)
-    folder = site / "incoming"
-    poll = streaming.LogFolderPoll("host_combined", None, None)
-    for n in range(6):
-        (folder / f"{n}.log.gz").write_bytes(_hour_file(10, [n]))
-    first = {Path(out.value).name: out.timestamp for out in poll(str(folder / "*.log.gz")).outputs}
-    again = {Path(out.value).name: out.timestamp for out in poll(str(folder / "*.log.gz")).outputs}
-    assert first == again and len(first) == 6  # a forgotten file is stamped again, the same
-    assert len(poll._stamps) == 3
-
-
 # ---- Streaming equals batch on the bundled sample
 
 
