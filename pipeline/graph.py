@@ -25,11 +25,11 @@ from pipeline import report, run_folder, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
-from pipeline.dns import IdentityOptions, ResolveDistinct, client_proxies, dns_settings
-from pipeline.resolvers import LiveResolver
+from pipeline.dns import DnsSettings, IdentityOptions, ResolveDistinct, client_proxies, dns_settings
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.page_directives import read_page_directives
+from pipeline.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.schema import arrow_schema
@@ -87,7 +87,9 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
-def _build_streaming(pipeline: beam.Pipeline, settings: CrawlAuditOptions, auditor: LineAuditor, dns) -> dict:
+def _build_streaming(
+    pipeline: beam.Pipeline, settings: CrawlAuditOptions, auditor: LineAuditor, dns: DnsSettings | None
+) -> dict:
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
     refresh = duration(settings.robots_refresh)
     if refresh:
