@@ -18,7 +18,8 @@ previous `--keep` run left one with the same parameters), then measured, each in
   batch size to the same `LineAuditor.audit_lines` with the same robots mapping (built with
   `pipeline.auditing.host_versions`), and writes every table a batch run writes, with the same
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
-  (`matcher.crawl_delay.release` once per key), indexing findings, summary and counts.json at the end.
+  (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json, the robots
+  versions and report.html at the end.
 
 Time is the child's wall clock, start-up included. Peak RSS is the larger of the child's
 `ru_maxrss` (from wait4, exact for one process) and the peak of the summed RSS of the child's
@@ -53,9 +54,10 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
+from pipeline import html_report
 from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS
-from pipeline.graph import INDEXING_FINDINGS
+from pipeline.graph import INDEXING_FINDINGS, ROBOTS_VERSIONS
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
@@ -84,6 +86,12 @@ def plain_loop(logs: str, robots: str, ranges: str, out: Path) -> dict:
                 outputs.counts["lines"] += len(batch)
                 for kind, record in auditor.audit_lines(path, first, batch, robots_by_host):
                     outputs.take(kind, record)
+    # The history the verdicts were judged by, and the HTML report, as a batch run ends.
+    versions = TableWriter(out, ROBOTS_VERSIONS)
+    for version in read_robots_table(robots):
+        versions.write(records.robots_version_record(version))
+    versions.close()
+    html_report.write(str(out))
     return dict(outputs.counts)
 
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
+
 
 @dataclass(frozen=True)
 class Column:
@@ -142,6 +144,28 @@ CRAWL_DELAY_WINDOWS = _CRAWL_DELAY_KEY + (
     Column("crawl_delay_line", "int", "line of that Crawl-delay"),
 )
 
+ROBOTS_VERSIONS = (
+    Column("host", "string", "site host", False),
+    Column("effective_from", "timestamp", "when this robots.txt version took effect (UTC)", False),
+    Column("status", "string", "HTTP status of the robots.txt fetch, or 'unreachable'", False),
+    Column("kind", "string", "what the outcome means: ok (rules apply) | unavailable (all allowed) | error (all disallowed)", False),
+    Column("sha256", "string", "SHA-256 of the body, hex; null without a body"),
+    Column("body", "string", "the parsed part of the body (first 500 KiB) as UTF-8 text, undecodable bytes replaced; null without one"),
+)
+
+WHATIF_FLIPS = (
+    Column("host", "string", "site host the proposal was tried on", False),
+    Column("crawler", "string", "claimed crawler, or null for undeclared traffic"),
+    Column("identity", "string", "identity status", False),
+    Column("change", "string", "allowed-to-disallowed | disallowed-to-allowed", False),
+    Column("path", "string", "path and query as requested", False),
+    Column("rule_kind", "string", "allow | disallow, of the proposal's deciding rule; null when none matched"),
+    Column("rule_pattern", "string", "the proposal's deciding rule as written"),
+    Column("rule_line", "int", "line of that rule in the proposal"),
+    Column("reason", "string", "why the proposal decided so: rule, no-match, no-group, robots-exempt", False),
+    Column("requests", "int", "requests of the run that would change so", False),
+)
+
 DNS_ANSWERS = (
     Column("ip", "string", "client address asked about, canonical", False),
     Column("ptr", "string_list", "PTR names, lower-case, without the final dot", False),
@@ -159,9 +183,24 @@ TABLES = {
     "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
     "indexing_findings": INDEXING_FINDINGS,
     "between_captures": BETWEEN_CAPTURES,
+    "robots_versions": ROBOTS_VERSIONS,
+    "whatif_flips": WHATIF_FLIPS,
     # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
     "dns_answers": DNS_ANSWERS,
 }
+
+
+def robots_version_record(version) -> dict:
+    """The `ROBOTS_VERSIONS` row of a `matcher.history.RobotsVersion`."""
+    return {
+        "host": version.host,
+        "effective_from": version.effective_from,
+        "status": "unreachable" if version.status is None else str(version.status),
+        "kind": version.kind,
+        "sha256": version.sha256,
+        # What is parsed is all a diff needs to show; a huge body stays out of the report.
+        "body": None if version.body is None else version.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace"),
+    }
 
 
 def rfc3339(moment: datetime) -> str:

@@ -9,6 +9,8 @@ Exit codes:
   update-ranges  0 every source saved, 1 a source was not saved, 2 usage or input error
   history        0 done, 1 done in part (run again to resume), 2 usage or input error
   schema 0 printed, 2 usage error
+  report 0 report written, 2 usage or input error
+  whatif 0 what-if written, 2 usage or input error
 """
 from __future__ import annotations
 
@@ -87,13 +89,39 @@ def schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def show_report(args: argparse.Namespace) -> int:
-    from pipeline import report  # pyarrow: loaded only for this command
+def report_command(args: argparse.Namespace) -> int:
+    """Rebuild the HTML report of a finished run, and print its text summary."""
+    logging.getLogger().setLevel(logging.ERROR)
+    from pipeline import html_report, report
 
     try:
-        print(report.render(report.load(args.out)))
+        text = report.render(report.load(args.out))
+        written = html_report.write(args.out, args.html)
     except (ValueError, OSError) as error:
         raise InputError(str(error)) from error
+    print(f"{text}\n\nreport: {written}")
+    return EXIT_OK
+
+
+def whatif_command(args: argparse.Namespace) -> int:
+    """Decide a finished run's verdicts of one host again under a proposed robots.txt."""
+    logging.getLogger().setLevel(logging.ERROR)
+    from pipeline import html_report, whatif
+
+    try:
+        question = whatif.Question(
+            args.out,
+            args.host,
+            Path(args.proposed).name,
+            _read_bytes(args.proposed),
+            whatif.moment_argument(args.start) if args.start else None,
+            whatif.moment_argument(args.end) if args.end else None,
+        )
+        digest = whatif.run(question, args.registry)
+        written = html_report.write(args.out)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from error
+    print(f"{whatif.render(digest)}\n\nwritten: {args.out}/{whatif.FOLDER}/, report: {written}")
     return EXIT_OK
 
 
@@ -119,9 +147,21 @@ def _parser() -> argparse.ArgumentParser:
     schema_parser.add_argument("--format", choices=["bigquery", "json"], default="json")
     schema_parser.set_defaults(handler=schema)
 
-    report_parser = commands.add_parser("report", help="print the closing report of a complete run folder again")
-    report_parser.add_argument("out", metavar="OUT")
-    report_parser.set_defaults(handler=show_report)
+    report_parser = commands.add_parser("report", help="print the closing report of a complete run folder again and rebuild its report.html")
+    report_parser.add_argument("out", help="the run's --out folder (JSON Lines or Parquet)")
+    report_parser.add_argument("--html", help="where to write it (default OUT/report.html)")
+    report_parser.set_defaults(handler=report_command)
+
+    whatif_parser = commands.add_parser(
+        "whatif", help="what a proposed robots.txt would have changed for a finished run's requests"
+    )
+    whatif_parser.add_argument("out", help="the run's --out folder (JSON Lines or Parquet)")
+    whatif_parser.add_argument("--host", required=True, help="the host whose requests are decided again")
+    whatif_parser.add_argument("--proposed", required=True, help="the proposed robots.txt file")
+    whatif_parser.add_argument("--from", dest="start", help="only requests at or after this time (UTC unless given)")
+    whatif_parser.add_argument("--to", dest="end", help="only requests before this time")
+    whatif_parser.add_argument("--registry", help="crawler registry (default config/crawlers.yaml)")
+    whatif_parser.set_defaults(handler=whatif_command)
 
     run_parser = commands.add_parser(
         "run", help="audit access logs (crawl-audit run --help lists the options)", add_help=False

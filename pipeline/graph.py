@@ -21,7 +21,7 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
-from pipeline import report, run_folder, streaming
+from pipeline import html_report, report, run_folder, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
@@ -44,8 +44,9 @@ from pipeline.transforms import (
 
 INDEXING_FINDINGS = "indexing_findings"
 BETWEEN_CAPTURES = "between_captures"
-# The record tables every run writes (a batch run adds the summary, the counts, the indexing findings
-# and the between-captures changes).
+ROBOTS_VERSIONS = "robots_versions"
+# The record tables every run writes (a batch run adds the summary, the counts, the indexing findings,
+# the between-captures changes and the robots versions).
 RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
@@ -84,6 +85,8 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES] = outputs["verdicts"] | "BetweenCaptures" >> BetweenCaptures()
+    # The report's robots.txt section draws the history the verdicts were judged by.
+    outputs[ROBOTS_VERSIONS] = inputs["robots"] | "RecordRobotsVersions" >> beam.Map(records.robots_version_record)
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -143,13 +146,17 @@ def _json_object(text: str | None, flag: str) -> dict | None:
 
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
-    """Verdicts, dead letters and the crawl-delay tables in the chosen format; summary and counts
-    as JSON."""
+    """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
+    summary, counts, indexing findings and between-captures changes as JSON."""
     for table in RECORD_TABLES:
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
     for table in (INDEXING_FINDINGS, BETWEEN_CAPTURES):
         _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
+    _write_table(
+        outputs[ROBOTS_VERSIONS], FileSystems.join(out, ROBOTS_VERSIONS), records.ROBOTS_VERSIONS, output_format,
+        ROBOTS_VERSIONS,
+    )
     (
         outputs["counts"]
         | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)
@@ -231,6 +238,7 @@ def run(argv: list[str]) -> int:
         folder.discard()
         raise
     print(report.render(report.load(settings.out)))
+    print(f"\nreport: {html_report.write(settings.out)}")
     return 0
 
 

@@ -2,14 +2,11 @@
 kept its Crawl-delay."""
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
-import pyarrow.parquet as pq
-
+from pipeline import tables
 from pipeline.run_folder import read_manifest
 from pipeline.terminal import printable
 
@@ -40,35 +37,21 @@ class RunSummary:
 
 
 def load(out: str) -> RunSummary:
-    """Read back the counts, summary, crawl-delay window and indexing-findings tables of the
-    complete run in `out`: the files its manifest lists, never whatever else the folder holds.
-    RunFolderError (a ValueError) when `out` holds no complete run."""
-    manifest = read_manifest(out)
-    tables = manifest["tables"]
+    """Read back the counts, summary, crawl-delay window, indexing-findings and between-captures
+    tables of the complete run in `out`: the files its manifest lists, never whatever else the
+    folder holds. RunFolderError (a ValueError) when `out` holds no complete run."""
+    counts = read_manifest(out)["counts"]
 
     def rows(table: str) -> list[dict]:
-        return _read_records(Path(out), tables.get(table, {"files": []})["files"])
+        return list(tables.rows(out, table))
 
     return RunSummary(
-        manifest["counts"],
+        counts,
         rows("summary"),
         rows("crawl_delay_windows"),
         rows("indexing_findings"),
         rows("between_captures"),
     )
-
-
-def _read_records(out: Path, files: Sequence[str]) -> list[dict]:
-    """A table's rows, whether the run wrote JSON Lines or Parquet."""
-    rows: list[dict] = []
-    for name in files:
-        path = out / name
-        if path.suffix == ".parquet":
-            rows.extend(pq.read_table(path).to_pylist())
-        else:
-            with path.open(encoding="utf-8") as handle:
-                rows.extend(json.loads(line) for line in handle if line.strip())
-    return rows
 
 
 def render(summary: RunSummary) -> str:
@@ -179,7 +162,7 @@ def _aligned(cells: list[tuple], text_columns: int, indent: str = "") -> list[st
 
 def _crawl_delay_section(windows: list[dict]) -> list[str]:
     """Per crawler, identity and host where a Crawl-delay applied: requests, violations, smallest gap."""
-    totals = _crawl_delay_totals(windows)
+    totals = crawl_delay_totals(windows)
     if not totals:
         return ["crawl-delay: no request had a Crawl-delay in effect"]
     out = ["crawl-delay: requests that followed the previous one sooner than the Crawl-delay allowed"]
@@ -212,7 +195,7 @@ def _crawl_delay_section(windows: list[dict]) -> list[str]:
     return out
 
 
-def _crawl_delay_totals(windows: list[dict]) -> list[dict]:
+def crawl_delay_totals(windows: list[dict]) -> list[dict]:
     """One total per (crawler, identity, host) over the windows that had a delay in effect,
     most violations first."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)

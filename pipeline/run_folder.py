@@ -34,6 +34,10 @@ from pipeline.options import CrawlAuditOptions
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "crawl-audit-run"
 MANIFEST_VERSION = 1
+# What `report` and `whatif` add to a complete run afterwards: drawn from its tables, so they
+# belong to the run and `--overwrite` replaces them with it.
+DERIVED_FILES = frozenset({"report.html"})
+DERIVED_FOLDER = "whatif/"
 
 
 class RunFolderError(ValueError):
@@ -96,7 +100,7 @@ def _check_replaceable(target: Path, overwrite: bool) -> None:
     stray = sorted(
         relative
         for relative in (path.relative_to(target).as_posix() for path in target.rglob("*") if not path.is_dir())
-        if relative not in listed and relative != MANIFEST
+        if relative not in listed | DERIVED_FILES and relative != MANIFEST and not relative.startswith(DERIVED_FOLDER)
     )
     if stray:
         raise RunFolderError(

@@ -52,10 +52,10 @@ def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
     out = site / "out"
     manifest = _manifest(out)
     listed = {name for table in manifest["tables"].values() for name in table["files"]}
-    assert _files(out) == listed | {MANIFEST}
+    assert _files(out) == listed | {MANIFEST, "report.html"}
     assert set(manifest["tables"]) == {
         "verdicts", "dead_letters", "crawl_delay_violations", "crawl_delay_windows", "summary",
-        "indexing_findings", "between_captures", "counts",
+        "indexing_findings", "between_captures", "robots_versions", "counts",
     }
     assert manifest["tables"]["verdicts"]["format"] == "jsonl"
     assert manifest["tables"]["counts"] == {"format": "json", "files": ["counts.json"]}
@@ -86,7 +86,7 @@ def test_overwrite_replaces_a_run_whole_whatever_its_format(site, capsys):
     out = site / "out"
     assert not [name for name in _files(out) if name.endswith(".jsonl") and name.startswith("verdicts/")]
     assert _manifest(out)["tables"]["verdicts"]["format"] == "parquet"
-    assert _files(out) == {n for t in _manifest(out)["tables"].values() for n in t["files"]} | {MANIFEST}
+    assert _files(out) == {n for t in _manifest(out)["tables"].values() for n in t["files"]} | {MANIFEST, "report.html"}
     assert report.load(str(out)).counts["verdicts"] == 4  # one run's, not two runs' added up
     assert sorted(p.name for p in site.iterdir()) == ["access.log", "out", "robots.jsonl"]
 
