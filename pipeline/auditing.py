@@ -18,7 +18,7 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion, host_key
 from matcher.identity import DnsAnswer, RangeIndex
-from matcher.lru import Lru
+from matcher.bounded import Lru
 from pipeline.logformats import LogParseError, parser_for
 
 VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"

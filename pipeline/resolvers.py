@@ -42,7 +42,7 @@ import dns.reversename
 
 from matcher.agents import Registry
 from matcher.identity import DEFINITE_DNS_ERRORS, DnsAnswer, Lookup, parse_ip, under_suffix
-from matcher.lru import Lru
+from matcher.bounded import Lru
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRIES = 1
