@@ -5,6 +5,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from matcher import robots
+from matcher.matching import MANY, WildcardSet
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 
 UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -128,7 +129,7 @@ url_pieces = st.sampled_from(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @example("http://x.test/a*b")
 @example("https://x.test/$")
 @given(st.tuples(url_starts, st.lists(url_pieces, max_size=10)).map(lambda parts: parts[0] + "".join(parts[1])))
@@ -136,7 +137,7 @@ def test_normalized_request_path_is_normalize_of_request_path(url):
     assert normalized_request_path(url) == normalize(request_path(url))
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(rules, st.lists(paths, min_size=1, max_size=4))
 def test_decisions_agree_with_reference(rule_list, path_list):
     body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
@@ -147,7 +148,7 @@ def test_decisions_agree_with_reference(rule_list, path_list):
             assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(rules, paths, st.data())
 def test_respelling_unreserved_characters_changes_nothing(rule_list, path, data):
     body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
@@ -157,3 +158,41 @@ def test_respelling_unreserved_characters_changes_nothing(rule_list, path, data)
         for c, literal in zip(path, _literal_unreserved(path))
     )
     assert rf.decide_path(("foobot",), respelled).allowed is rf.decide_path(("foobot",), path).allowed
+
+
+# Many wildcard patterns in one bucket are matched together (`WildcardSet`), not one by one.
+wildcard_bodies = st.tuples(
+    st.sampled_from(["", "/", "/a", "/ab"]),
+    st.lists(st.sampled_from(["a", "b", "ab", "ba", "aa", "/", ""]), min_size=1, max_size=5),
+).map(lambda t: t[0] + "*" + "*".join(t[1]))
+many_wildcards = st.lists(st.tuples(wildcard_bodies, st.booleans()), min_size=1, max_size=3 * MANY)
+wildcard_paths = st.text(alphabet="/ab", max_size=24).map(lambda text: "/" + text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(many_wildcards, st.lists(wildcard_paths, min_size=1, max_size=5), st.integers(0, 3 * MANY))
+def test_wildcards_matched_together_agree_with_reference(patterns, path_list, limit):
+    together = WildcardSet([(rank, body, anchored) for rank, (body, anchored) in enumerate(patterns)])
+    for path in path_list:
+        matching = [
+            rank for rank, (body, anchored) in enumerate(patterns) if reference_matches(body + "$" * anchored, path)
+        ]
+        expected = min([limit, *matching])
+        assert together.best(path, limit) == expected, (path, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["allow", "disallow"]), st.tuples(wildcard_bodies, st.booleans())),
+        min_size=MANY + 1,
+        max_size=3 * MANY,
+    ),
+    st.lists(wildcard_paths, min_size=1, max_size=4),
+)
+def test_decisions_with_many_wildcards_agree_with_reference(drawn, path_list):
+    rule_list = [(kind, body + "$" * anchored) for kind, (body, anchored) in drawn]
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    rf = robots.parse(body)
+    for path in path_list:
+        assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path
