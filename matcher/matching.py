@@ -1,14 +1,16 @@
 """Matching normalized paths against a group's normalized patterns.
 
-`*` matches any run of octets and a trailing `$` anchors the end; elsewhere `$`
-is literal. A `RuleIndex` answers "which rule has precedence for this path" without
-trying every rule. Patterns are filed under their first `BUCKET` characters, so a
-path is compared only with the patterns that share its start: plain prefixes sit in
-one dict, and the longest one matching is found by probing the lengths its bucket
-holds, longest first; anchored patterns without `*` are one exact lookup;
-patterns with `*` are tried one by one, and only while they could still outrank the
-best literal match. A bucket is prepared the first time a path asks for it: most
-buckets of a large group never meet a request. A lone rule is simply tried (`RuleList`).
+`*` matches any run of octets and a trailing `$` anchors the end (normalization
+has escaped every other `$`). A `RuleIndex` answers "which rule has precedence for
+this path" without trying every rule. Patterns are filed under their first `BUCKET`
+characters, so a path is compared only with the patterns that share its start: plain
+prefixes sit in one dict, and the longest one matching is found by probing the
+lengths its bucket holds, longest first; anchored patterns without `*` are one exact
+lookup; up to `MANY` patterns with `*` are tried one by one, and only while they
+could still outrank the best literal match, and more are matched together in one
+pass over the path (`WildcardSet`), so a hostile file's thousands of wildcards cost
+no pass each. A bucket is prepared the first time a path asks for it: most buckets
+of a large group never meet a request. A lone rule is simply tried (`RuleList`).
 """
 from __future__ import annotations
 
@@ -49,14 +51,6 @@ def anchored_body(normalized: str) -> tuple[str, bool]:
     """A pattern without its trailing `$`, and whether it had one."""
     anchored = normalized.endswith("$")
     return (normalized[:-1] if anchored else normalized), anchored
-
-
-def pattern_matches(normalized: str, path: str) -> bool:
-    """Whether one normalized pattern matches a normalized path (slow path, for explanations)."""
-    body, anchored = anchored_body(normalized)
-    if "*" in body:
-        return wildcard_matches(body.split("*"), anchored, path)
-    return path == body if anchored else path.startswith(body)
 
 
 def index_rules(patterns: Sequence[str]) -> RuleList | RuleIndex:

@@ -185,7 +185,8 @@ class RobotsFile:
         if key in self._chosen:
             return self._chosen[key]
         named = (self._groups[t] for t in tokens if t in self._groups)
-        return _remember(self._chosen, key, next(named, self._groups.get("*") if catch_all else None), _REMEMBERED_CHOICES)
+        group = next(named, self._groups.get("*") if catch_all else None)
+        return _remember(self._chosen, key, group, _REMEMBERED_CHOICES)
 
     def decide(self, agent: str, url: str) -> Decision:
         chosen = self._by_agent.get(agent)
