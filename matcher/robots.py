@@ -346,7 +346,16 @@ class _Parser:
         ignored = {line for token_delays in delays.values() for _, line in token_delays[1:]}
         for line in sorted(ignored):
             self.note(line, "duplicate-crawl-delay", "a user-agent has several crawl-delays; the first applies")
-        groups = {token: self.merge(raws, delays.get(token)) for token, raws in members.items()}
+        # Tokens of the same groups with the same delay share one Group, so its index is built
+        # once (a run of a thousand user-agent lines would otherwise build a thousand).
+        shared: dict[tuple, Group] = {}
+        groups = {}
+        for token, raws in members.items():
+            delay = delays[token][0] if token in delays else (None, None)
+            key = (tuple(map(id, raws)), delay)
+            if key not in shared:
+                shared[key] = self.merge(raws, *delay)
+            groups[token] = shared[key]
         return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
 
     def group_token(self, value: str, line: int) -> str:
@@ -360,11 +369,10 @@ class _Parser:
         return token
 
     @staticmethod
-    def merge(raws: list[_RawGroup], delays: list[tuple[float, int]] | None) -> Group:
+    def merge(raws: list[_RawGroup], delay: float | None, delay_line: int | None) -> Group:
         rules = [rule for raw in raws for rule in raw.rules if rule[3]]
         # Longest normalized pattern first, then allow before disallow, then file order.
         rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
-        delay, delay_line = delays[0] if delays else (None, None)
         return Group(
             agents=tuple(value for raw in raws for value, _ in raw.agents),
             agent_lines=tuple(line for raw in raws for _, line in raw.agents),

@@ -475,6 +475,14 @@ def test_crawl_delay_belongs_to_the_user_agents_named_since_the_previous_one():
     assert delays == {"a": (1, 3), "b": (1, 3), "c": (2, 5)}
 
 
+def test_user_agents_of_one_group_share_one_index():
+    body = "".join(f"User-agent: bot{i}\n" for i in range(1000)) + "Crawl-delay: 2\n" + "Disallow: *x*y\n" * 40
+    rf = robots.parse(body)
+    assert len({id(group) for group in rf.groups.values()}) == 1
+    assert not rf.decide_tokens(("bot999",), "/axby").allowed
+    assert rf.group_for(("bot0",)).crawl_delay == 2
+
+
 def test_crawl_delay_after_the_rules_belongs_to_the_whole_run():
     body = "User-agent: a\nUser-agent: b\nDisallow: /x\nCrawl-delay: 4\n"
     rf = robots.parse(body)
