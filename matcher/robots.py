@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple, Sequence
 
@@ -93,6 +93,9 @@ class Group:
     rule_fields: tuple[tuple[str, str, int, str], ...]
     crawl_delay: float | None = None
     crawl_delay_line: int | None = None
+    # Holds the rule index once built; Groups of the same rules that differ only in their
+    # Crawl-delay (`dataclasses.replace`) share it.
+    shared_index: list[RuleList | RuleIndex] = field(default_factory=list, compare=False, repr=False)
 
     def decide(self, normalized_path: str) -> Decision:
         # `in` rules out almost every path before the exact test, and costs less than a call.
@@ -134,7 +137,9 @@ class Group:
     # Built on first use: most groups of most files are never asked about.
     @cached_property
     def _index(self) -> RuleList | RuleIndex:
-        return index_rules([normalized for _, _, _, normalized in self.rule_fields])
+        if not self.shared_index:
+            self.shared_index.append(index_rules([normalized for _, _, _, normalized in self.rule_fields]))
+        return self.shared_index[0]
 
     # Made as rules first decide: a group's rules far outnumber the ones a log ever meets.
     @cached_property
@@ -346,15 +351,19 @@ class _Parser:
         ignored = {line for token_delays in delays.values() for _, line in token_delays[1:]}
         for line in sorted(ignored):
             self.note(line, "duplicate-crawl-delay", "a user-agent has several crawl-delays; the first applies")
-        # Tokens of the same groups with the same delay share one Group, so its index is built
-        # once (a run of a thousand user-agent lines would otherwise build a thousand).
+        # Tokens of the same groups share their rules and index, and with the same delay one
+        # Group: a run of a thousand user-agent lines must not build a thousand indexes.
+        merged: dict[tuple[int, ...], Group] = {}
         shared: dict[tuple, Group] = {}
         groups = {}
         for token, raws in members.items():
-            delay = delays[token][0] if token in delays else (None, None)
-            key = (tuple(map(id, raws)), delay)
+            delay, delay_line = delays[token][0] if token in delays else (None, None)
+            same_raws = tuple(map(id, raws))
+            key = (same_raws, delay, delay_line)
             if key not in shared:
-                shared[key] = self.merge(raws, *delay)
+                if same_raws not in merged:
+                    merged[same_raws] = self.merge(raws)
+                shared[key] = replace(merged[same_raws], crawl_delay=delay, crawl_delay_line=delay_line)
             groups[token] = shared[key]
         return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
 
@@ -369,7 +378,7 @@ class _Parser:
         return token
 
     @staticmethod
-    def merge(raws: list[_RawGroup], delay: float | None, delay_line: int | None) -> Group:
+    def merge(raws: list[_RawGroup]) -> Group:
         rules = [rule for raw in raws for rule in raw.rules if rule[3]]
         # Longest normalized pattern first, then allow before disallow, then file order.
         rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
@@ -377,8 +386,6 @@ class _Parser:
             agents=tuple(value for raw in raws for value, _ in raw.agents),
             agent_lines=tuple(line for raw in raws for _, line in raw.agents),
             rule_fields=tuple(rules),
-            crawl_delay=delay,
-            crawl_delay_line=delay_line,
         )
 
 

@@ -482,6 +482,14 @@ def test_user_agents_of_one_group_share_one_index():
     assert not rf.decide_tokens(("bot999",), "/axby").allowed
     assert rf.group_for(("bot0",)).crawl_delay == 2
 
+    # Delays of their own make Groups of their own, still over one index.
+    body = "".join(f"User-agent: bot{i}\nCrawl-delay: {i}\n" for i in range(1000)) + "Disallow: *x*y\n" * 40
+    rf = robots.parse(body)
+    assert rf.group_for(("bot7",)).crawl_delay == 7
+    assert not rf.decide_tokens(("bot999",), "/axby").allowed
+    assert not rf.decide_tokens(("bot7",), "/axby").allowed
+    assert len({id(group._index) for group in rf.groups.values()}) == 1
+
 
 def test_crawl_delay_after_the_rules_belongs_to_the_whole_run():
     body = "User-agent: a\nUser-agent: b\nDisallow: /x\nCrawl-delay: 4\n"
