@@ -54,6 +54,10 @@ def normalize_pattern(pattern: str | bytes) -> str:
         pattern = pattern.decode("utf-8", "surrogateescape")
     anchored = pattern.endswith("$")
     body = pattern[:-1] if anchored else pattern
+    # As in `normalize`: most patterns are already normal, and a few C calls tell so.
+    plain = body.isascii() and body.isprintable()
+    if plain and "%" not in body and " " not in body and "$" not in body:
+        return pattern
     return "*".join(map(normalize, body.split("*"))) + ("$" if anchored else "")
 
 

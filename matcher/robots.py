@@ -360,11 +360,15 @@ class _Parser:
             delay, delay_line = delays[token][0] if token in delays else (None, None)
             same_raws = tuple(map(id, raws))
             key = (same_raws, delay, delay_line)
-            if key not in shared:
-                if same_raws not in merged:
-                    merged[same_raws] = self.merge(raws)
-                shared[key] = replace(merged[same_raws], crawl_delay=delay, crawl_delay_line=delay_line)
-            groups[token] = shared[key]
+            group = shared.get(key)
+            if group is None:
+                like = merged.get(same_raws)
+                if like is None:
+                    group = merged[same_raws] = self.merge(raws, delay, delay_line)
+                else:
+                    group = replace(like, crawl_delay=delay, crawl_delay_line=delay_line)
+                shared[key] = group
+            groups[token] = group
         return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
 
     def group_token(self, value: str, line: int) -> str:
@@ -378,7 +382,7 @@ class _Parser:
         return token
 
     @staticmethod
-    def merge(raws: list[_RawGroup]) -> Group:
+    def merge(raws: list[_RawGroup], delay: float | None, delay_line: int | None) -> Group:
         rules = [rule for raw in raws for rule in raw.rules if rule[3]]
         # Longest normalized pattern first, then allow before disallow, then file order.
         rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
@@ -386,6 +390,8 @@ class _Parser:
             agents=tuple(value for raw in raws for value, _ in raw.agents),
             agent_lines=tuple(line for raw in raws for _, line in raw.agents),
             rule_fields=tuple(rules),
+            crawl_delay=delay,
+            crawl_delay_line=delay_line,
         )
 
 
