@@ -1,7 +1,9 @@
-"""A cache whose keys come from log lines, so from anyone: it must not grow without bound."""
+"""Caches whose keys come from log lines, so from anyone, or that live as long as a streaming
+job: they must not grow without bound. Two policies, for two kinds of use."""
 from __future__ import annotations
 
-from typing import TypeVar
+from collections import OrderedDict
+from typing import Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -29,3 +31,28 @@ class BoundedCache(dict[K, V]):
     def __reduce__(self):
         # Shipped to a worker empty: what a cache holds is rebuilt where it is used.
         return type(self), (self.limit,)
+
+
+class Lru(Generic[K, V]):
+    """At most `capacity` entries; reading or writing an entry makes it the most recent."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"an LRU cache holds at least one entry, not {capacity}")
+        self.capacity = capacity
+        self._entries: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,14 +1,16 @@
 """Matching normalized paths against a group's normalized patterns.
 
-`*` matches any run of octets and a trailing `$` anchors the end; elsewhere `$`
-is literal. A `RuleIndex` answers "which rule has precedence for this path" without
-trying every rule. Patterns are filed under their first `BUCKET` characters, so a
-path is compared only with the patterns that share its start: plain prefixes sit in
-one dict, and the longest one matching is found by probing the lengths its bucket
-holds, longest first; anchored patterns without `*` are one exact lookup;
-patterns with `*` are tried one by one, and only while they could still outrank the
-best literal match. A bucket is prepared the first time a path asks for it: most
-buckets of a large group never meet a request. A lone rule is simply tried (`RuleList`).
+`*` matches any run of octets and a trailing `$` anchors the end (normalization
+has escaped every other `$`). A `RuleIndex` answers "which rule has precedence for
+this path" without trying every rule. Patterns are filed under their first `BUCKET`
+characters, so a path is compared only with the patterns that share its start: plain
+prefixes sit in one dict, and the longest one matching is found by probing the
+lengths its bucket holds, longest first; anchored patterns without `*` are one exact
+lookup; up to `MANY` patterns with `*` are tried one by one, and only while they
+could still outrank the best literal match, and more are matched together in one
+pass over the path (`WildcardSet`), so a hostile file's thousands of wildcards cost
+no pass each. A bucket is prepared the first time a path asks for it: most buckets
+of a large group never meet a request. A lone rule is simply tried (`RuleList`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,10 @@ from typing import Sequence
 BUCKET = 2
 # Up to this many patterns, trying each in turn costs less than one lookup in a `RuleIndex`.
 FEW = 1
+# Past this many wildcard patterns in a bucket, they are matched together (`WildcardSet`): tried
+# one by one, each costs a pass over the path, and a hostile file holds thousands. Below it,
+# trying each (one `in` per pattern, in C) is faster than the scan in Python on real files.
+MANY = 64
 
 
 def wildcard_matches(pieces: Sequence[str], anchored: bool, path: str) -> bool:
@@ -46,14 +52,6 @@ def anchored_body(normalized: str) -> tuple[str, bool]:
     """A pattern without its trailing `$`, and whether it had one."""
     anchored = normalized.endswith("$")
     return (normalized[:-1] if anchored else normalized), anchored
-
-
-def pattern_matches(normalized: str, path: str) -> bool:
-    """Whether one normalized pattern matches a normalized path (slow path, for explanations)."""
-    body, anchored = anchored_body(normalized)
-    if "*" in body:
-        return wildcard_matches(body.split("*"), anchored, path)
-    return path == body if anchored else path.startswith(body)
 
 
 def index_rules(patterns: Sequence[str]) -> RuleList | RuleIndex:
@@ -122,7 +120,7 @@ class RuleIndex:
         if bucket is None:
             # Normalized paths are ASCII, so a few thousand starts at most are ever added.
             bucket = self._buckets[start] = self._bucket(start)
-        lengths, best, wildcards = bucket
+        lengths, best, wildcards, wide = bucket
         prefixes = self._prefixes
         # Longest first; a length beyond the path slices the whole path, which can only
         # find the match its own length would.
@@ -141,12 +139,14 @@ class RuleIndex:
             if needle in path and wildcard_matches(pieces, anchored, path):
                 best = rank
                 break
+        for together in wide:
+            best = together.best(path, best)
         return best
 
     def _bucket(self, start: str) -> _Bucket:
         """For paths beginning with `start`: the lengths of plain prefixes to probe, longest
         first; the best plain prefix shorter than a bucket (it matches them all); the
-        wildcards to try."""
+        wildcards to try one by one, and those matched together."""
         lengths: tuple[int, ...] = ()
         if len(start) == BUCKET:
             ordered = self._sorted_prefixes
@@ -161,19 +161,162 @@ class RuleIndex:
         own = self._wildcards.get(start)
         if own is not None:
             wildcards = _prepare(own, wildcards)
-        return lengths, best, wildcards
+        return (lengths, best, *wildcards)
 
 
-# Wildcards in precedence order as (rank, needle, pieces, anchored); the needle is the
-# longest piece after the head: most paths lack it, and `in` tells so without a call.
+# Wildcards to try one by one, in precedence order, as (rank, needle, pieces, anchored); the
+# needle is the longest piece after the head: most paths lack it, and `in` tells so without a
+# call. Then the sets of wildcards matched together.
 _Wildcards = tuple[tuple[int, str, tuple[str, ...], bool], ...]
-_Bucket = tuple[tuple[int, ...], int, _Wildcards]
+_Prepared = tuple[_Wildcards, tuple["WildcardSet", ...]]
+_Bucket = tuple[tuple[int, ...], int, _Wildcards, tuple["WildcardSet", ...]]
 
 
-def _prepare(wildcards: Sequence[tuple[int, str, bool]], also: _Wildcards = ()) -> _Wildcards:
-    entries = list(also)
+def _prepare(wildcards: Sequence[tuple[int, str, bool]], also: _Prepared = ((), ())) -> _Prepared:
+    tried, together = also
+    if len(wildcards) > MANY:
+        return tried, (*together, WildcardSet(wildcards))
+    entries = list(tried)
     for rank, body, anchored in wildcards:
         pieces = tuple(body.split("*"))
         entries.append((rank, max(pieces[1:], key=len), pieces, anchored))
     entries.sort()
-    return tuple(entries)
+    return tuple(entries), together
+
+
+class WildcardSet:
+    """Many wildcard patterns of one bucket, matched together: one pass over the path.
+
+    A pattern is its head (a prefix of the path), then pieces found one after another
+    at their leftmost places (as `wildcard_matches` does), then for an anchored pattern
+    a tail that must end the path. Patterns that share a head and leading pieces share
+    a trie node, whose place in the path is the same for all of them.
+
+    A decision scans the path once with an Aho-Corasick automaton of every distinct
+    piece, noting where each occurs; then it walks the trie from the heads that begin
+    the path, each node reached once, a child's place found by bisection among its
+    piece's occurrences. Per decision that is O(n·d + S·log n) for a path of n octets,
+    d distinct piece lengths (at most the square root of twice the pieces' total size)
+    and S the size of the trie, whatever the number of patterns: no pattern is tried
+    on its own.
+    """
+
+    def __init__(self, wildcards: Sequence[tuple[int, str, bool]]):
+        self._heads: dict[str, int] = {}
+        children: list[dict[str, int]] = []
+        ends: list[list[tuple[int, str | None]]] = []  # per node: (rank, tail of an anchored pattern)
+        for rank, body, anchored in wildcards:
+            pieces = body.split("*")
+            node = self._heads.get(pieces[0])
+            if node is None:
+                node = self._heads[pieces[0]] = len(children)
+                children.append({})
+                ends.append([])
+            for piece in pieces[1:-1] if anchored else pieces[1:]:
+                if piece:  # an empty piece matches where the previous one ended
+                    child = children[node].get(piece)
+                    if child is None:
+                        child = children[node][piece] = len(children)
+                        children.append({})
+                        ends.append([])
+                    node = child
+            ends[node].append((rank, pieces[-1] if anchored else None))
+        # The best rank under each node; children are numbered after their parent.
+        below = [min((rank for rank, _ in own), default=_NEVER) for own in ends]
+        for node in range(len(children) - 1, -1, -1):
+            for child in children[node].values():
+                if below[child] < below[node]:
+                    below[node] = below[child]
+        self._children, self._ends, self._below = children, ends, below
+        self._head_lengths = sorted({len(head) for head in self._heads})
+        self._best_head = min((below[node] for node in self._heads.values()), default=_NEVER)
+        self._automaton = _Automaton({piece for node in children for piece in node})
+
+    def best(self, path: str, best: int) -> int:
+        """The better of `best` and the best rank of a pattern here that matches `path`."""
+        if self._best_head >= best:
+            return best
+        heads = self._heads
+        reached = [
+            (heads[path[:length]], length)
+            for length in self._head_lengths
+            if length <= len(path) and path[:length] in heads
+        ]
+        if not reached:
+            return best
+        occurrences = self._automaton.occurrences(path)
+        children, ends, below = self._children, self._ends, self._below
+        while reached:
+            node, place = reached.pop()
+            if below[node] >= best:
+                continue
+            for rank, tail in ends[node]:
+                if rank < best and (tail is None or (len(path) - len(tail) >= place and path.endswith(tail))):
+                    best = rank
+            kids = children[node]
+            # Whichever is fewer: the node's pieces, or the pieces the path holds at all.
+            pairs = (
+                ((piece, kids[piece]) for piece in occurrences if piece in kids)
+                if len(kids) > len(occurrences)
+                else ((piece, child) for piece, child in kids.items() if piece in occurrences)
+            )
+            for piece, child in pairs:
+                if below[child] >= best:
+                    continue
+                starts = occurrences[piece]
+                found = bisect_left(starts, place)
+                if found < len(starts):
+                    reached.append((child, starts[found] + len(piece)))
+        return best
+
+
+_NEVER = 1 << 62  # ranks beyond any group's rules
+
+
+class _Automaton:
+    """Aho-Corasick over a set of non-empty strings: where each occurs in a text, in one pass."""
+
+    def __init__(self, words: set[str]):
+        goto: list[dict[str, int]] = [{}]
+        word: list[str | None] = [None]
+        for text in words:
+            state = 0
+            for char in text:
+                following = goto[state].get(char)
+                if following is None:
+                    following = goto[state][char] = len(goto)
+                    goto.append({})
+                    word.append(None)
+                state = following
+            word[state] = text
+        fail = [0] * len(goto)
+        report = [0] * len(goto)  # the next state along the failure links that ends a word
+        queue = list(goto[0].values())
+        for state in queue:  # breadth first: a state's failure lies nearer the root
+            for char, following in goto[state].items():
+                back = fail[state]
+                while back and char not in goto[back]:
+                    back = fail[back]
+                target = goto[back].get(char, 0)
+                fail[following] = target if target != following else 0
+                report[following] = fail[following] if word[fail[following]] is not None else report[fail[following]]
+                queue.append(following)
+        self._goto, self._word, self._fail, self._report = goto, word, fail, report
+
+    def occurrences(self, text: str) -> dict[str, list[int]]:
+        """Each word found in `text`, with its start positions in increasing order."""
+        goto, word, fail, report = self._goto, self._word, self._fail, self._report
+        found: dict[str, list[int]] = {}
+        state = 0
+        for end, char in enumerate(text, start=1):
+            following = goto[state].get(char)
+            while following is None and state:
+                state = fail[state]
+                following = goto[state].get(char)
+            state = following or 0
+            hit = state if word[state] is not None else report[state]
+            while hit:
+                match = word[hit]
+                found.setdefault(match, []).append(end - len(match))
+                hit = report[hit]
+        return found

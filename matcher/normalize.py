@@ -5,6 +5,11 @@ is made uniform. Both sides go through `normalize`, so `/%7euser/`, `/%7Euser/` 
 `/~user/` are the same path, while `%2F` (a slash inside a segment) and `%2A` (a
 literal asterisk, never a wildcard) keep their escapes because decoding them would
 change the meaning of the URL (RFC 3986 §2.2).
+
+`*` and `$` mean something only in a pattern, so a path's `*` and `$` are the octets
+`%2A` and `%24` (RFC 9309 §2.2.3, Figure 6) and `normalize` writes them so. A pattern
+is normalized piece by piece between its wildcards (`normalize_pattern`): its `*` and
+its final `$` keep their meaning, and any other `$` becomes `%24`.
 """
 from __future__ import annotations
 
@@ -15,27 +20,45 @@ _UNRESERVED = frozenset(
 )
 
 # A valid escape, a `%` that begins no valid escape, or a character that must be
-# escaped: controls, space, DEL, and anything beyond ASCII (including the lone
-# surrogates that carry undecodable bytes, see `_utf8_octets`).
-_TO_REWRITE = re.compile(r"%([0-9A-Fa-f]{2})|%|[\x00-\x20\x7f-\U0010ffff]")
+# escaped: controls, space, `$`, `*`, DEL, and anything beyond ASCII (including the
+# lone surrogates that carry undecodable bytes, see `_utf8_octets`).
+_TO_REWRITE = re.compile(r"%([0-9A-Fa-f]{2})|%|[\x00-\x20$*\x7f-\U0010ffff]")
 _HEX = "0123456789ABCDEF"
 
 
 def normalize(text: str | bytes) -> str:
-    """Percent-normalize a path or pattern; the result is ASCII and idempotent.
+    """Percent-normalize a request path; the result is ASCII and idempotent.
 
     Escapes of unreserved octets are decoded, every other escape gets uppercase
-    hex, octets at or below space or at or above 0x7F are escaped, and a `%`
-    that starts no valid escape becomes `%25`.
+    hex, octets at or below space or at or above 0x7F are escaped, as are `*`
+    and `$`, and a `%` that starts no valid escape becomes `%25`.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogateescape")
-    # Most paths are printable ASCII without `%` or space: already normal, told in a few C calls.
-    if text.isascii() and text.isprintable() and "%" not in text and " " not in text:
+    # Most paths are printable ASCII without `%`, space, `*` or `$`: already normal, told in a
+    # few C calls, where the regex search costs several times more.
+    plain = text.isascii() and text.isprintable()
+    if plain and "%" not in text and " " not in text and "*" not in text and "$" not in text:
         return text
     if _TO_REWRITE.search(text) is None:
         return text
     return _TO_REWRITE.sub(_rewrite, text)
+
+
+def normalize_pattern(pattern: str | bytes) -> str:
+    """Normalize a robots.txt pattern: `normalize` between its `*`, its final `$` kept.
+
+    Idempotent, like `normalize`: a normalized pattern holds no `$` but a final one.
+    """
+    if isinstance(pattern, bytes):
+        pattern = pattern.decode("utf-8", "surrogateescape")
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    # As in `normalize`: most patterns are already normal, and a few C calls tell so.
+    plain = body.isascii() and body.isprintable()
+    if plain and "%" not in body and " " not in body and "$" not in body:
+        return pattern
+    return "*".join(map(normalize, body.split("*"))) + ("$" if anchored else "")
 
 
 def _rewrite(match: re.Match[str]) -> str:
@@ -92,9 +115,9 @@ def request_path(url: str) -> str:
 # `scheme://authority`, then the path up to the fragment. A `#` ends the
 # authority too: the fragment then hides any path that follows.
 _ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?;#]*([^#]*)", re.DOTALL)
-# The same, when its path is printable ASCII without `%` (or space): already normal.
+# The same, when its path is printable ASCII without `%`, `$` or `*` (or space): already normal.
 # Possessive repeats: a failed match gives up at once instead of backtracking.
-_CLEAN_ABSOLUTE_URL = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*+://[^/?;#]*+(/[!"$&-~]*+)(?:#|\Z)')
+_CLEAN_ABSOLUTE_URL = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*+://[^/?;#]*+(/[!"&-)+-~]*+)(?:#|\Z)')
 _DELIMITER = re.compile(r"[/?;]")
 
 

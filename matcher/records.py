@@ -166,6 +166,15 @@ WHATIF_FLIPS = (
     Column("requests", "int", "requests of the run that would change so", False),
 )
 
+DNS_ANSWERS = (
+    Column("ip", "string", "client address asked about, canonical", False),
+    Column("ptr", "string_list", "PTR names, lower-case, without the final dot", False),
+    Column("error", "string", "error code of the PTR lookup (nxdomain, timeout, servfail, ...); null when answered"),
+    Column("forward", "json", "address lookup of each PTR name under a crawler suffix: name -> addresses"),
+    Column("forward_errors", "json", "name -> error code, for address lookups that failed"),
+    Column("resolved_at", "string", "when the worker asked (UTC, RFC 3339)", False),
+)
+
 TABLES = {
     "verdicts": VERDICTS,
     "dead_letters": DEAD_LETTERS,
@@ -176,6 +185,8 @@ TABLES = {
     "between_captures": BETWEEN_CAPTURES,
     "robots_versions": ROBOTS_VERSIONS,
     "whatif_flips": WHATIF_FLIPS,
+    # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
+    "dns_answers": DNS_ANSWERS,
 }
 
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple, Sequence
 
 from matcher import agents
-from matcher.matching import RuleIndex, RuleList, index_rules, pattern_matches
-from matcher.normalize import normalize, normalized_request_path, request_path
+from matcher.matching import RuleIndex, RuleList, index_rules
+from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
+from matcher.tokens import product_token
 
 MAX_BYTES = 500 * 1024
 ROBOTS_PATH = "/robots.txt"
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
-_GROUP_TOKEN = re.compile(r"[A-Za-z_-]*")
 
 # Field names Google's reference parser accepts besides the correct spelling;
 # each use is reported so the site owner can fix it for stricter crawlers.
@@ -77,6 +77,7 @@ _EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
 # Bounds on what a parsed file remembers between decisions; past them it starts afresh.
 _REMEMBERED_PATHS = 4096
 _REMEMBERED_AGENTS = 1024
+_REMEMBERED_CHOICES = 1024
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,9 @@ class Group:
     rule_fields: tuple[tuple[str, str, int, str], ...]
     crawl_delay: float | None = None
     crawl_delay_line: int | None = None
+    # Holds the rule index once built; Groups of the same rules that differ only in their
+    # Crawl-delay (`dataclasses.replace`) share it.
+    shared_index: list[RuleList | RuleIndex] = field(default_factory=list, compare=False, repr=False)
 
     def decide(self, normalized_path: str) -> Decision:
         # `in` rules out almost every path before the exact test, and costs less than a call.
@@ -121,7 +125,9 @@ class Group:
         if decision.rule is None:
             return None
         later = self.rules[self.rules.index(decision.rule) + 1 :]
-        return next((r for r in later if pattern_matches(r.normalized, normalized_path)), None)
+        # An index, not each rule in turn: thousands of wildcard rules must not cost a pass each.
+        rank = index_rules([rule.normalized for rule in later]).best(normalized_path)
+        return later[rank] if rank < len(later) else None
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
@@ -131,7 +137,9 @@ class Group:
     # Built on first use: most groups of most files are never asked about.
     @cached_property
     def _index(self) -> RuleList | RuleIndex:
-        return index_rules([normalized for _, _, _, normalized in self.rule_fields])
+        if not self.shared_index:
+            self.shared_index.append(index_rules([normalized for _, _, _, normalized in self.rule_fields]))
+        return self.shared_index[0]
 
     # Made as rules first decide: a group's rules far outnumber the ones a log ever meets.
     @cached_property
@@ -179,10 +187,11 @@ class RobotsFile:
         (Google's AdsBot ignores `User-agent: *`).
         """
         key = (tuple(tokens), catch_all)
-        if key not in self._chosen:
-            named = (self._groups[t] for t in tokens if t in self._groups)
-            self._chosen[key] = next(named, self._groups.get("*") if catch_all else None)
-        return self._chosen[key]
+        if key in self._chosen:
+            return self._chosen[key]
+        named = (self._groups[t] for t in tokens if t in self._groups)
+        group = next(named, self._groups.get("*") if catch_all else None)
+        return _remember(self._chosen, key, group, _REMEMBERED_CHOICES)
 
     def decide(self, agent: str, url: str) -> Decision:
         chosen = self._by_agent.get(agent)
@@ -241,8 +250,11 @@ def is_robots_txt(normalized_path: str) -> bool:
 class _RawGroup:
     agents: list[tuple[str, int]] = field(default_factory=list)
     rules: list[tuple[str, str, int, str]] = field(default_factory=list)  # a Rule's fields
-    delays: list[tuple[float, int]] = field(default_factory=list)
-    closed: bool = False  # a rule or crawl-delay was seen: the next user-agent opens a new group
+    # (seconds, line, start, end): the delay belongs to the user-agent lines agents[start:end]
+    delays: list[tuple[float, int, int, int]] = field(default_factory=list)
+    closed: bool = False  # a rule was seen: the next user-agent opens a new group
+    interrupted_at: int | None = None  # line of a crawl-delay met while user-agent lines still open the group
+    interruption_noted: bool = False
 
 
 class _Parser:
@@ -287,53 +299,93 @@ class _Parser:
     def user_agent(self, number: int, value: str) -> None:
         if not self.groups or self.groups[-1].closed:
             self.groups.append(_RawGroup())
-        self.groups[-1].agents.append((value, number))
+        group = self.groups[-1]
+        if group.interrupted_at is not None and not group.interruption_noted:
+            group.interruption_noted = True
+            self.note(
+                group.interrupted_at,
+                "crawl-delay-between-user-agents",
+                "this crawl-delay does not end the run of user-agent lines (RFC 9309 §2.2.4): "
+                f"line {number} joins the same group, and every user-agent of the run shares its rules",
+            )
+        group.agents.append((value, number))
 
     def group_line(self, number: int, kind: str, value: str) -> None:
         if not self.groups:
             self.note(number, "rule-outside-group", f"{kind} before any user-agent line; ignored")
             return
         group = self.groups[-1]
-        group.closed = True
         if kind == "crawl-delay":
-            delay = _parse_delay(value)
-            if delay is None:
-                self.note(number, "invalid-crawl-delay", f"crawl-delay {value!r} is not a number of seconds")
-            else:
-                group.delays.append((delay, number))
+            self.crawl_delay(group, number, value)
             return
+        group.closed = True
         if value and not value.startswith(("/", "*")):
             self.note(number, "pattern-not-a-path", f"{kind} pattern {value!r} does not start with '/'")
-        group.rules.append((kind, value, number, normalize(value)))
+        group.rules.append((kind, value, number, normalize_pattern(value)))
+
+    def crawl_delay(self, group: _RawGroup, number: int, value: str) -> None:
+        """A crawl-delay belongs to the user-agent lines named since the group's previous one
+        (to all of its lines when none was named since)."""
+        if not group.closed and group.interrupted_at is None:
+            group.interrupted_at = number
+        delay = _parse_delay(value)
+        if delay is None:
+            self.note(number, "invalid-crawl-delay", f"crawl-delay {value!r} is not a number of seconds")
+            return
+        end = len(group.agents)
+        start = group.delays[-1][3] if group.delays else 0
+        group.delays.append((delay, number, start if start < end else 0, end))
 
     def finish(self) -> RobotsFile:
         members: dict[str, list[_RawGroup]] = {}
+        delays: dict[str, list[tuple[float, int]]] = {}  # token -> its crawl-delays in file order
         for raw in self.groups:
-            for token in {self.group_token(value, line) for value, line in raw.agents}:
+            tokens = [self.group_token(value, line) for value, line in raw.agents]
+            for token in dict.fromkeys(tokens):
                 if token:
                     members.setdefault(token, []).append(raw)
-        groups = {token: self.merge(raws) for token, raws in members.items()}
+            for delay, line, start, end in raw.delays:
+                for token in dict.fromkeys(tokens[start:end]):
+                    if token:
+                        delays.setdefault(token, []).append((delay, line))
+        ignored = {line for token_delays in delays.values() for _, line in token_delays[1:]}
+        for line in sorted(ignored):
+            self.note(line, "duplicate-crawl-delay", "a user-agent has several crawl-delays; the first applies")
+        # Tokens of the same groups share their rules and index, and with the same delay one
+        # Group: a run of a thousand user-agent lines must not build a thousand indexes.
+        merged: dict[tuple[int, ...], Group] = {}
+        shared: dict[tuple, Group] = {}
+        groups = {}
+        for token, raws in members.items():
+            delay, delay_line = delays[token][0] if token in delays else (None, None)
+            same_raws = tuple(map(id, raws))
+            key = (same_raws, delay, delay_line)
+            group = shared.get(key)
+            if group is None:
+                like = merged.get(same_raws)
+                if like is None:
+                    group = merged[same_raws] = self.merge(raws, delay, delay_line)
+                else:
+                    group = replace(like, crawl_delay=delay, crawl_delay_line=delay_line)
+                shared[key] = group
+            groups[token] = group
         return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
 
     def group_token(self, value: str, line: int) -> str:
         if value == "*" or value[:1] == "*" and value[1:2] in (" ", "\t"):
             return "*"
-        token = _GROUP_TOKEN.match(value).group(0).lower()
+        token = product_token(value)
         if not token:
             self.note(line, "unusable-user-agent", f"user-agent {value!r} names no product token; group ignored")
         elif token != value.lower():
             self.note(line, "user-agent-token", f"user-agent {value!r} is matched as {token!r}")
         return token
 
-    def merge(self, raws: list[_RawGroup]) -> Group:
+    @staticmethod
+    def merge(raws: list[_RawGroup], delay: float | None, delay_line: int | None) -> Group:
         rules = [rule for raw in raws for rule in raw.rules if rule[3]]
         # Longest normalized pattern first, then allow before disallow, then file order.
         rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
-        delays = [delay for raw in raws for delay in raw.delays]
-        if len(delays) > 1:
-            for _, line in delays[1:]:
-                self.note(line, "duplicate-crawl-delay", "a group has several crawl-delays; the first applies")
-        delay, delay_line = delays[0] if delays else (None, None)
         return Group(
             agents=tuple(value for raw in raws for value, _ in raw.agents),
             agent_lines=tuple(line for raw in raws for _, line in raw.agents),

@@ -18,9 +18,13 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion, host_key
 from matcher.identity import DnsAnswer, RangeIndex
+from matcher.bounded import Lru
 from pipeline.logformats import LogParseError, encodable, parser_for
 
 VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
+# Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
+# parsed robots.txt files stay warm; a host beyond it is parsed again when next seen.
+MAX_HISTORIES = 1024
 
 
 @dataclass(frozen=True)
@@ -79,17 +83,25 @@ class LineAuditor:
     grace: timedelta
     proxies: TrustedProxies = NO_PROXIES
     pages: PageDirectivesTable | None = None
-    # host -> (fingerprint, its parsed history): a refreshed table replaces a host's entry, so
-    # a long streaming job keeps one history per host of the table, never one per version seen.
-    _histories: dict[str, tuple[str, HostHistory]] = field(default_factory=dict, init=False, repr=False)
+    max_histories: int = MAX_HISTORIES
+    # host -> (fingerprint of its versions, their parsed history): a refresh that changes a
+    # host's versions replaces its entry, and the least recently audited host goes first.
+    _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
     _parse: object = field(default=None, init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._histories = Lru(self.max_histories)
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parser are rebuilt on each worker.
         state = dict(self.__dict__)
-        state["_histories"], state["_parse"] = {}, None
+        state["_histories"], state["_parse"] = Lru(self.max_histories), None
         return state
+
+    @property
+    def cached_histories(self) -> int:
+        return len(self._histories)
 
     def audit_lines(
         self,
@@ -150,8 +162,9 @@ class LineAuditor:
         entry = robots_by_host.get(key) if key else None
         if entry is None:
             return None
-        fingerprint, history = self._histories.get(key, (None, None))
-        if fingerprint != entry.fingerprint:
-            history = HostHistory(entry.versions, error_limit=self.error_limit, grace=self.grace)
-            self._histories[key] = entry.fingerprint, history
+        cached = self._histories.get(key)
+        if cached is not None and cached[0] == entry.fingerprint:
+            return cached[1]
+        history = HostHistory(entry.versions, error_limit=self.error_limit, grace=self.grace)
+        self._histories.put(key, (entry.fingerprint, history))
         return history

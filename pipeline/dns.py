@@ -3,12 +3,15 @@
 `--dns` picks where answers come from (see `pipeline.resolvers`): `live` asks a DNS server,
 `snapshot:FILE` replays answers recorded earlier, `off` leaves identity to the published ranges.
 `--dns-record FILE` writes the answers a run used, as a snapshot for a later offline re-run.
-The addresses are resolved once per run whatever the number of log lines naming them, a batch
-at a time with bounded concurrency, and join the audit as a side input.
+
+In batch the addresses are resolved once per run whatever the number of log lines naming them, a
+batch at a time with bounded concurrency, and join the audit as a side input. In streaming each
+worker asks as lines arrive and remembers answers for `--dns-ttl` (`pipeline.streaming`).
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
@@ -18,9 +21,11 @@ from matcher.agents import Registry
 from matcher.clientip import TrustedProxies, trusted_proxies
 from matcher.identity import DEFINITE_DNS_ERRORS
 from pipeline.resolvers import (
+    DEFAULT_CACHE_SIZE,
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
+    DEFAULT_TTL,
     Resolver,
     answer_to_json,
     build_resolver,
@@ -43,12 +48,17 @@ class ResolveBatchFn(beam.DoFn):
         # Counted here, not in the resolver's threads: Beam metrics belong to the bundle's thread.
         for answer in self._resolver.resolve_many(addresses):
             self.addresses.inc()
-            for lookup in (answer.ptr, *(lookup for _, lookup in answer.forward)):
-                if lookup.error == "timeout":
-                    self.timeouts.inc()
-                elif lookup.error is not None and lookup.error not in DEFINITE_DNS_ERRORS:
-                    self.errors.inc()
+            count_trouble(answer, self.timeouts, self.errors)
             yield answer.ip, answer
+
+
+def count_trouble(answer, timeouts, errors) -> None:
+    """Each lookup of `answer` that timed out, or failed otherwise than by a missing record."""
+    for lookup in (answer.ptr, *(lookup for _, lookup in answer.forward)):
+        if lookup.error == "timeout":
+            timeouts.inc()
+        elif lookup.error is not None and lookup.error not in DEFINITE_DNS_ERRORS:
+            errors.inc()
 
 
 class ResolveDistinct(beam.PTransform):
@@ -94,7 +104,16 @@ class IdentityOptions(PipelineOptions):
         )
         parser.add_argument(
             "--dns-record", dest="dns_record", default=None,
-            help="write the DNS answers used to FILE, for a later --dns snapshot:FILE",
+            help="write the DNS answers used to FILE (streaming: as JSON Lines files in the folder FILE), "
+            "for a later --dns snapshot:FILE",
+        )
+        parser.add_argument(
+            "--dns-ttl", dest="dns_ttl", default=str(DEFAULT_TTL),
+            help="streaming: seconds a worker keeps an answer before asking again (a fault: at most a minute)",
+        )
+        parser.add_argument(
+            "--dns-cache-size", dest="dns_cache_size", default=str(DEFAULT_CACHE_SIZE),
+            help="streaming: answers a worker keeps, least recently used forgotten first",
         )
         parser.add_argument(
             "--dns-timeout", dest="dns_timeout", default=str(DEFAULT_TIMEOUT), help="seconds per DNS attempt"
@@ -114,8 +133,18 @@ class IdentityOptions(PipelineOptions):
         )
 
 
-def dns_lookups(options: PipelineOptions, registry: Registry) -> ResolveDistinct | None:
-    """The resolve-once step the audit graph needs for these options; None for `--dns off`."""
+@dataclass(frozen=True)
+class DnsSettings:
+    """Reverse DNS as the options ask for it."""
+
+    resolver: Resolver
+    record: str | None
+    ttl: float
+    cache_size: int
+
+
+def dns_settings(options: PipelineOptions, registry: Registry) -> DnsSettings | None:
+    """The resolver and its settings for these options; None for `--dns off`."""
     settings = options.view_as(IdentityOptions)
     resolver = build_resolver(
         settings.dns,
@@ -125,11 +154,19 @@ def dns_lookups(options: PipelineOptions, registry: Registry) -> ResolveDistinct
         retries=_number("--dns-retries", settings.dns_retries, int, 0),
         concurrency=_number("--dns-concurrency", settings.dns_concurrency, int, 1),
     )
+    ttl = _number("--dns-ttl", settings.dns_ttl, float, 0)
+    cache_size = _number("--dns-cache-size", settings.dns_cache_size, int, 1)
     if resolver is None:
         if settings.dns_record:
             raise ValueError("--dns-record needs --dns live or --dns snapshot:FILE")
         return None
-    return ResolveDistinct(resolver, settings.dns_record)
+    return DnsSettings(resolver, settings.dns_record, ttl, cache_size)
+
+
+def dns_lookups(options: PipelineOptions, registry: Registry) -> ResolveDistinct | None:
+    """The resolve-once step the batch audit graph needs for these options; None for `--dns off`."""
+    settings = dns_settings(options, registry)
+    return None if settings is None else ResolveDistinct(settings.resolver, settings.record)
 
 
 def client_proxies(options: PipelineOptions) -> TrustedProxies:

@@ -28,10 +28,11 @@ from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.confined import is_url
 from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
-from pipeline.dns import client_proxies, dns_lookups
+from pipeline.dns import DnsSettings, IdentityOptions, ResolveDistinct, client_proxies, dns_settings
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.page_directives import read_page_directives
+from pipeline.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.schema import arrow_schema
@@ -74,16 +75,17 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
         proxies=client_proxies(options),
         pages=_page_directives(settings.page_directives),
     )
-    lookups = dns_lookups(options, registry)
+    dns = dns_settings(options, registry)
     if options.view_as(StandardOptions).streaming:
-        if lookups is not None:
-            raise ValueError("--dns live and --dns snapshot:FILE are for batch runs; streaming takes --dns off")
-        return _build_streaming(pipeline, settings, auditor)
+        if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
+            raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
+        return _build_streaming(pipeline, settings, auditor, dns)
     inputs = {
         "batches": pipeline | "ReadLogLines" >> ReadLogLines(settings.logs),
         "robots": pipeline | "ReadRobotsTable" >> beam.Create(read_robots_table(settings.robots)),
     }
-    if lookups is not None:
+    if dns is not None:
+        lookups = ResolveDistinct(dns.resolver, dns.record)
         inputs["dns"] = pipeline | "ResolveLogClients" >> ResolveLogClients(settings.logs, auditor, lookups)
     outputs = inputs | "AuditLogLines" >> AuditLogLines(auditor)
     outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
@@ -95,14 +97,18 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
-def _build_streaming(pipeline: beam.Pipeline, settings: CrawlAuditOptions, auditor: LineAuditor) -> dict:
+def _build_streaming(
+    pipeline: beam.Pipeline, settings: CrawlAuditOptions, auditor: LineAuditor, dns: DnsSettings | None
+) -> dict:
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
     refresh = duration(settings.robots_refresh)
     if refresh:
         robots = pipeline | "RefreshRobotsTable" >> streaming.RefreshRobotsTable(settings.robots, refresh)
     else:
         robots = pipeline | "ReadRobotsTable" >> beam.Create([streaming.robots_snapshot(settings.robots)])
-    outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots)
+    outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots, dns)
+    if dns is None or not dns.record:
+        outputs.pop(streaming.DNS_ANSWERS, None)
     return _with_crawl_delay(outputs, settings, bounded=False)
 
 
@@ -203,6 +209,11 @@ def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
                 FileSystems.join(settings.out, table), records.TABLES[table], settings.output_format
             )
         outputs[table] | f"Write{title}" >> sink
+    if streaming.DNS_ANSWERS in outputs:
+        # A snapshot file set, readable by a later `--dns snapshot:FOLDER`, whatever the sink.
+        outputs[streaming.DNS_ANSWERS] | "WriteDnsAnswers" >> streaming.WriteBundleFiles(
+            settings.view_as(IdentityOptions).dns_record, records.DNS_ANSWERS, "jsonl"
+        )
 
 
 def _log_files(pattern: str) -> list:

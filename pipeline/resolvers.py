@@ -12,19 +12,23 @@ A snapshot is JSON Lines, one address per line:
 
 `error` is the PTR lookup's error code and `forward_errors` those of the forward lookups:
 nxdomain and no-answer (the record does not exist), timeout, servfail, refused, unreachable,
-dns-error, or not-in-snapshot. A later line for the same address wins, so the records of
-successive runs can be concatenated.
+dns-error, or not-in-snapshot. For an address answered twice the later `resolved_at` wins (of
+equal times, the later line), so the records of successive runs can be concatenated. A folder
+snapshot is every `*.jsonl` file in it: the `dns_answers` table a streaming run records.
 """
 from __future__ import annotations
 
 import ipaddress
 import json
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 import dns.exception
@@ -37,12 +41,25 @@ import dns.resolver
 import dns.reversename
 
 from matcher.agents import Registry
-from matcher.identity import DnsAnswer, Lookup, parse_ip, under_suffix
+from matcher.identity import DEFINITE_DNS_ERRORS, DnsAnswer, Lookup, parse_ip, under_suffix
+from matcher.bounded import Lru
 from pipeline.confined import require_regular
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRIES = 1
 DEFAULT_CONCURRENCY = 32
+# How long a worker trusts an answer before asking again. Crawler operators publish PTR and A
+# records with TTLs of minutes to a day and move addresses between crawlers rarely; an hour keeps
+# a month-long job from asking about an address more than once an hour, and a moved address
+# right within the hour.
+DEFAULT_TTL = 3600.0
+# A fault (timeout, SERVFAIL, ...) is remembered briefly: long enough that a dead resolver is not
+# asked again by every batch, short enough that a recovered one is used within the minute.
+FAULT_TTL = 60.0
+# Answers a worker keeps; beyond it the least recently used address is asked again when next seen.
+DEFAULT_CACHE_SIZE = 100_000
+# Lookups a worker queues per thread: on a dead resolver, a few minutes of budgets.
+QUEUED_PER_THREAD = 64
 NOT_IN_SNAPSHOT = "not-in-snapshot"
 # A PTR record set naming dozens of hosts under a crawler suffix is an attack on the verifier,
 # not a crawler; confirming the first few is enough for any real operator.
@@ -74,9 +91,14 @@ class LiveResolver:
         """Fail now, with a clear message, when the system resolver is not configured."""
         self._servers()
 
+    @property
+    def budget(self) -> float:
+        """Seconds one address may take, all its questions and attempts together."""
+        return self.timeout * (self.retries + 1)
+
     def resolve(self, address: str) -> DnsAnswer:
         """`address` is canonical (`str(parse_ip(...))`)."""
-        deadline = time.monotonic() + self.timeout * (self.retries + 1)
+        deadline = time.monotonic() + self.budget
         resolved_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         ptr = self._ask(dns.reversename.from_address(address), dns.rdatatype.PTR, deadline)
         kind = dns.rdatatype.A if ipaddress.ip_address(address).version == 4 else dns.rdatatype.AAAA
@@ -127,6 +149,106 @@ class SnapshotResolver:
 
     def resolve_many(self, addresses: Sequence[str]) -> list[DnsAnswer]:
         return [self.resolve(address) for address in addresses]
+
+
+class CachingResolver:
+    """A worker's reverse DNS for a job that runs for months: each address asked once per `ttl`
+    (a fault once per `fault_ttl`), at most `concurrency` lookups in flight and
+    `QUEUED_PER_THREAD` x `concurrency` waiting, at most `capacity` answers kept (the least
+    recently used forgotten first). An address the full queue turns away is a timeout.
+
+    `answers` waits for the lookups it needs no longer than it is told to; an address not
+    answered by then is a timeout for that batch (`unverified`, never `spoofed`) while its lookup
+    goes on and serves later batches. Thread-safe: a worker's threads share one.
+    """
+
+    def __init__(
+        self,
+        resolver: LiveResolver,
+        *,
+        ttl: float = DEFAULT_TTL,
+        fault_ttl: float = FAULT_TTL,
+        capacity: int = DEFAULT_CACHE_SIZE,
+        clock=time.monotonic,
+    ) -> None:
+        self._resolver = resolver
+        self._ttl = ttl
+        self._fault_ttl = min(fault_ttl, ttl)
+        self._max_pending = QUEUED_PER_THREAD * resolver.concurrency
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._answers: Lru[str, tuple[float, DnsAnswer]] = Lru(capacity)  # address -> (expiry, answer)
+        self._pending: dict[str, Future] = {}
+        self._pool = ThreadPoolExecutor(max_workers=resolver.concurrency, thread_name_prefix="reverse-dns")
+        self.asked = 0  # lookups started
+
+    @property
+    def budget(self) -> float:
+        return self._resolver.budget
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def answers(self, addresses: Iterable[str], wait: float) -> tuple[dict[str, DnsAnswer], list[DnsAnswer]]:
+        """(an answer for every address, the answers that arrived since the last call from any
+        thread: each new answer is handed out once, to be recorded)."""
+        wanted = list(dict.fromkeys(addresses))
+        with self._lock:
+            arrived = self._collect()
+            found, waiting = self._lookup(wanted)
+        if waiting:
+            wait_for(waiting.values(), timeout=max(wait, 0.0))
+            with self._lock:
+                arrived += self._collect()
+            found.update((address, _answer(address, future)) for address, future in waiting.items() if future.done())
+        for address in wanted:
+            if address not in found:
+                found[address] = DnsAnswer(address, Lookup(error="timeout"))
+        return found, arrived
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _lookup(self, wanted: list[str]) -> tuple[dict[str, DnsAnswer], dict[str, Future]]:
+        """Cached answers, and the lookups still to wait for (started here when new)."""
+        now = self._clock()
+        found: dict[str, DnsAnswer] = {}
+        waiting: dict[str, Future] = {}
+        for address in wanted:
+            cached = self._answers.get(address)
+            if cached is not None and cached[0] > now:
+                found[address] = cached[1]
+                continue
+            future = self._pending.get(address)
+            if future is None:
+                if len(self._pending) >= self._max_pending:
+                    continue
+                future = self._pool.submit(self._resolver.resolve, address)
+                self._pending[address] = future
+                self.asked += 1
+            waiting[address] = future
+        return found, waiting
+
+    def _collect(self) -> list[DnsAnswer]:
+        """Moves finished lookups into the cache; returns their answers."""
+        done = [address for address, future in self._pending.items() if future.done()]
+        now = self._clock()
+        arrived = []
+        for address in done:
+            answer = _answer(address, self._pending.pop(address))
+            self._answers.put(address, (now + (self._fault_ttl if _has_fault(answer) else self._ttl), answer))
+            arrived.append(answer)
+        return arrived
+
+
+def _answer(address: str, done: Future) -> DnsAnswer:
+    return done.result() if done.exception() is None else DnsAnswer(address, Lookup(error="dns-error"))
+
+
+def _has_fault(answer: DnsAnswer) -> bool:
+    """Some lookup of `answer` failed for a reason that may pass (not NXDOMAIN or no answer)."""
+    lookups = (answer.ptr, *(lookup for _, lookup in answer.forward))
+    return any(lookup.error is not None and lookup.error not in DEFINITE_DNS_ERRORS for lookup in lookups)
 
 
 @lru_cache(maxsize=1)
@@ -201,26 +323,37 @@ def answer_from_json(item: object) -> DnsAnswer:
 
 
 def read_snapshot(path: str) -> dict[str, DnsAnswer]:
-    """Answers by address from a snapshot file; ValueError names the file and line at fault."""
+    """Answers by address from a snapshot file or folder (see the module docstring); ValueError
+    names the file and line at fault."""
     answers: dict[str, DnsAnswer] = {}
-    try:
-        require_regular(path)
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    answer = answer_from_json(json.loads(raw))
-                    # A lone surrogate ("\ud800") decodes but can never be written out again.
-                    json.dumps(answer_to_json(answer), ensure_ascii=False).encode("utf-8")
-                except RecursionError:
-                    raise ValueError(f"DNS snapshot {path}:{number}: nested too deeply") from None
-                except ValueError as error:  # JSONDecodeError and UnicodeDecodeError included
-                    raise ValueError(f"DNS snapshot {path}:{number}: {error}") from None
-                answers[answer.ip] = answer
-    except OSError as error:
-        raise ValueError(f"cannot read DNS snapshot {path}: {error}") from None
+    for file in _snapshot_files(path):
+        try:
+            require_regular(str(file))
+            with open(file, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if not raw.strip():
+                        continue
+                    try:
+                        answer = answer_from_json(json.loads(raw))
+                        # A lone surrogate ("\ud800") decodes but can never be written out again.
+                        json.dumps(answer_to_json(answer), ensure_ascii=False).encode("utf-8")
+                    except RecursionError:
+                        raise ValueError(f"DNS snapshot {file}:{number}: nested too deeply") from None
+                    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError included
+                        raise ValueError(f"DNS snapshot {file}:{number}: {error}") from None
+                    known = answers.get(answer.ip)
+                    if known is None or known.resolved_at <= answer.resolved_at:
+                        answers[answer.ip] = answer
+        except OSError as error:
+            raise ValueError(f"cannot read DNS snapshot {file}: {error}") from None
     return answers
+
+
+def _snapshot_files(path: str) -> list[Path]:
+    folder = Path(path)
+    if not folder.is_dir():
+        return [folder]
+    return sorted(folder.glob("*.jsonl"))
 
 
 def _text(item: dict, key: str) -> str:

@@ -19,6 +19,11 @@ dead-letter table (`pipeline/crawl_delay.py`); nothing is dropped for being late
 The robots table is re-read every `--robots-refresh` (the slowly-updating side input pattern):
 a version added to the table applies to requests audited after the next refresh, without a
 restart. A table that fails to load keeps the previous one in force and is counted.
+
+Reverse DNS (`--dns live`) is asked by the worker auditing a batch, through one `CachingResolver`
+per worker process: an address is asked once per `--dns-ttl`, a bundle waits for new lookups at
+most one lookup budget (`--dns-timeout` x (`--dns-retries` + 1)) in all, and an address still
+unanswered then is `unverified` for that batch. `--dns snapshot:FILE` answers from the file.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import hashlib
 import io
 import json
 import logging
+import time
 from datetime import datetime, timedelta
 
 import apache_beam as beam
@@ -40,13 +46,17 @@ from apache_beam.io.watch import PollFn, PollResult, Watch, after_total_of, neve
 from apache_beam.metrics import Metrics
 from apache_beam.transforms import trigger, window
 from apache_beam.transforms.periodicsequence import PeriodicImpulse
+from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import Timestamp
 
 from matcher import crawl_delay, records
 from matcher.history import RobotsTableError
+from matcher.identity import DnsAnswer
 from matcher.records import Column
 from pipeline.auditing import HostVersions, LineAuditor, host_versions
+from pipeline.dns import DnsSettings, count_trouble
 from pipeline.logformats import LogParseError, parser_for
+from pipeline.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.robots_table import read_robots_table
 from pipeline.schema import arrow_schema, bigquery_schema
 from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, TALLY, AuditLineBatchFn, line_batches
@@ -54,6 +64,7 @@ from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, TALLY, AuditLineB
 _LOG = logging.getLogger(__name__)
 # How far into a new file to look for a line that parses, to stamp the file with its time.
 _FIRST_REQUEST_SEARCH = 100
+DNS_ANSWERS = "dns_answers"
 STORAGE_WRITE_API = "STORAGE_WRITE_API"
 BIGQUERY_METHODS = (STORAGE_WRITE_API, "STREAMING_INSERTS", "FILE_LOADS")
 
@@ -257,23 +268,82 @@ class RefreshRobotsTable(beam.PTransform):
 
 
 class AuditLogStream(beam.PTransform):
-    """Line batches -> {"verdicts" (stamped with their log time), "dead_letters", "tally"}.
+    """Line batches -> {"verdicts" (stamped with their log time), "dead_letters", "tally"}, and
+    with `dns` "dns_answers": each answer a worker's live lookups brought, once.
 
     The batch graph's `AuditLogLines` groups a fixed table into a dict view; here the table
     arrives whole, one snapshot at a time, so it is read as a singleton. Both answer `.get(host)`.
     """
 
-    def __init__(self, auditor: LineAuditor, robots_snapshots):
+    def __init__(self, auditor: LineAuditor, robots_snapshots, dns: DnsSettings | None = None):
         super().__init__()
         self._auditor = auditor
         self._robots = robots_snapshots
+        self._dns = dns
 
     def expand(self, batches):
+        audit = AuditLineBatchFn(self._auditor) if self._dns is None else AuditWithDnsFn(self._auditor, self._dns)
         audited = batches | "AuditLineBatches" >> beam.ParDo(
-            AuditLineBatchFn(self._auditor), beam.pvalue.AsSingleton(self._robots)
-        ).with_outputs(DEAD_LETTERS, TALLY, main="verdicts")
+            audit, beam.pvalue.AsSingleton(self._robots)
+        ).with_outputs(DEAD_LETTERS, TALLY, DNS_ANSWERS, main="verdicts")
         verdicts = audited.verdicts | "StampEventTime" >> beam.Map(stamp_event_time)
-        return {"verdicts": verdicts, DEAD_LETTERS: audited[DEAD_LETTERS], TALLY: audited[TALLY]}
+        outputs = {"verdicts": verdicts, DEAD_LETTERS: audited[DEAD_LETTERS], TALLY: audited[TALLY]}
+        if self._dns is not None and isinstance(self._dns.resolver, LiveResolver):
+            outputs[DNS_ANSWERS] = audited[DNS_ANSWERS]
+        return outputs
+
+
+class AuditWithDnsFn(AuditLineBatchFn):
+    """The per-line audit, with the reverse DNS of a batch's crawler claims asked first.
+
+    Live answers come from the worker's shared `CachingResolver`; the answers it brings in are
+    emitted once, tagged `dns_answers`, as snapshot records. The wait for new lookups is one
+    lookup budget per bundle, so a slow resolver delays a bundle by at most that.
+    """
+
+    def __init__(self, auditor: LineAuditor, dns: DnsSettings):
+        super().__init__(auditor)
+        self._dns = dns
+        self._shared = Shared()
+        self.lookups = Metrics.counter(self.__class__, "dns_lookups")
+        self.timeouts = Metrics.counter(self.__class__, "dns_timeouts")
+        self.errors = Metrics.counter(self.__class__, "dns_errors")
+        self.cut_off = Metrics.counter(self.__class__, "dns_unanswered_in_time")
+
+    def setup(self):
+        self._cache = None
+        if isinstance(self._dns.resolver, LiveResolver):
+            self._cache = self._shared.acquire(self._new_cache)
+
+    def _new_cache(self) -> CachingResolver:
+        return CachingResolver(self._dns.resolver, ttl=self._dns.ttl, capacity=self._dns.cache_size)
+
+    def start_bundle(self):
+        self._wait_left = self._cache.budget if self._cache is not None else 0.0
+
+    def process(self, batch, robots_by_host):
+        questions = self._auditor.dns_questions(batch)
+        if self._cache is None:
+            answers = {address: self._dns.resolver.resolve(address) for address in questions}
+        else:
+            answers = yield from self._ask(questions)
+        yield from super().process(batch, robots_by_host, answers)
+
+    def _ask(self, questions: set[str]):
+        started = time.monotonic()
+        answers, arrived = self._cache.answers(sorted(questions), self._wait_left)
+        self._wait_left -= time.monotonic() - started
+        for answer in arrived:
+            self.lookups.inc()
+            count_trouble(answer, self.timeouts, self.errors)
+            yield beam.pvalue.TaggedOutput(DNS_ANSWERS, answer_to_json(answer))
+        self.cut_off.inc(sum(1 for address in questions if _cut_off(answers[address])))
+        return answers
+
+
+def _cut_off(answer: DnsAnswer) -> bool:
+    """The placeholder `CachingResolver.answers` gives an address it could not wait for."""
+    return answer.ptr.error == "timeout" and not answer.resolved_at
 
 
 def stamp_event_time(verdict: dict) -> window.TimestampedValue:
@@ -311,7 +381,7 @@ class WriteBundleFn(beam.DoFn):
         self._rows: list[dict] = []
 
     def process(self, record):
-        self._rows.append(records.shaped(record, self._columns))
+        self._rows.append(record)
 
     def finish_bundle(self):
         if self._rows:
@@ -321,7 +391,7 @@ class WriteBundleFn(beam.DoFn):
 
 
 def write_records_file(folder: str, rows: list[dict], columns: tuple[Column, ...], output_format: str) -> str:
-    """Write shaped rows as one file named by its content hash; returns the path."""
+    """Write records as one file named by its content hash; returns the path."""
     content = _encode(rows, columns, output_format)
     path = FileSystems.join(folder, f"part-{hashlib.sha256(content).hexdigest()[:32]}.{output_format}")
     temporary = FileSystems.join(folder, f".{hashlib.sha256(path.encode()).hexdigest()[:16]}.tmp")
@@ -334,7 +404,8 @@ def write_records_file(folder: str, rows: list[dict], columns: tuple[Column, ...
 def _encode(rows: list[dict], columns: tuple[Column, ...], output_format: str) -> bytes:
     if output_format == "parquet":
         buffer = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns)), buffer, compression="snappy")
+        shaped = [records.shaped(row, columns) for row in rows]
+        pq.write_table(pa.Table.from_pylist(shaped, schema=arrow_schema(columns)), buffer, compression="snappy")
         return buffer.getvalue()
     ready = (json.dumps(records.to_json_ready(row, columns), ensure_ascii=False) for row in rows)
     return "".join(line + "\n" for line in ready).encode("utf-8")

@@ -244,7 +244,11 @@ class ResolveLogClients(beam.PTransform):
 
 class AuditLogLines(beam.PTransform):
     """{"batches": line batches, "robots": RobotsVersion[, "dns": (address, DnsAnswer)]}
-    -> {"verdicts", "dead_letters", "tally"}. Without "dns", identity is decided with DNS off."""
+    -> {"verdicts", "dead_letters", "tally"}. Without "dns", identity is decided with DNS off.
+
+    The DNS answers are a dict side input rather than joined to the lines by address: at 100,000
+    and 1,000,000 distinct addresses the join took 2.5x and 1.6x as long on the DirectRunner, for
+    a lower peak memory only at a million (2.5 GiB against 3.6; `bench/dns_join_bench.py`)."""
 
     def __init__(self, auditor: LineAuditor):
         super().__init__()

@@ -40,11 +40,12 @@ def test_a_bounded_cache_travels_empty_and_keeps_its_limit():
 
 def test_the_range_index_remembers_a_bounded_number_of_request_days():
     document = {"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}]}
-    index = build_range_index([("bingbot", date(1990, 1, 1), document)], {"bingbot": "Microsoft"})
+    index = build_range_index([("bingbot", date(2026, 1, 1), document)], {"bingbot": "Microsoft"})
     address = identity.parse_ip("157.55.39.10")
     outside = identity.parse_ip("198.51.100.1")
-    # any log line picks its day: one request per day over sixty years
-    first = date(1990, 1, 1)
+    # any log line picks its day: one request per day over sixty years from the snapshot on
+    # (before it, no snapshot is in force)
+    first = date(2026, 1, 1)
     for offset in range(0, 60 * 366):
         day = first + timedelta(days=offset)
         assert index.find_any(address, day).source == "bingbot"

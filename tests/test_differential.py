@@ -160,7 +160,7 @@ def _design_token(value: str) -> str:
     """A user-agent value's token as DESIGN §4 states it; `*` for the catch-all."""
     if value == "*" or value[:1] == "*" and value[1:2] in (" ", "\t"):
         return "*"
-    return re.match(r"[A-Za-z_-]*", value).group(0).lower()
+    return re.match(r"[A-Za-z0-9_.-]*", value).group(0).lower()
 
 
 # ------------------------------------------------------------- rewriting helpers
@@ -244,8 +244,6 @@ def _value_shape(value: str, token: str) -> str:
         return "protego-prefix-match"  # `Baidu`: Protego finds it in `baiduspider`
     if rest[0] == "/":
         return "version-in-value"  # `Twitterbot/1.0`: we read the token before `/`
-    if rest[0].isdigit():
-        return "token-ends-at-digit"  # `MJ12bot` reads `mj`
     return "value-not-a-token"  # `Bot mailto:...` reads `bot`
 
 
@@ -296,6 +294,37 @@ def user_agent_values(case: Case) -> str | None:
     if shapes and _protego_agrees_after(case, rewritten):
         return "ua-" + "+".join(sorted(shapes))
     return None
+
+
+_RULE_FIELDS = frozenset({"allow", "disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})
+_FIELD_NAME = re.compile(rb"[ \t]*([A-Za-z][A-Za-z -]*?)[ \t]*:")
+
+
+def crawl_delay_ends_group(case: Case) -> str | None:
+    """Protego ends a run of user-agent lines at a `Crawl-delay`; RFC 9309 §2.2.4 and
+    DESIGN §4 do not (`User-agent: a`, `Crawl-delay: 1`, `User-agent: b` is one group).
+    Crawl-delay lines that sit between user-agent lines, before the group's first rule,
+    are commented out, which leaves our rules where they were."""
+    lines = _LINE_BREAK.split(case.body)[::2]
+    between: set[int] = set()
+    pending: list[int] = []
+    in_run = False  # user-agent lines are still opening the current group
+    for number, line in enumerate(lines, start=1):
+        field = _FIELD_NAME.match(line.split(b"#", 1)[0])
+        name = b" ".join(field.group(1).lower().split()) if field else b""
+        if name in (b"user-agent", b"useragent", b"user agent"):
+            if in_run:
+                between.update(pending)
+            in_run, pending = True, []
+        elif name in (b"crawl-delay", b"crawl delay", b"crawldelay"):
+            if in_run:
+                pending.append(number)
+        elif name.decode() in _RULE_FIELDS:
+            in_run, pending = False, []
+    if not between:
+        return None
+    rewritten = _rewrite_lines(case.body, lambda number, line: b"#" + line if number in between else line)
+    return "crawl-delay-ends-group" if _protego_agrees_after(case, rewritten) else None
 
 
 # ------------------------------------------ classifiers: Protego's habits, ours
@@ -369,6 +398,7 @@ CLASSIFIERS: tuple[Callable[[Case], str | None], ...] = (
     bom,
     size_limit,
     unknown_field_ends_group,
+    crawl_delay_ends_group,
     user_agent_values,
     registry_token_chain,
     percent_encoding,
@@ -453,10 +483,12 @@ _EXAMPLES = {
     "unknown-field-ends-group": (
         b"User-agent: foobot\nNoindex: /x\nUser-agent: other\nDisallow: /\n", "foobot"
     ),
+    "crawl-delay-ends-group": (
+        b"User-agent: googlebot\nCrawl-delay: 5\nUser-agent: other\nDisallow: /\n", "googlebot"
+    ),
     "ua-version-in-value": (b"User-agent: Googlebot/2.1\nDisallow: /\n", "googlebot"),
     "ua-protego-prefix-match": (b"User-agent: Google\nDisallow: /\n", "googlebot"),
     "ua-star-in-value": (b"User-agent: *FooBot*\nDisallow: /\n", "foobot"),
-    "ua-token-ends-at-digit": (b"User-agent: MJ12bot\nDisallow: /\n", "mj12bot"),
     "registry-token-chain": (_CHAIN_FILE, _CHAIN_AGENT),
     "percent-encoding": (b"User-agent: *\nDisallow: /x|y\n", "googlebot", "/x%7Cy"),
     "protego-index-html": (
@@ -473,6 +505,9 @@ _AGREEMENTS = {
     ),
     "unknown_field_ends_group": (
         b"User-agent: foobot\nNoindex: /x\nDisallow: /private\n", "foobot"
+    ),
+    "crawl_delay_ends_group": (
+        b"User-agent: other\nCrawl-delay: 5\nUser-agent: googlebot\nDisallow: /private\n", "googlebot"
     ),
     "user_agent_values": (
         b"User-agent: Googlebot/2.1\nUser-agent: Google\nDisallow: /private\n", "googlebot"

@@ -27,11 +27,21 @@ from localdns import Dnsmasq, dnsmasq_binary, running_dnsmasq
 from matcher import records
 from matcher.agents import default_registry
 from matcher.clientip import trusted_proxies
-from matcher.identity import build_range_index, reverse_dns_address, verify
+from matcher.identity import DnsAnswer, Lookup, build_range_index, reverse_dns_address, verify
 from pipeline.auditing import LineAuditor, dns_claim_parts
-from pipeline.dns import ResolveDistinct, client_proxies, dns_lookups
+from pipeline import graph, streaming
+from pipeline.dns import DnsSettings, ResolveDistinct, client_proxies, dns_lookups
 from pipeline.identity_cli import verify_command
-from pipeline.resolvers import LiveResolver, SnapshotResolver, parse_server, rdns_suffixes, read_snapshot
+from pipeline.options import CrawlAuditOptions
+from pipeline.resolvers import (
+    CachingResolver,
+    LiveResolver,
+    SnapshotResolver,
+    answer_to_json,
+    parse_server,
+    rdns_suffixes,
+    read_snapshot,
+)
 from pipeline.transforms import AuditLogLines, ReadLogLines, ResolveLogClients
 
 REGISTRY = default_registry()
@@ -62,6 +72,10 @@ ZONE_ARGS = [
     "--cname=90.2.0.192.in-addr.arpa,90.64/26.2.0.192.in-addr.arpa",
     "--ptr-record=90.64/26.2.0.192.in-addr.arpa,crawl-192-0-2-90.googlebot.com",
     "--host-record=crawl-192-0-2-90.googlebot.com,192.0.2.90",
+    # YandexBot publishes reverse DNS only: no range file can prove it
+    "--local=/yandex.com/",
+    "--host-record=spider-192-0-2-110.yandex.com,192.0.2.110",  # genuine
+    "--host-record=spider-192-0-2-120.yandex.com.example.net,192.0.2.120",  # look-alike, forward-confirms
 ]
 # 192.0.2.60 has no PTR (NXDOMAIN); 198.18.0.1 is outside every zone (REFUSED).
 
@@ -453,3 +467,225 @@ def test_snapshot_keys_are_canonical_and_the_later_line_wins(tmp_path):
     answer = answers["192.0.2.1"]
     assert (answer.ptr.records, answer.ptr.error, answer.resolved_at) == (("a.example",), None, "")
     assert dict(answer.forward)["a.example"].error == "servfail"
+
+
+# ------------------------------------------------------------ the worker's cache (streaming)
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _ptr_queries(server: Dnsmasq, mark: int) -> list[str]:
+    return [name for kind, name in server.queries_since(mark) if kind == "PTR"]
+
+
+def test_the_worker_cache_asks_once_per_ttl_and_hands_each_new_answer_out_once(dns_server):
+    clock = _Clock()
+    cache = CachingResolver(dns_server.resolver(), ttl=600, capacity=100, clock=clock)
+    try:
+        mark = dns_server.mark()
+        answers, arrived = cache.answers(["192.0.2.110", "192.0.2.120", "192.0.2.110"], wait=5)
+        assert sorted(answers) == ["192.0.2.110", "192.0.2.120"]
+        assert answers["192.0.2.110"].forward[0][1].records == ("192.0.2.110",)
+        assert sorted(a.ip for a in arrived) == ["192.0.2.110", "192.0.2.120"]
+        clock.now += 599
+        again, arrived = cache.answers(["192.0.2.120", "192.0.2.110"], wait=5)
+        assert (again, arrived) == (answers, [])
+        assert sorted(_ptr_queries(dns_server, mark)) == ["110.2.0.192.in-addr.arpa", "120.2.0.192.in-addr.arpa"]
+        clock.now += 2  # past the TTL: asked again
+        mark = dns_server.mark()
+        _, arrived = cache.answers(["192.0.2.110"], wait=5)
+        assert [a.ip for a in arrived] == ["192.0.2.110"]
+        assert _ptr_queries(dns_server, mark) == ["110.2.0.192.in-addr.arpa"]
+    finally:
+        cache.close()
+
+
+def _reverse(address: str) -> str:
+    return ".".join(reversed(address.split("."))) + ".in-addr.arpa"
+
+
+def test_threads_of_a_worker_share_one_lookup_per_address(dns_server):
+    cache = CachingResolver(dns_server.resolver(), ttl=600, capacity=100)
+    try:
+        mark = dns_server.mark()
+        addresses = [f"192.0.2.{n}" for n in (10, 20, 30, 40, 50, 60, 70, 110)]
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(cache.answers(addresses, wait=5))) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(results) == 4 and all(sorted(answers) == sorted(addresses) for answers, _ in results)
+        assert all(answers["192.0.2.10"].ptr.records == ("crawl-192-0-2-10.googlebot.com",) for answers, _ in results)
+        assert sorted(a.ip for _, arrived in results for a in arrived) == sorted(addresses)  # each handed out once
+        assert sorted(_ptr_queries(dns_server, mark)) == sorted(map(_reverse, addresses))
+    finally:
+        cache.close()
+
+
+def test_the_worker_cache_keeps_the_most_recently_used_answers(dns_server):
+    cache = CachingResolver(dns_server.resolver(), ttl=600, capacity=4)
+    try:
+        addresses = [f"192.0.2.{n}" for n in (10, 20, 30, 40, 50, 60, 70, 110)]
+        answers, _ = cache.answers(addresses, wait=5)
+        assert sorted(answers) == sorted(addresses) and len(cache) == 4  # answered all, kept four
+        mark = dns_server.mark()
+        cache.answers(addresses[-4:], wait=5)
+        assert _ptr_queries(dns_server, mark) == []
+        cache.answers(addresses[:1], wait=5)  # forgotten: asked again
+        assert _ptr_queries(dns_server, mark) == [_reverse(addresses[0])]
+        assert len(cache) == 4 and cache.asked == 9
+    finally:
+        cache.close()
+
+
+def test_a_dead_resolver_fills_a_bounded_queue_and_nothing_waits_past_the_wait(silent_port):
+    resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", silent_port), timeout=0.1, retries=0, concurrency=1)
+    cache = CachingResolver(resolver, capacity=1000)
+    try:
+        addresses = [f"192.0.2.{n}" for n in range(1, 71)]
+        started = time.monotonic()
+        answers, arrived = cache.answers(addresses, wait=0.05)
+        assert time.monotonic() - started < 0.05 + 0.1
+        assert arrived == [] and {a.ptr.error for a in answers.values()} == {"timeout"}
+        assert cache.asked == 64  # QUEUED_PER_THREAD x one thread; the rest turned away, unverified
+    finally:
+        cache.close()
+
+
+def test_a_dead_resolver_delays_a_bundle_by_one_budget_and_is_unverified(silent_port):
+    """The streaming audit DoFn, called as a runner calls it: two batches of new addresses in one
+    bundle wait one lookup budget in all; their claims are unverified, never spoofed."""
+    resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", silent_port), timeout=0.3, retries=1)
+    auditor = LineAuditor("combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24))
+    fn = streaming.AuditWithDnsFn(auditor, DnsSettings(resolver, None, 3600, 100))
+    yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
+    fn.setup()
+    try:
+        fn.start_bundle()
+        started = time.monotonic()
+        outputs = []
+        for n, ip in enumerate(["192.0.2.110", "192.0.2.111"]):
+            outputs += list(fn.process((f"log{n}", 1, [_log_line(ip, yandex, n)]), {}))
+        elapsed = time.monotonic() - started
+    finally:
+        fn._cache.close()
+    assert 0.6 <= elapsed < 0.6 + 0.3  # one budget (0.3 s x 2 attempts), not one per batch
+    verdicts = [o for o in outputs if isinstance(o, dict)]
+    assert [v["identity"] for v in verdicts] == ["unverified", "unverified"]
+    assert all(v["identity_evidence"].startswith(f"PTR of {v['client_ip']}: timeout") for v in verdicts)
+
+
+def _yandex_log(ip: str, moment: datetime) -> str:
+    stamp = moment.strftime("%d/%b/%Y:%H:%M:%S +0000")
+    return f'{ip} - - [{stamp}] "GET /p HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"'
+
+
+STREAM_CLAIMS = {"192.0.2.110": "verified", "192.0.2.120": "spoofed", "192.0.2.60": "spoofed"}
+
+
+def _table_rows(folder: Path) -> list[dict]:
+    return [json.loads(line) for part in sorted(folder.glob("*.jsonl")) for line in part.read_text().splitlines()]
+
+
+def test_streaming_live_dns_asks_each_address_once_and_a_batch_run_replays_its_record(dns_server, tmp_path):
+    """The folder source on the embedded portable runner with `--dns live`: files of YandexBot
+    claims arrive while it runs; each address is asked once, the genuine one verified and the
+    look-alike PTR and the missing PTR spoofed. Its `--dns-record` then drives a batch run to the
+    same identities without asking the server."""
+    (tmp_path / "robots.jsonl").write_text(json.dumps(
+        {"host": "example.com", "effective_from": "2026-11-01T00:00:00Z", "status": 200, "body": "User-agent: *\nAllow: /\n"}
+    ) + "\n")
+    (tmp_path / "ranges").mkdir()
+    incoming, record, out = tmp_path / "incoming", tmp_path / "dns_answers", tmp_path / "out"
+    incoming.mkdir()
+    common = [
+        "--log-format=combined", "--default-host=example.com", f"--robots={tmp_path / 'robots.jsonl'}",
+        f"--ranges={tmp_path / 'ranges'}", "--window=1h", "--allowed-lateness=5m",
+    ]
+    argv = [
+        "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
+        f"--logs={incoming / '*.log'}", f"--out={out}", "--poll-interval=0.2s", "--watch-for=8s", "--robots-refresh=0",
+        "--dns=live", f"--dns-server={dns_server.address}", f"--dns-record={record}", *common,
+    ]
+    options = PipelineOptions(argv)
+    pipeline = beam.Pipeline(options=options)
+    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    mark = dns_server.mark()
+    result = pipeline.run()
+    for hour in (10, 11, 12):  # each file names every address several times
+        time.sleep(0.5)
+        moments = [AT.replace(hour=hour, minute=m) for m in range(0, 60, 10)]
+        lines = [_yandex_log(ip, moment) for moment in moments for ip in STREAM_CLAIMS]
+        (tmp_path / "staged").write_text("\n".join(lines) + "\n")
+        (tmp_path / "staged").rename(incoming / f"{hour}.log")
+    result.wait_until_finish()
+    queries = dns_server.queries_since(mark)
+
+    verdicts = _table_rows(out / "verdicts")
+    assert len(verdicts) == 3 * 6 * len(STREAM_CLAIMS)
+    assert {(v["client_ip"], v["identity"]) for v in verdicts} == set(STREAM_CLAIMS.items())
+    ptr = sorted(name for kind, name in queries if kind == "PTR")
+    assert ptr == sorted(map(_reverse, STREAM_CLAIMS))
+    assert [(kind, name) for kind, name in queries if kind != "PTR"] == [("A", "spider-192-0-2-110.yandex.com")]
+
+    recorded = read_snapshot(str(record))
+    assert sorted(recorded) == sorted(STREAM_CLAIMS)
+    assert _table_rows(record) == [answer_to_json(recorded[row["ip"]]) for row in _table_rows(record)]
+
+    batch_out = tmp_path / "batch"
+    batch = PipelineOptions([
+        "--runner=FnApiRunner", f"--logs={incoming / '*.log'}", f"--out={batch_out}",
+        f"--dns=snapshot:{record}", *common,
+    ])
+    mark = dns_server.mark()
+    with beam.Pipeline(options=batch) as batch_pipeline:
+        graph.write_stream_outputs(graph.build(batch_pipeline, batch), batch.view_as(CrawlAuditOptions))
+    assert dns_server.queries_since(mark) == []
+
+    def identities(rows: list[dict]) -> list[tuple]:
+        return sorted((v["source"].rsplit("/", 1)[1], v["identity"], v["identity_evidence"]) for v in rows)
+
+    assert identities(_table_rows(batch_out / "verdicts")) == identities(verdicts)
+
+
+def test_streaming_dns_options(tmp_path):
+    snapshot = tmp_path / "answers.jsonl"
+    snapshot.write_text("")
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    argv = [
+        "--streaming", f"--robots={samples / 'robots' / 'history.jsonl'}", f"--ranges={samples / 'ranges'}",
+        "--logs=a/*", "--out=o",
+    ]
+    for flags, message in (
+        (["--dns=off", "--dns-record=x"], "--dns-record needs --dns live"),
+        ([f"--dns=snapshot:{snapshot}", "--dns-record=x"], "--dns-record in streaming records live answers"),
+        (["--dns=live", "--dns-server=127.0.0.1:53", "--dns-ttl=soon"], "--dns-ttl: expected a number"),
+        (["--dns=live", "--dns-server=127.0.0.1:53", "--dns-cache-size=0"], "--dns-cache-size: expected a number"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            graph.build(beam.Pipeline(options=PipelineOptions(argv + flags)), PipelineOptions(argv + flags))
+
+
+def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():
+    genuine = DnsAnswer(
+        "192.0.2.110", Lookup(("spider-192-0-2-110.yandex.com",)),
+        (("spider-192-0-2-110.yandex.com", Lookup(("192.0.2.110",))),), "2026-11-02T09:00:00Z",
+    )
+    auditor = LineAuditor("combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24))
+    fn = streaming.AuditWithDnsFn(auditor, DnsSettings(SnapshotResolver({genuine.ip: genuine}), None, 3600, 100))
+    fn.setup()
+    fn.start_bundle()
+    yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
+    lines = [_log_line("192.0.2.110", yandex, 0), _log_line("192.0.2.111", yandex, 1)]
+    outputs = list(fn.process(("log", 1, lines), {}))
+    verdicts = [o for o in outputs if isinstance(o, dict)]
+    assert [(v["client_ip"], v["identity"]) for v in verdicts] == [("192.0.2.110", "verified"), ("192.0.2.111", "unverified")]
+    assert verdicts[1]["identity_evidence"].startswith("PTR of 192.0.2.111: not-in-snapshot")
+    assert not any(getattr(o, "tag", None) == streaming.DNS_ANSWERS for o in outputs)  # a snapshot is not re-recorded

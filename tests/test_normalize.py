@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from matcher.normalize import normalize, request_path
+from matcher.normalize import normalize, normalize_pattern, request_path
 
 
 @pytest.mark.parametrize(
@@ -18,10 +18,30 @@ from matcher.normalize import normalize, request_path
         ("/%zz", "/%25zz"),
         ("/a b", "/a%20b"),
         ("/%41%42", "/AB"),
+        ("/file-with-a-*.html", "/file-with-a-%2A.html"),  # RFC 9309 Figure 6
+        ("/foo-$", "/foo-%24"),
+        ("/%2a%24", "/%2A%24"),
     ],
 )
 def test_normalize_examples(raw, expected):
     assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("/*.php$", "/*.php$"),  # wildcard and final anchor keep their meaning
+        ("/a$b", "/a%24b"),  # a `$` before the end is a literal octet
+        ("/a$b$", "/a%24b$"),
+        ("/a$$", "/a%24$"),
+        ("/%7e*%2a", "/~*%2A"),  # %2A stays an octet, never a wildcard
+        ("*caf\u00e9*", "*caf%C3%A9*"),
+        ("$", "$"),
+    ],
+)
+def test_normalize_pattern_examples(raw, expected):
+    assert normalize_pattern(raw) == expected
+    assert normalize_pattern(expected) == expected
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,18 @@
 """Property tests: normalization and matching against slow, obviously correct references."""
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from matcher import robots
-from matcher.normalize import normalize, normalized_request_path, request_path
+from matcher.matching import MANY, WildcardSet
+from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 
 UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 
 
 def reference_normalize(text: str) -> str:
-    """Byte by byte, exactly as DESIGN §4 words it."""
+    """A path, byte by byte, exactly as DESIGN §4 words it."""
     data = text.encode("utf-8", "surrogatepass")
     out, i = [], 0
     while i < len(data):
@@ -24,13 +25,27 @@ def reference_normalize(text: str) -> str:
         elif octet == 0x25:
             out.append("%25")
             i += 1
-        elif octet <= 0x20 or octet >= 0x7F:
+        elif octet <= 0x20 or octet >= 0x7F or chr(octet) in "*$":
             out.append(f"%{octet:02X}")
             i += 1
         else:
             out.append(chr(octet))
             i += 1
     return "".join(out)
+
+
+def reference_normalize_pattern(pattern: str) -> str:
+    """A pattern, character by character: `*` and a final `$` kept, the rest as in a path."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    out, piece = [], []
+    for char in body + "*":
+        if char == "*":
+            out.append(reference_normalize("".join(piece)))
+            piece = []
+        else:
+            piece.append(char)
+    return "*".join(out) + ("$" if anchored else "")
 
 
 def reference_matches(pattern: str, path: str) -> bool:
@@ -47,12 +62,9 @@ def reference_matches(pattern: str, path: str) -> bool:
 
 
 def reference_allowed(rules: list[tuple[str, str]], path: str) -> bool:
-    path = normalize(path)
-    matching = [
-        (len(normalize(p)), kind == "allow")
-        for kind, p in rules
-        if normalize(p) and reference_matches(normalize(p), path)
-    ]
+    path = reference_normalize(path)
+    normalized = [(kind, reference_normalize_pattern(p)) for kind, p in rules]
+    matching = [(len(p), kind == "allow") for kind, p in normalized if p and reference_matches(p, path)]
     return max(matching)[1] if matching else True
 
 
@@ -70,7 +82,9 @@ def _literal_unreserved(path: str) -> list[bool]:
     return flags
 
 
-path_pieces = st.sampled_from(["/", "a", "b", "~", "%7E", "%7e", "%2F", "%2f", "%41", "%", "é", " ", "$", ".", "-", "?", "="])
+path_pieces = st.sampled_from(
+    ["/", "a", "b", "~", "%7E", "%7e", "%2F", "%2f", "%41", "%", "é", " ", "$", "*", "%24", "%2a", ".", "-", "?", "="]
+)
 # A raw space cannot end a pattern (values are trimmed), so patterns spell it %20.
 pattern_pieces = st.one_of(path_pieces.filter(lambda piece: piece != " "), st.sampled_from(["*", "%20"]))
 paths = st.lists(path_pieces, max_size=12).map(lambda parts: "/" + "".join(parts))
@@ -91,22 +105,39 @@ def test_normalize_agrees_with_byte_reference(text):
     assert normalize(text) == reference_normalize(text)
 
 
+@given(st.text())
+def test_normalize_pattern_is_idempotent_and_agrees_with_reference(text):
+    once = normalize_pattern(text)
+    assert once == reference_normalize_pattern(text)
+    assert normalize_pattern(once) == once
+    assert "$" not in once[:-1]
+
+
+@given(st.text(alphabet="/a*$%2A4"))
+def test_a_normalized_path_holds_no_wildcard_or_anchor(text):
+    assert not {"*", "$"} & set(normalize(text))
+
+
 @given(st.binary())
 def test_normalize_of_bytes_is_ascii(data):
     assert normalize(data).isascii()
 
 
 url_starts = st.sampled_from(["", "/", "//", "http://", "https://", "s3://", "http:", "1http://"])
-url_pieces = st.sampled_from(["x.test", "/", "a", "@", ":", "?", ";", "#", "%", "%7e", "%2f", " ", "é", "\x7f", "$", '"'])
+url_pieces = st.sampled_from(
+    ["x.test", "/", "a", "@", ":", "?", ";", "#", "%", "%7e", "%2f", " ", "é", "\x7f", "$", "*", "%2a", '"', "(", "+"]
+)
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
+@example("http://x.test/a*b")
+@example("https://x.test/$")
 @given(st.tuples(url_starts, st.lists(url_pieces, max_size=10)).map(lambda parts: parts[0] + "".join(parts[1])))
 def test_normalized_request_path_is_normalize_of_request_path(url):
     assert normalized_request_path(url) == normalize(request_path(url))
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(rules, st.lists(paths, min_size=1, max_size=4))
 def test_decisions_agree_with_reference(rule_list, path_list):
     body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
@@ -117,7 +148,7 @@ def test_decisions_agree_with_reference(rule_list, path_list):
             assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(rules, paths, st.data())
 def test_respelling_unreserved_characters_changes_nothing(rule_list, path, data):
     body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
@@ -127,3 +158,46 @@ def test_respelling_unreserved_characters_changes_nothing(rule_list, path, data)
         for c, literal in zip(path, _literal_unreserved(path))
     )
     assert rf.decide_path(("foobot",), respelled).allowed is rf.decide_path(("foobot",), path).allowed
+
+
+# Many wildcard patterns in one bucket are matched together (`WildcardSet`), not one by one.
+def _wildcard_bodies(heads: list[str]) -> st.SearchStrategy[str]:
+    return st.tuples(
+        st.sampled_from(heads),
+        st.lists(st.sampled_from(["a", "b", "ab", "ba", "aa", "/", ""]), min_size=1, max_size=5),
+    ).map(lambda t: t[0] + "*" + "*".join(t[1]))
+
+
+wildcard_bodies = _wildcard_bodies(["", "/", "/a", "/ab"])
+many_wildcards = st.lists(st.tuples(wildcard_bodies, st.booleans()), min_size=1, max_size=48)
+wildcard_paths = st.text(alphabet="/ab", max_size=24).map(lambda text: "/" + text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(many_wildcards, st.lists(wildcard_paths, min_size=1, max_size=5), st.integers(0, 48))
+def test_wildcards_matched_together_agree_with_reference(patterns, path_list, limit):
+    together = WildcardSet([(rank, body, anchored) for rank, (body, anchored) in enumerate(patterns)])
+    for path in path_list:
+        matching = [
+            rank for rank, (body, anchored) in enumerate(patterns) if reference_matches(body + "$" * anchored, path)
+        ]
+        expected = min([limit, *matching])
+        assert together.best(path, limit) == expected, (path, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        # Heads shorter than a bucket: every pattern lands in the one bucket matched together.
+        st.tuples(st.sampled_from(["allow", "disallow"]), st.tuples(_wildcard_bodies(["", "/"]), st.booleans())),
+        min_size=MANY + 1,
+        max_size=MANY + 24,
+    ),
+    st.lists(wildcard_paths, min_size=1, max_size=4),
+)
+def test_decisions_with_many_wildcards_agree_with_reference(drawn, path_list):
+    rule_list = [(kind, body + "$" * anchored) for kind, (body, anchored) in drawn]
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    rf = robots.parse(body)
+    for path in path_list:
+        assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path

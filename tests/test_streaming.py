@@ -498,3 +498,114 @@ def test_the_schema_command_prints_the_derived_schemas(capsys):
     assert set(schemas) == set(records.TABLES)
     gap = schemas["crawl_delay_windows"]["properties"]["min_gap_s"]
     assert gap["anyOf"] == [{"type": "number"}, {"type": "null"}]
+
+
+# ---- Bounded worker state
+
+
+def test_a_long_stream_of_table_refreshes_keeps_the_worker_bounded():
+    """Months of refreshes, each changing every host's current robots.txt: the worker keeps one
+    parsed history per host, at most `max_histories` of them, and its memory stops growing."""
+    import gc
+    import tracemalloc
+
+    from matcher.history import RobotsVersion
+    from pipeline.auditing import host_versions
+
+    registry = load_registry(None)
+    auditor = LineAuditor(
+        "host_combined", None, None, registry, load_ranges(None, registry), timedelta(days=30), timedelta(0),
+        max_histories=6,
+    )
+    hosts = [f"site{n}.example" for n in range(10)]
+    first, current = datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 11, 2, tzinfo=timezone.utc)
+    moment = current + timedelta(hours=10)
+
+    def refreshed(refresh: int) -> dict:
+        def versions(host: str) -> list[RobotsVersion]:
+            return [
+                RobotsVersion(host, first, 200, b"User-agent: *\nAllow: /\n"),
+                RobotsVersion(host, current, 200, f"User-agent: *\nDisallow: /r{refresh}/\n".encode()),
+            ]
+        return {host: host_versions(versions(host)) for host in hosts}
+
+    def audit_refresh(refresh: int) -> None:
+        lines = [_log_line(moment, f"/r{refresh}/x", host=host) for host in hosts[: 4 + refresh % 6]]
+        decisions = [record["decision"] for _, record in auditor.audit_lines("log", 1, lines, refreshed(refresh))]
+        assert decisions == ["disallowed"] * len(lines)  # each line judged by its refresh's table
+        assert auditor.cached_histories <= 6
+
+    for refresh in range(100):  # warm-up: parsers, the range index, interned strings
+        audit_refresh(refresh)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        audit_refresh(100)
+        gc.collect()
+        warm, _ = tracemalloc.get_traced_memory()
+        for refresh in range(101, 1000):
+            audit_refresh(refresh)
+        gc.collect()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Every history kept would be about 2 KB per host and refresh: megabytes here.
+    assert after - warm < 32 * 1024, f"grew by {after - warm} bytes over 900 refreshes"
+
+
+# ---- Streaming equals batch on the bundled sample
+
+
+def _sample_run_argv(logs: str, out: Path) -> list[str]:
+    samples = REPO / "samples"
+    return [
+        f"--logs={logs}", f"--out={out}", "--log-format=host_combined",
+        f"--robots={samples / 'robots' / 'history.jsonl'}", f"--ranges={samples / 'ranges'}",
+        "--window=1h", "--allowed-lateness=15m",
+    ]
+
+
+def _tables(out: Path) -> dict[str, list]:
+    """Each record table as sorted JSON texts, the file part of sources cut to the file name."""
+    tables = {}
+    for table in graph.RECORD_TABLES:
+        rows = []
+        for row in _rows(out / table):
+            for key in ("source", "prev_source"):
+                if row.get(key):
+                    row[key] = Path(row[key]).name
+            rows.append(json.dumps(row, sort_keys=True))
+        tables[table] = sorted(rows)
+    return tables
+
+
+def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
+    """The bundled sample's files appear in the watched folder a day at a time while the stream
+    runs; its verdicts, dead letters, violations and windows are a batch run's over the same files."""
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    logs = str(incoming / "*.log.gz")
+    argv = [
+        "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
+        "--poll-interval=0.3s", "--watch-for=15s", "--robots-refresh=0", *_sample_run_argv(logs, tmp_path / "stream"),
+    ]
+    options = PipelineOptions(argv)
+    pipeline = beam.Pipeline(options=options)
+    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    result = pipeline.run()
+    for day in ("2026-11-02", "2026-11-03", "2026-11-04"):
+        time.sleep(2)
+        for sample in sorted((REPO / "samples" / "logs").glob(f"*.{day}.log.gz")):
+            staged = tmp_path / sample.name
+            staged.write_bytes(sample.read_bytes())
+            staged.rename(incoming / sample.name)
+    result.wait_until_finish()
+
+    batch = PipelineOptions(["--runner=FnApiRunner", *_sample_run_argv(logs, tmp_path / "batch")])
+    with beam.Pipeline(options=batch) as batch_pipeline:
+        graph.write_stream_outputs(graph.build(batch_pipeline, batch), batch.view_as(CrawlAuditOptions))
+
+    streamed, batched = _tables(tmp_path / "stream"), _tables(tmp_path / "batch")
+    assert len(batched["verdicts"]) > 1000 and batched["crawl_delay_violations"] and batched["crawl_delay_windows"]
+    for table in graph.RECORD_TABLES:
+        assert streamed[table] == batched[table], table
