@@ -58,9 +58,9 @@ def require_regular(location: str) -> None:
 
 
 def read_regular(path: Path, limit: int = -1) -> bytes:
-    """At most `limit` bytes (-1: all) of the regular file at `path`. Opened without blocking (a FIFO's
-    open waits for a writer) and checked on the open descriptor, so a swap after the check
-    cannot slip a FIFO or device in."""
+    """At most `limit` bytes (-1: all) of the regular file at `path`. Opened without blocking
+    (a FIFO's open waits for a writer) and checked on the open descriptor, so a swap after the
+    check cannot slip a FIFO or device in."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as error:
