@@ -22,9 +22,11 @@ from typing import Any, Callable, Sequence
 
 from protego import Protego
 
+from config.registry import default_registry
 from matcher import robots
 
 REPO = Path(__file__).resolve().parent.parent
+REGISTRY = default_registry()
 AGENTS = ("googlebot", "bingbot", "gptbot")
 DECISIONS_PER_PROTEGO = 5.0  # target: our decisions/s at least 5x Protego's
 PARSE_PER_PROTEGO = 1.0  # target: our parse throughput at least Protego's
@@ -70,7 +72,7 @@ def _protego_parse(body: bytes) -> Protego:
 
 
 ENGINES = (
-    Engine("crawl-audit", robots.parse, lambda rf, agent, url: rf.decide(agent, url).allowed),
+    Engine("crawl-audit", robots.parse, lambda rf, agent, url: rf.decide(agent, url, REGISTRY).allowed),
     Engine("protego", _protego_parse, lambda rp, agent, url: rp.can_fetch(url, agent)),
     Engine("urllib.robotparser", _urllib_parse, lambda rp, agent, url: rp.can_fetch(agent, url)),
 )

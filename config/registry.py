@@ -5,6 +5,7 @@ naming the file, the entry and the field, instead of mis-verifying requests late
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,6 +76,12 @@ def load_registry(path: str | Path | None = None) -> Registry:
     except RecursionError:
         raise RegistryError(f"{path}: not valid YAML: nested too deeply") from None
     return parse_registry(document, str(path))
+
+
+@functools.cache
+def default_registry() -> Registry:
+    """The registry shipped in config/crawlers.yaml, loaded once per process."""
+    return load_registry()
 
 
 def parse_registry(document: object, origin: str = "<registry>") -> Registry:

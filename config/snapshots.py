@@ -10,7 +10,7 @@ import re
 from datetime import date
 from pathlib import Path
 
-from config.registry import load_registry
+from config.registry import default_registry
 from matcher.agents import Registry
 from matcher.identity import Document, RangeIndex, build_range_index
 
@@ -24,7 +24,7 @@ def load_ranges(directory: str | Path | None = None, registry: Registry | None =
     root = Path(directory) if directory is not None else DEFAULT_RANGES_DIR
     if not root.is_dir():
         raise FileNotFoundError(f"ranges folder not found: {root}")
-    registry = registry or load_registry()
+    registry = registry or default_registry()
     operators = {name: source.operator for name, source in registry.range_sources.items()}
     documents: list[Document] = []
     problems: list[str] = []

@@ -138,20 +138,20 @@ def product_token(user_agent: str) -> str | None:
     return _scan(user_agent[:MAX_USER_AGENT]).product
 
 
-def claims_crawler(user_agent: str, registry: Registry | None = None) -> bool:
+def claims_crawler(user_agent: str, registry: Registry) -> bool:
     """Whether the header claims a crawler: registry name, listed bot, crawler word or contact."""
     scan = _scan(user_agent[:MAX_USER_AGENT])
-    return scan.claims or (registry or default_registry()).identify(user_agent) is not None
+    return scan.claims or registry.identify(user_agent) is not None
 
 
-def robots_tokens(agent: str, registry: Registry | None = None) -> tuple[str, ...]:
+def robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     """Ordered lower-case robots.txt tokens for a User-Agent header or a bare product token.
 
     A registry crawler answers with its chain (`Googlebot-Image` → googlebot-image, googlebot).
     Otherwise a header gives its product token and a bare name (no `/`, no comment) is taken
     whole, so `AB42bot` stays `ab42bot`; a bare name that is not one token (`Foo Bar`) gives ().
     """
-    return _robots_tokens(agent[:MAX_USER_AGENT], registry or default_registry())
+    return _robots_tokens(agent[:MAX_USER_AGENT], registry)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
@@ -165,14 +165,6 @@ def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
         return (token,) if token else ()
     token = tokens.product_token(text)
     return (token,) if token and len(token) == len(text) else ()
-
-
-@functools.cache
-def default_registry() -> Registry:
-    """The registry shipped in config/crawlers.yaml, loaded once."""
-    from config.registry import load_registry  # config imports this module; load lazily
-
-    return load_registry()
 
 
 @functools.cache

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import NamedTuple, Sequence
 
 from matcher import agents
+from matcher.agents import Registry
 from matcher.matching import RuleIndex, RuleList, index_rules
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 from matcher.tokens import product_token
@@ -169,8 +170,9 @@ class RobotsFile:
     ) -> None:
         self._groups = groups
         self._chosen: dict[tuple, Group | None] = {}
-        # agent -> its group and that group's decisions by URL, shared by every agent of the group
-        self._by_agent: dict[str, tuple[Group | None, dict[str, Decision]]] = {}
+        # agent -> (the registry that resolved it, its group, that group's decisions by URL);
+        # the decisions are shared by every agent of the group
+        self._by_agent: dict[str, tuple[Registry, Group | None, dict[str, Decision]]] = {}
         self._by_url: dict[int, dict[str, Decision]] = {}  # id of a group (or None) -> decisions by URL
         self.sitemaps = sitemaps
         self.diagnostics = diagnostics
@@ -193,11 +195,12 @@ class RobotsFile:
         group = next(named, self._groups.get("*") if catch_all else None)
         return _remember(self._chosen, key, group, _REMEMBERED_CHOICES)
 
-    def decide(self, agent: str, url: str) -> Decision:
+    def decide(self, agent: str, url: str, registry: Registry) -> Decision:
+        """Decide for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
         chosen = self._by_agent.get(agent)
-        if chosen is None:
-            chosen = self._choose(agent)
-        group, by_url = chosen
+        if chosen is None or chosen[0] is not registry:
+            chosen = self._choose(agent, registry)
+        _, group, by_url = chosen
         decision = by_url.get(url)
         if decision is None:
             path = normalized_request_path(url)
@@ -208,10 +211,10 @@ class RobotsFile:
             by_url[url] = decision
         return decision
 
-    def _choose(self, agent: str) -> tuple[Group | None, dict[str, Decision]]:
-        group = self.group_for(agents.robots_tokens(agent))
+    def _choose(self, agent: str, registry: Registry) -> tuple[Registry, Group | None, dict[str, Decision]]:
+        group = self.group_for(agents.robots_tokens(agent, registry))
         by_url = self._by_url.setdefault(id(group), {})
-        return _remember(self._by_agent, agent, (group, by_url), _REMEMBERED_AGENTS)
+        return _remember(self._by_agent, agent, (registry, group, by_url), _REMEMBERED_AGENTS)
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         return self.decide_path(tokens, request_path(url), catch_all)
@@ -221,8 +224,8 @@ class RobotsFile:
         group = self.group_for(tokens, catch_all)
         return _without_group(normalize(path)) if group is None else group.decide_request(path)
 
-    def crawl_delay(self, agent: str) -> float | None:
-        group = self.group_for(agents.robots_tokens(agent))
+    def crawl_delay(self, agent: str, registry: Registry) -> float | None:
+        group = self.group_for(agents.robots_tokens(agent, registry))
         return group.crawl_delay if group is not None else None
 
 

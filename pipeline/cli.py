@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from config.registry import default_registry
 from matcher import agents, records, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
@@ -42,7 +43,7 @@ def _read_bytes(path: str) -> bytes:
 
 def check(args: argparse.Namespace) -> int:
     rf = robots.parse(_read_bytes(args.robots_file))
-    tokens = agents.robots_tokens(args.agent)
+    tokens = agents.robots_tokens(args.agent, default_registry())
     any_disallowed = False
     for url in args.urls:
         decision = rf.decide_tokens(tokens, url)

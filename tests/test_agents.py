@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from config.registry import parse_registry
+from config.registry import default_registry, parse_registry
 from matcher import agents
-from matcher.agents import claims_crawler, default_registry, product_token, robots_tokens
+from matcher.agents import claims_crawler, product_token, robots_tokens
+
+REGISTRY = default_registry()
 
 CHROME = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -84,7 +86,7 @@ def test_product_token(ua, token):
 @pytest.mark.parametrize("ua", [CHROME, FIREFOX, SAFARI_IPHONE, CUBOT_PHONE, OLD_IE, "", "((;;))"])
 def test_browsers_and_garbage_have_no_crawler_token(ua):
     assert product_token(ua) is None
-    assert not claims_crawler(ua)
+    assert not claims_crawler(ua, REGISTRY)
 
 
 @pytest.mark.parametrize(
@@ -102,15 +104,15 @@ def test_browsers_and_garbage_have_no_crawler_token(ua):
     ],
 )
 def test_claims_crawler(ua, claims):
-    assert claims_crawler(ua) is claims
+    assert claims_crawler(ua, REGISTRY) is claims
 
 
 def test_registry_name_is_a_claim_even_without_crawler_words():
-    assert claims_crawler("Qwantify/1.0") and claims_crawler("Daumoa")
+    assert claims_crawler("Qwantify/1.0", REGISTRY) and claims_crawler("Daumoa", REGISTRY)
     document = _tiny_registry()
     document["crawlers"][0]["ua_tokens"] = ["quuxly"]
     assert claims_crawler("Quuxly/1.0", parse_registry(document))
-    assert not claims_crawler("Quuxly/1.0")
+    assert not claims_crawler("Quuxly/1.0", REGISTRY)
 
 
 @pytest.mark.parametrize(
@@ -130,7 +132,7 @@ def test_registry_name_is_a_claim_even_without_crawler_words():
     ],
 )
 def test_identify(ua, name):
-    crawler = default_registry().identify(ua)
+    crawler = REGISTRY.identify(ua)
     assert crawler is not None and crawler.name == name
 
 
@@ -140,7 +142,7 @@ def test_identify(ua, name):
      CHROME, ""],
 )
 def test_look_alikes_are_not_identified(ua):
-    assert default_registry().identify(ua) is None
+    assert REGISTRY.identify(ua) is None
 
 
 def test_most_specific_token_wins_whatever_the_order():
@@ -182,19 +184,19 @@ def test_tokens_never_match_as_substrings():
     ],
 )
 def test_robots_tokens(agent, tokens):
-    assert robots_tokens(agent) == tokens
+    assert robots_tokens(agent, REGISTRY) == tokens
 
 
 def test_robots_tokens_are_cached_per_agent():
     agents._robots_tokens.cache_clear()
     for _ in range(3):
-        robots_tokens(GOOGLEBOT_SMARTPHONE)
+        robots_tokens(GOOGLEBOT_SMARTPHONE, REGISTRY)
     info = agents._robots_tokens.cache_info()
     assert (info.misses, info.hits) == (1, 2)
 
 
 def test_huge_user_agent_is_read_only_up_to_the_limit():
-    assert robots_tokens("FooBot/1.0 " + "x" * 1_000_000) == ("foobot",)
+    assert robots_tokens("FooBot/1.0 " + "x" * 1_000_000, REGISTRY) == ("foobot",)
     assert product_token(" " * agents.MAX_USER_AGENT + "FooBot/1.0") is None
 
 
@@ -257,10 +259,10 @@ def _tiny_registry() -> dict:
     ],
 )
 def test_real_crawler_user_agents_get_their_operators_token_chain(ua, name, tokens):
-    crawler = default_registry().identify(ua)
+    crawler = REGISTRY.identify(ua)
     assert crawler is not None and crawler.name == name
-    assert robots_tokens(ua) == tokens
-    assert claims_crawler(ua)
+    assert robots_tokens(ua, REGISTRY) == tokens
+    assert claims_crawler(ua, REGISTRY)
 
 
 @pytest.mark.parametrize(
@@ -289,8 +291,8 @@ def test_real_crawler_user_agents_get_their_operators_token_chain(ua, name, toke
     ],
 )
 def test_browsers_never_claim_a_crawler(ua):
-    assert not claims_crawler(ua)
-    assert default_registry().identify(ua) is None
+    assert not claims_crawler(ua, REGISTRY)
+    assert REGISTRY.identify(ua) is None
 
 
 @pytest.mark.parametrize(
@@ -305,7 +307,7 @@ def test_browsers_never_claim_a_crawler(ua):
     ],
 )
 def test_unlisted_bots_are_claimed_under_their_product_token(ua, token):
-    assert claims_crawler(ua)
+    assert claims_crawler(ua, REGISTRY)
     assert product_token(ua) == token
 
 
@@ -313,5 +315,5 @@ def test_the_maintained_list_is_one_compiled_regex_and_answers_are_remembered():
     assert agents.crawler_list() is agents.crawler_list()
     agents._scan.cache_clear()
     for _ in range(3):
-        claims_crawler("Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)")
+        claims_crawler("Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)", REGISTRY)
     assert agents._scan.cache_info().misses == 1

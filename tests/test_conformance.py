@@ -11,8 +11,11 @@ import json
 
 import pytest
 
+from config.registry import default_registry
 from conftest import shared_path
 from matcher import robots
+
+REGISTRY = default_registry()
 
 _NON_ASCII_BOTH_SIDES = (
     "RFC 9309 §2.2.2: non-ASCII is percent-encoded in the URL as well as in the "
@@ -64,7 +67,7 @@ def _cases() -> list[dict]:
 
 def _allowed(case: dict) -> bool:
     rf = robots.parse(base64.b64decode(case["robots_b64"]))
-    return rf.decide(case["agent"], case["url"]).allowed
+    return rf.decide(case["agent"], case["url"], REGISTRY).allowed
 
 
 def test_all_cases_match_google_except_listed_deviations():

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from config.registry import default_registry
 from conftest import shared_path
 from matcher import agents, robots
 
@@ -39,6 +40,7 @@ from protego._utils import _quote_path, _quote_pattern  # noqa: E402
 
 # Googlebot and Bingbot have groups of their own in many files; Applebot falls back
 # to Googlebot's group (a registry token chain); no file names FooBot.
+REGISTRY = default_registry()
 AGENTS = ("googlebot", "bingbot", "applebot", "foobot")
 
 _LINE_BREAK = re.compile(rb"(\r\n|\r|\n)")
@@ -102,7 +104,7 @@ def load_sites() -> list[Site]:
 def disagreements(sites: list[Site], agent: str) -> Iterator[Case]:
     for site in sites:
         for url in site.urls:
-            decision = site.ours.decide(agent, url)
+            decision = site.ours.decide(agent, url, REGISTRY)
             allowed = site.theirs.can_fetch(url, agent)
             if decision.allowed != allowed:
                 yield Case(site.host, site.body, agent, url, decision, allowed)
@@ -181,14 +183,14 @@ def _protego_agrees_after(case: Case, rewritten: bytes) -> bool:
     """Protego decides as we do on the rewritten file, and the rewrite is neutral for us."""
     if rewritten == case.body:
         return False
-    ours = _ours(rewritten).decide(case.agent, case.url)
+    ours = _ours(rewritten).decide(case.agent, case.url, REGISTRY)
     if _decision_key(ours) != _decision_key(case.ours):
         return False
     return _protego(rewritten).can_fetch(case.url, case.agent) == case.ours.allowed
 
 
 def _our_group(case: Case) -> robots.Group | None:
-    return _ours(case.body).group_for(agents.robots_tokens(case.agent))
+    return _ours(case.body).group_for(agents.robots_tokens(case.agent, REGISTRY))
 
 
 def _we_follow_design(case: Case) -> bool:
@@ -262,7 +264,7 @@ def _tokenized_user_agents(body: bytes, agent: str) -> tuple[bytes, frozenset[st
     catch-all). A value whose token we do not select but Protego does becomes empty:
     a group nobody selects, in both readings.
     """
-    tokens = agents.robots_tokens(agent)
+    tokens = agents.robots_tokens(agent, REGISTRY)
     shapes: set[str] = set()
 
     def rewrite(number: int, line: bytes) -> bytes:
@@ -335,7 +337,7 @@ def registry_token_chain(case: Case) -> str | None:
     group); Protego knows only the name asked about. Protego asked as the fallback
     token must decide as we do, and we, deciding on the first token alone, as
     Protego did."""
-    rf, tokens = _ours(case.body), agents.robots_tokens(case.agent)
+    rf, tokens = _ours(case.body), agents.robots_tokens(case.agent, REGISTRY)
     named = rf.groups
     chosen = next((token for token in tokens if token in named), None)
     if chosen is None or chosen == tokens[0] or not _we_follow_design(case):
@@ -372,7 +374,7 @@ def percent_encoding(case: Case) -> str | None:
         return _replace_pattern(line, rule.pattern, _quote_pattern(rule.pattern))
 
     requoted = _ours(_rewrite_lines(case.body, requote))
-    decision = requoted.decide(case.agent, _quote_path(case.url))
+    decision = requoted.decide(case.agent, _quote_path(case.url), REGISTRY)
     return "percent-encoding" if decision.allowed == case.theirs else None
 
 
@@ -390,7 +392,7 @@ def index_html(case: Case) -> str | None:
     def add(number: int, line: bytes) -> bytes:
         return line + b"\nAllow: " + extra[number].encode() if number in extra else line
 
-    decision = _ours(_rewrite_lines(case.body, add)).decide(case.agent, case.url)
+    decision = _ours(_rewrite_lines(case.body, add)).decide(case.agent, case.url, REGISTRY)
     return "protego-index-html" if decision.allowed == case.theirs else None
 
 
@@ -466,7 +468,7 @@ def _registry_chain_example() -> tuple[bytes, str]:
     """A registry crawler and a file naming only its fallback token, one that is not
     part of its own name (Protego finds `googlebot` inside `googlebot-image`)."""
     crawler = next(
-        c for c in agents.default_registry().crawlers
+        c for c in REGISTRY.crawlers
         if len(c.robots_tokens) > 1 and c.robots_tokens[1] not in c.robots_tokens[0]
     )
     first, fallback = crawler.robots_tokens[:2]
@@ -520,7 +522,7 @@ _AGREEMENTS = {
 
 def _case(body: bytes, agent: str, path: str = "/x") -> Case:
     url = "https://example.com" + path
-    ours = robots.parse(body).decide(agent, url)
+    ours = robots.parse(body).decide(agent, url, REGISTRY)
     return Case("example.com", body, agent, url, ours, _protego_parse(body).can_fetch(url, agent))
 
 

@@ -23,9 +23,9 @@ import pytest
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from config.registry import default_registry
 from localdns import Dnsmasq, dnsmasq_binary, running_dnsmasq
 from matcher import records
-from matcher.agents import default_registry
 from matcher.clientip import trusted_proxies
 from matcher.identity import DnsAnswer, Lookup, build_range_index, reverse_dns_address, verify
 from pipeline.auditing import LineAuditor, dns_claim_parts

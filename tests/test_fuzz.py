@@ -159,9 +159,9 @@ def test_the_per_line_audit_writes_every_record_it_makes(name):
 def test_the_robots_parser_takes_any_bytes(body):
     parsed = robots.parse(body)
     for path in ("/", "/private/a.php", "/tmp/x", "/%2A$", "/robots.txt"):
-        decision = parsed.decide("Googlebot/2.1", path)
+        decision = parsed.decide("Googlebot/2.1", path, REGISTRY)
         assert isinstance(decision.allowed, bool)
-    delay = parsed.crawl_delay("googlebot")
+    delay = parsed.crawl_delay("googlebot", REGISTRY)
     assert delay is None or delay >= 0
     for diagnostic in parsed.diagnostics:
         str(diagnostic.message).encode("utf-8")

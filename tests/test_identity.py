@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from config.registry import default_registry
 from config.snapshots import load_ranges
-from matcher.agents import default_registry
 from matcher.clientip import NO_PROXIES, trusted_proxies
 from matcher.identity import (
     DNS_OFF_EVIDENCE,

@@ -6,12 +6,15 @@ from datetime import datetime, timezone
 
 import pytest
 
+from config.registry import default_registry, parse_registry
 from matcher import robots
 from matcher.history import HostHistory, RobotsVersion
 
+REGISTRY = default_registry()
+
 
 def allowed(body: str | bytes, agent: str, url: str) -> bool:
-    return robots.parse(body).decide(agent, url).allowed
+    return robots.parse(body).decide(agent, url, REGISTRY).allowed
 
 
 def codes(body: str | bytes) -> list[str]:
@@ -35,8 +38,8 @@ def test_partial_bom_is_skipped_and_broken_bom_spoils_first_line():
 def test_every_line_ending_separates_lines(eol):
     body = eol.join(["User-agent: FooBot", "Disallow: /private", "Allow: /private/ok"])
     rf = robots.parse(body)
-    assert not rf.decide("FooBot", "/private/x").allowed
-    decision = rf.decide("FooBot", "/private/ok/1")
+    assert not rf.decide("FooBot", "/private/x", REGISTRY).allowed
+    decision = rf.decide("FooBot", "/private/ok/1", REGISTRY)
     assert decision.allowed and decision.rule.line == 3
 
 
@@ -45,8 +48,8 @@ def test_only_first_500_kib_are_parsed():
     filler = "# " + "x" * 1000 + "\n"
     body = head + filler * 520 + "Disallow: /late\n"
     rf = robots.parse(body)
-    assert not rf.decide("FooBot", "/early").allowed
-    assert rf.decide("FooBot", "/late").allowed
+    assert not rf.decide("FooBot", "/early", REGISTRY).allowed
+    assert rf.decide("FooBot", "/late", REGISTRY).allowed
     assert "truncated" in codes(body)
 
 
@@ -61,7 +64,7 @@ def test_line_cut_by_the_limit_is_dropped_not_broadened():
 
 def test_binary_garbage_never_raises():
     rf = robots.parse(bytes(range(256)) * 50)
-    assert rf.decide("FooBot", "/").allowed
+    assert rf.decide("FooBot", "/", REGISTRY).allowed
 
 
 # ---------------------------------------------------------------- fields
@@ -123,8 +126,8 @@ def test_blank_lines_and_comments_do_not_end_a_group():
 def test_sitemap_neither_ends_nor_belongs_to_a_group():
     body = "User-agent: FooBot\nSitemap: https://x.test/s.xml\nUser-agent: BarBot\nDisallow: /\n"
     rf = robots.parse(body)
-    assert not rf.decide("FooBot", "/x").allowed
-    assert not rf.decide("BarBot", "/x").allowed
+    assert not rf.decide("FooBot", "/x", REGISTRY).allowed
+    assert not rf.decide("BarBot", "/x", REGISTRY).allowed
     assert rf.sitemaps == ("https://x.test/s.xml",)
 
 
@@ -148,9 +151,9 @@ def test_rules_before_any_user_agent_are_ignored():
 def test_groups_naming_the_same_token_are_merged():
     body = "User-agent: FooBot\nDisallow: /a\n\nUser-agent: BarBot\nDisallow: /\n\nUser-agent: foobot\nDisallow: /b\n"
     rf = robots.parse(body)
-    assert not rf.decide("FooBot", "/a").allowed
-    assert not rf.decide("FooBot", "/b").allowed
-    assert rf.decide("FooBot", "/c").allowed
+    assert not rf.decide("FooBot", "/a", REGISTRY).allowed
+    assert not rf.decide("FooBot", "/b", REGISTRY).allowed
+    assert rf.decide("FooBot", "/c", REGISTRY).allowed
 
 
 def test_several_catch_all_groups_are_merged():
@@ -219,7 +222,7 @@ def test_own_group_replaces_catch_all_entirely():
 
 
 def test_no_group_allows_everything():
-    decision = robots.parse("User-agent: BarBot\nDisallow: /\n").decide("FooBot", "/x")
+    decision = robots.parse("User-agent: BarBot\nDisallow: /\n").decide("FooBot", "/x", REGISTRY)
     assert decision.allowed and decision.reason == "no-group"
 
 
@@ -283,7 +286,7 @@ def test_one_normalization_on_both_sides(pattern, path, expected):
     ],
 )
 def test_star_and_dollar_in_a_path_are_the_octets_2a_and_24(pattern, url):
-    decision = robots.parse(f"User-agent: *\nDisallow: {pattern}\n").decide("FooBot", url)
+    decision = robots.parse(f"User-agent: *\nDisallow: {pattern}\n").decide("FooBot", url, REGISTRY)
     assert not decision.allowed and decision.rule.pattern == pattern
 
 
@@ -302,13 +305,13 @@ def test_a_patterns_wildcards_keep_their_meaning(pattern, url, matches):
 
 def test_escaped_dollar_counts_three_octets_in_precedence():
     body = "User-agent: *\nAllow: /a$b\nDisallow: /a%24\n"
-    decision = robots.parse(body).decide("FooBot", "/a$bc")
+    decision = robots.parse(body).decide("FooBot", "/a$bc", REGISTRY)
     assert decision.allowed and decision.rule.normalized == "/a%24b"
 
 
 def test_tie_on_normalized_length_goes_to_allow():
     body = "User-agent: *\nDisallow: /%7Euser/\nAllow: /~user/\n"
-    decision = robots.parse(body).decide("FooBot", "/~user/page")
+    decision = robots.parse(body).decide("FooBot", "/~user/page", REGISTRY)
     assert decision.allowed
     assert decision.rule.kind == "allow"
     runner_up = decision.group.runner_up(decision, "/~user/page")
@@ -339,15 +342,15 @@ def test_wildcards_and_anchor(pattern, path, matches):
 
 
 def test_empty_pattern_matches_nothing():
-    decision = robots.parse("User-agent: *\nDisallow:\n").decide("FooBot", "/x")
+    decision = robots.parse("User-agent: *\nDisallow:\n").decide("FooBot", "/x", REGISTRY)
     assert decision.allowed and decision.reason == "no-match"
 
 
 def test_longest_normalized_pattern_wins():
     body = "User-agent: *\nAllow: /p\nDisallow: /page\nAllow: /pages/public\n"
     rf = robots.parse(body)
-    assert not rf.decide("FooBot", "/page1").allowed
-    assert rf.decide("FooBot", "/pages/public/1").allowed
+    assert not rf.decide("FooBot", "/page1", REGISTRY).allowed
+    assert rf.decide("FooBot", "/pages/public/1", REGISTRY).allowed
 
 
 def test_query_is_part_of_the_path_and_fragment_is_not():
@@ -359,7 +362,7 @@ def test_query_is_part_of_the_path_and_fragment_is_not():
 
 @pytest.mark.parametrize("url", ["/robots.txt", "/%72obots.txt", "http://x.test/robots.txt", "/robots.txt?x=1"])
 def test_robots_txt_is_always_allowed(url):
-    decision = robots.parse("User-agent: *\nDisallow: /\n").decide("FooBot", url)
+    decision = robots.parse("User-agent: *\nDisallow: /\n").decide("FooBot", url, REGISTRY)
     assert decision.allowed and decision.reason == "robots-exempt"
 
 
@@ -422,8 +425,8 @@ def test_memos_stay_bounded_after_many_distinct_inputs():
     rf = robots.parse("User-agent: *\nDisallow: /a\n\nUser-agent: FooBot\nDisallow: /b\n")
     for i in range(2 * robots._REMEMBERED_PATHS):
         rf.decide_path((f"bot{i}", "foobot"), f"/p{i}")
-        rf.decide(f"Crawler{i}/1.0", f"https://x.test/q{i}")
-        rf.decide("FooBot", f"https://x.test/r{i}")
+        rf.decide(f"Crawler{i}/1.0", f"https://x.test/q{i}", REGISTRY)
+        rf.decide("FooBot", f"https://x.test/r{i}", REGISTRY)
     assert len(rf._chosen) <= robots._REMEMBERED_CHOICES
     assert len(rf._by_agent) <= robots._REMEMBERED_AGENTS
     assert len(rf._by_url) <= len(rf.groups) + 1  # one per group, and one for no group
@@ -439,7 +442,7 @@ def test_memos_stay_bounded_after_many_distinct_inputs():
 
 def test_decision_names_rule_as_written_line_and_group():
     body = "# site rules\nUser-agent: FooBot\nDisallow: /%7euser/\n"
-    decision = robots.parse(body).decide("FooBot", "/~user/x")
+    decision = robots.parse(body).decide("FooBot", "/~user/x", REGISTRY)
     assert not decision.allowed and decision.reason == "rule"
     assert (decision.rule.kind, decision.rule.pattern, decision.rule.line) == ("disallow", "/%7euser/", 3)
     assert decision.rule.normalized == "/~user/"
@@ -449,9 +452,23 @@ def test_decision_names_rule_as_written_line_and_group():
 def test_crawl_delay_of_the_chosen_group():
     body = "User-agent: *\nCrawl-delay: 10\nDisallow: /b\n\nUser-agent: FooBot\nCrawl-delay: 2.5\nDisallow: /a\n"
     rf = robots.parse(body)
-    assert rf.crawl_delay("FooBot") == 2.5
-    assert rf.crawl_delay("OtherBot") == 10
-    assert robots.parse("User-agent: *\nDisallow: /\n").crawl_delay("FooBot") is None
+    assert rf.crawl_delay("FooBot", REGISTRY) == 2.5
+    assert rf.crawl_delay("OtherBot", REGISTRY) == 10
+    assert robots.parse("User-agent: *\nDisallow: /\n").crawl_delay("FooBot", REGISTRY) is None
+
+
+def test_the_registry_given_decides_which_group_an_agent_reads():
+    body = "User-agent: *\nDisallow: /\n\nUser-agent: quux\nAllow: /\n"
+    crawler = {
+        "name": "Quuxly", "operator": "Example", "crawler_class": "search", "ua_tokens": ["quuxly"],
+        "robots_tokens": ["quuxly", "quux"], "honours_robots": True, "honours_crawl_delay": True,
+    }
+    own = parse_registry({"range_sources": {}, "crawler_classes": {"search": {"description": "t"}}, "crawlers": [crawler]})
+    rf = robots.parse(body)
+    # the same file and agent, asked under two registries in turn: each answer follows its registry
+    assert rf.decide("Quuxly/1.0", "/x", own).allowed
+    assert not rf.decide("Quuxly/1.0", "/x", REGISTRY).allowed
+    assert rf.decide("Quuxly/1.0", "/x", own).allowed
 
 
 # RFC 9309 §2.2.4: records outside the protocol "MUST NOT interfere" with the group.
@@ -533,5 +550,5 @@ def test_crawl_delay_figures_reach_the_history_judgement():
 @pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
 def test_invalid_crawl_delay_is_reported_and_ignored(value):
     body = f"User-agent: *\nCrawl-delay: {value}\n"
-    assert robots.parse(body).crawl_delay("FooBot") is None
+    assert robots.parse(body).crawl_delay("FooBot", REGISTRY) is None
     assert "invalid-crawl-delay" in codes(body)

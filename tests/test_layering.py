@@ -1,0 +1,60 @@
+"""The code's layers: `pipeline` -> `config` -> `matcher`, and no module imports itself back."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("matcher", "config", "pipeline")
+# What each package may import from the project: dependencies run one way only.
+ALLOWED = {"matcher": {"matcher"}, "config": {"config", "matcher"}, "pipeline": {"pipeline", "config", "matcher"}}
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        ".".join(path.relative_to(REPO).with_suffix("").parts): path
+        for package in PACKAGES
+        for path in sorted((REPO / package).glob("*.py"))
+    }
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """Project modules `path` imports, at module level or inside functions alike."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name in known and not name.endswith("__init__"))
+    return found
+
+
+GRAPH = {name: _imports(path, set(_modules())) for name, path in _modules().items()}
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_dependencies_run_one_way(module):
+    package = module.split(".")[0]
+    wrong = sorted(name for name in GRAPH[module] if name.split(".")[0] not in ALLOWED[package])
+    assert not wrong, f"{module} imports {wrong}"
+
+
+def test_no_import_cycle():
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        if module in path:
+            pytest.fail("import cycle: " + " -> ".join(path[path.index(module):] + (module,)))
+        if module in done:
+            return
+        for imported in sorted(GRAPH[module]):
+            visit(imported, path + (module,))
+        done.add(module)
+
+    for module in sorted(GRAPH):
+        visit(module, ())
