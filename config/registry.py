@@ -40,8 +40,8 @@ _OPTIONAL = {
 _SOURCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 # Product tokens (matcher.tokens), one or several separated by single spaces.
 _UA_TOKEN = re.compile(r"[A-Za-z0-9_.-]+(?: [A-Za-z0-9_.-]+)*")
-# Only these characters can appear in a robots.txt group's token (DESIGN §4), so any other
-# character would make a robots token that never selects a group.
+# Only these characters can appear in a robots.txt group's token (docs/semantics.md
+# § robots.txt), so any other character would make a robots token that never selects a group.
 _ROBOTS_TOKEN = re.compile(r"[a-z0-9_.-]+")
 _SUFFIX = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
 

@@ -1,8 +1,8 @@
 """Crawl-delay compliance: the gaps between one crawler's consecutive requests to one host.
 
-DESIGN §7. Requests are grouped by `Key` (host, claimed crawler, operator, identity status), so
-traffic that only claims to be a crawler (`spoofed`) forms its own sequence and never counts
-against the real one. Within a key the requests are taken in event-time order; each request
+docs/semantics.md § Crawl-delay. Requests are grouped by `Key` (host, claimed crawler, operator,
+identity status), so traffic that only claims to be a crawler (`spoofed`) forms its own sequence
+and never counts against the real one. Within a key the requests are taken in event-time order; each request
 after the first has a gap to the one before it, and that gap is compared with the Crawl-delay of
 the group in effect for the later request. A gap shorter than the delay is a violation, and it
 belongs to the later request: that is the one the crawler should have held back.

@@ -1,4 +1,5 @@
-"""Page-level directives: the indexing facet, kept apart from the crawl decision (DESIGN §8).
+"""Page-level directives: the indexing facet, kept apart from the crawl decision
+(docs/semantics.md § Page directives).
 
 Directives come from `X-Robots-Tag` header values and `<meta name="robots">` /
 `<meta name="BOTNAME">` contents. Each source is parsed once into `Directives`: every

@@ -39,7 +39,7 @@ def _octets(count: int) -> str:
 
 
 def decision_to_dict(url: str, decision: Decision) -> dict:
-    """The JSON object of DESIGN §3 for one URL."""
+    """The JSON object `crawl-audit check --json` prints for one URL."""
     rule = decision.rule
     return {
         "url": url,

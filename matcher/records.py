@@ -71,8 +71,9 @@ VERDICTS = (
     Column("crawl_delay_line", "int", "line of that Crawl-delay"),
     Column(
         "indexing", "json",
-        "page directives in effect for this crawler, by lower-case name (DESIGN §8); "
-        "null when no source covers the request, {} when nothing is restricted",
+        "page directives in effect for this crawler, by lower-case name "
+        "(docs/semantics.md § Page directives); null when no source covers the request, "
+        "{} when nothing is restricted",
     ),
     Column("indexing_unseen", "bool", "the crawl was disallowed, so the crawler cannot see these directives"),
 )

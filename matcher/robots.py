@@ -1,4 +1,4 @@
-"""robots.txt parsing and decisions (RFC 9309, with the choices of DESIGN §4).
+"""robots.txt parsing and decisions (RFC 9309, with the choices of docs/semantics.md § robots.txt).
 
 `parse` turns bytes into a `RobotsFile` once; `RobotsFile.decide` answers many
 requests against it. Patterns are normalized at parse time and each group's rules

@@ -3,7 +3,7 @@
 Each row names both candidate versions of one host's robots.txt (the one in effect by
 `effective_from`, which disallowed, and the next, which allowed) and the window in which the
 change happened, so the closing report can say which change a site owner should date more
-precisely (DESIGN §5).
+precisely (docs/semantics.md § History).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Indexing findings across verdicts: what the page directives mean for the crawl as a whole.
 
-Two findings a site owner acts on (DESIGN §8): a page that robots.txt disallows yet that
-relies on `noindex` (a compliant crawler never fetches it, so never sees the noindex and
+Two findings a site owner acts on (docs/semantics.md § Page directives): a page that robots.txt
+disallows yet that relies on `noindex` (a compliant crawler never fetches it, so never sees the noindex and
 may keep the URL indexed from links), and a page crawled after its `unavailable_after`.
 """
 from __future__ import annotations

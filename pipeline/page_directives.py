@@ -1,4 +1,4 @@
-"""Reader of the page-directives table (DESIGN §8).
+"""Reader of the page-directives table (docs/semantics.md § Page directives).
 
 JSON Lines, one row per page version:
 `{"host", "path", "effective_from", "x_robots_tag": [header values],

@@ -1,4 +1,4 @@
-"""Readers of the robots history table (DESIGN §5).
+"""Readers of the robots history table (docs/semantics.md § History).
 
 Two layouts hold the same table:
 
@@ -13,8 +13,8 @@ Two layouts hold the same table:
   body is ever parsed), `.unreachable` no answer at all.
   An optional `HOST/observations.log` (written by `crawl-audit history`) lists every time the
   host's robots.txt was fetched, one RFC 3339 timestamp at the start of each line; with it,
-  each version's `observed_before` is the last fetch before it (DESIGN §5). Names starting
-  with `.` are a writer's temporary files and are skipped.
+  each version's `observed_before` is the last fetch before it (docs/semantics.md § History).
+  Names starting with `.` are a writer's temporary files and are skipped.
 
 A malformed table is the site owner's configuration, not traffic: it stops the run
 with one message naming the file and row, rather than silently changing verdicts.

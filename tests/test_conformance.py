@@ -1,7 +1,7 @@
 """Google's reference-parser decision cases, run through our engine.
 
-Every case passes except the ones listed in DEVIATIONS, where DESIGN §4
-deliberately decides otherwise. The list is checked both ways: a listed case
+Every case passes except the ones listed in DEVIATIONS, where our semantics
+(docs/semantics.md § robots.txt) deliberately decide otherwise. The list is checked both ways: a listed case
 that starts passing fails the test too, so the list never goes stale.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ _UNRESERVED_DECODED = (
     "RFC 9309 §2.2.2 / RFC 3986 §2.3: escapes of unreserved octets are decoded on both "
     "sides, so `%62%61%7A` is `baz`"
 )
-_ROBOTS_TXT_EXEMPT = "DESIGN §4: /robots.txt itself is always allowed (RFC 9309 §2.2.2)"
+_ROBOTS_TXT_EXEMPT = "/robots.txt itself is always allowed (RFC 9309 §2.2.2)"
 _NO_INDEX_HTML = (
     "Google-only habit not adopted: `index.html` is not treated as its directory"
 )
@@ -34,7 +34,7 @@ _NO_LINE_LIMIT = (
     "500 KiB file limit applies"
 )
 _WHOLE_TOKEN = (
-    "DESIGN §4: a product token keeps its digits on both sides (`AB42bot` is `ab42bot`, as "
+    "A product token keeps its digits on both sides (`AB42bot` is `ab42bot`, as "
     "`MJ12bot` and `360Spider` are for real crawlers). Google cuts a user-agent line at the "
     "first digit, so `User-agent: AB42bot` becomes its group for crawler `AB`, and crawler "
     "`AB42bot` falls to `User-agent: *`"

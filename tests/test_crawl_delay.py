@@ -1,5 +1,5 @@
-"""Crawl-delay compliance (DESIGN §7): the rule, the windows, and the batch pipeline against a
-brute-force sort-and-compare of every key's requests."""
+"""Crawl-delay compliance (docs/semantics.md § Crawl-delay): the rule, the windows, and the batch
+pipeline against a brute-force sort-and-compare of every key's requests."""
 from __future__ import annotations
 
 import pickle

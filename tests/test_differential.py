@@ -7,11 +7,12 @@ UTF-8 with undecodable bytes replaced; our engine reads the bytes themselves.
 Where the two disagree, a classifier must explain why from the inputs. Each removes
 one known difference and decides again, in one of two ways:
 
-- it rewrites Protego's input so that Protego reads it as DESIGN §4 does; the rewrite
+- it rewrites Protego's input so that Protego reads it as we do (docs/semantics.md
+  § robots.txt, "the semantics" below); the rewrite
   must leave our own decision exactly as it was (same verdict, reason and rule line),
   or it was not neutral and explains nothing;
 - it makes our engine do what Protego does; it first checks that our decision is the
-  one DESIGN §4 prescribes, recomputed by a plain reference (`_reference_allowed`).
+  one the semantics prescribe, recomputed by a plain reference (`_reference_allowed`).
 
 Only if Protego's and our answers then agree is the disagreement explained. One that
 no classifier explains fails the test: a new kind of difference, or a bug of ours.
@@ -49,9 +50,9 @@ _USER_AGENT_LINE = re.compile(
 )
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _HEX_DIGITS = frozenset(b"0123456789ABCDEFabcdef")
-# Every spelling of a field that DESIGN §4 reads, Google's tolerated misspellings
+# Every spelling of a field that the semantics read, Google's tolerated misspellings
 # included: a line we report as an unknown field must use none of them.
-_DESIGN_FIELDS = frozenset(
+_KNOWN_FIELDS = frozenset(
     {"user-agent", "useragent", "user agent", "allow", "disallow", "dissallow", "dissalow",
      "disalow", "diasllow", "disallaw", "crawl-delay", "crawl delay", "crawldelay",
      "sitemap", "site-map"}
@@ -110,11 +111,11 @@ def disagreements(sites: list[Site], agent: str) -> Iterator[Case]:
                 yield Case(site.host, site.body, agent, url, decision, allowed)
 
 
-# ------------------------------------------------------------ DESIGN §4, plainly
+# ------------------------------------------------------------ the semantics, plainly
 
 
 def _reference_normalize(text: str) -> str:
-    """DESIGN §4's percent-normalization, octet by octet."""
+    """The percent-normalization of the semantics, octet by octet."""
     data = text.encode("utf-8", "surrogateescape")
     out = []
     index = 0
@@ -145,7 +146,7 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _reference_allowed(group: robots.Group | None, url: str) -> bool:
-    """DESIGN §4 matching within the group we chose: the longest matching pattern
+    """Matching as the semantics state it, within the group we chose: the longest matching pattern
     wins, `allow` on a tie; `/robots.txt` is always allowed."""
     path = _reference_normalize(_reference_path(url))
     if group is None or path.split("?", 1)[0] == "/robots.txt":
@@ -159,7 +160,7 @@ def _reference_allowed(group: robots.Group | None, url: str) -> bool:
 
 
 def _design_token(value: str) -> str:
-    """A user-agent value's token as DESIGN §4 states it; `*` for the catch-all."""
+    """A user-agent value's token as the semantics state it; `*` for the catch-all."""
     if value == "*" or value[:1] == "*" and value[1:2] in (" ", "\t"):
         return "*"
     return re.match(r"[A-Za-z0-9_.-]*", value).group(0).lower()
@@ -211,7 +212,7 @@ def bom(case: Case) -> str | None:
 
 
 def size_limit(case: Case) -> str | None:
-    """Protego reads past the first 500 KiB, where DESIGN §4 stops (dropping the cut line)."""
+    """Protego reads past the first 500 KiB, where the semantics stop (dropping the cut line)."""
     head = case.body[: 500 * 1024]
     if len(head) == len(case.body):
         return None
@@ -221,9 +222,9 @@ def size_limit(case: Case) -> str | None:
 
 def unknown_field_ends_group(case: Case) -> str | None:
     """Protego ends a group at any field but Sitemap and Host (`Noindex:`,
-    `Request-rate:`, ...); DESIGN §4 keeps unknown fields for lint only. Lines we
+    `Request-rate:`, ...); the semantics keep unknown fields for lint only. Lines we
     report as unknown fields are commented out when their field is indeed none that
-    DESIGN §4 knows, nor starts with one (`Disallow /a:b` is another difference:
+    the semantics know, nor starts with one (`Disallow /a:b` is another difference:
     Protego reads it as a rule without a colon)."""
     unknown = {d.line for d in _ours(case.body).diagnostics if d.code == "unknown-field"}
 
@@ -231,7 +232,7 @@ def unknown_field_ends_group(case: Case) -> str | None:
         content = line.split(b"#", 1)[0]
         name = content.split(b":", 1)[0].decode("utf-8", "replace").lower()
         words = name.split() or [""]
-        known = " ".join(words) in _DESIGN_FIELDS or words[0] in _DESIGN_FIELDS
+        known = " ".join(words) in _KNOWN_FIELDS or words[0] in _KNOWN_FIELDS
         return b"#" + line if number in unknown and not known else line
 
     rewritten = _rewrite_lines(case.body, comment_out)
@@ -289,7 +290,7 @@ def _tokenized_user_agents(body: bytes, agent: str) -> tuple[bytes, frozenset[st
 
 def user_agent_values(case: Case) -> str | None:
     """Protego matches a user-agent value, lower-cased whole, anywhere in the crawler
-    name at a word start and keeps the longest; DESIGN §4 compares the value's
+    name at a word start and keeps the longest; the semantics compare the value's
     leading token whole. Values are rewritten so that only the groups we select
     remain selectable by Protego."""
     rewritten, shapes = _tokenized_user_agents(case.body, case.agent)
@@ -304,7 +305,7 @@ _FIELD_NAME = re.compile(rb"[ \t]*([A-Za-z][A-Za-z -]*?)[ \t]*:")
 
 def crawl_delay_ends_group(case: Case) -> str | None:
     """Protego ends a run of user-agent lines at a `Crawl-delay`; RFC 9309 §2.2.4 and
-    DESIGN §4 do not (`User-agent: a`, `Crawl-delay: 1`, `User-agent: b` is one group).
+    the semantics do not (`User-agent: a`, `Crawl-delay: 1`, `User-agent: b` is one group).
     Crawl-delay lines that sit between user-agent lines, before the group's first rule,
     are commented out, which leaves our rules where they were."""
     lines = _LINE_BREAK.split(case.body)[::2]

@@ -106,7 +106,7 @@ def test_bot_prefix_is_case_insensitive():
 
 
 def test_bot_prefix_before_a_valued_directive():
-    # DESIGN §8's own example: two colons, the first ends a bot name.
+    # Two colons: the first ends a bot name (docs/semantics.md § Page directives).
     value = "googlebot: max-snippet: 20"
     assert header(value, tokens=GOOGLEBOT) == {"max-snippet": 20}
     assert header(value, tokens=BINGBOT) == {}

@@ -502,7 +502,7 @@ def test_negative_durations_are_rejected(setting: str) -> None:
         history(ok(T0, ALLOW_ALL), **{setting: timedelta(seconds=-1)})
 
 
-# observed_before: a change known only between two observations (DESIGN §5)
+# observed_before: a change known only between two observations (docs/semantics.md § History)
 
 
 def observed(version: RobotsVersion, before: datetime) -> RobotsVersion:
@@ -591,8 +591,8 @@ _CONTENTS = {"allow": (200, ALLOW_ALL), "block": (200, BLOCK_PRIVATE), "gone": (
 
 
 def _reference_decision(plan: list[tuple[int, str, int | None]], at: int) -> str:
-    """Plain reading of DESIGN §5 with grace off: the candidates are the version in effect by
-    effective_from and, inside its window, the next one; allowed when the first allows."""
+    """Plain reading of docs/semantics.md § History with grace off: the candidates are the version
+    in effect by effective_from and, inside its window, the next one; allowed when the first allows."""
     def allows(content: str) -> bool:
         return content in ("allow", "gone")
 

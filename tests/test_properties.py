@@ -12,7 +12,7 @@ UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~
 
 
 def reference_normalize(text: str) -> str:
-    """A path, byte by byte, exactly as DESIGN §4 words it."""
+    """A path, byte by byte, exactly as docs/semantics.md § robots.txt words it."""
     data = text.encode("utf-8", "surrogatepass")
     out, i = [], 0
     while i < len(data):

@@ -1,4 +1,4 @@
-"""Each robots.txt rule of DESIGN §4, with a case that fails without it."""
+"""Each robots.txt rule of docs/semantics.md § robots.txt, with a case that fails without it."""
 from __future__ import annotations
 
 import time
