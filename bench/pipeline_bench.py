@@ -54,14 +54,20 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
+from matcher.records import (
+    DEAD_LETTERS_TABLE,
+    INDEXING_FINDINGS_TABLE,
+    ROBOTS_VERSIONS_TABLE,
+    VERDICTS_TABLE,
+    VIOLATIONS_TABLE,
+    WINDOWS_TABLE,
+)
 from pipeline import html_report
 from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
-from pipeline.crawl_delay import VIOLATIONS, WINDOWS
-from pipeline.graph import INDEXING_FINDINGS, ROBOTS_VERSIONS
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
-from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, summary_row
+from pipeline.transforms import LINES_PER_BATCH, summary_row
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
@@ -87,7 +93,7 @@ def plain_loop(logs: str, robots: str, ranges: str, out: Path) -> dict:
                 for kind, record in auditor.audit_lines(path, first, batch, robots_by_host):
                     outputs.take(kind, record)
     # The history the verdicts were judged by, and the HTML report, as a batch run ends.
-    versions = TableWriter(out, ROBOTS_VERSIONS)
+    versions = TableWriter(out, ROBOTS_VERSIONS_TABLE)
     for version in read_robots_table(robots):
         versions.write(records.robots_version_record(version))
     versions.close()
@@ -150,7 +156,7 @@ class LoopOutputs:
     def __init__(self, out: Path):
         self.out = out
         self.counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0)
-        self._verdicts, self._dead = TableWriter(out, "verdicts"), TableWriter(out, DEAD_LETTERS)
+        self._verdicts, self._dead = TableWriter(out, VERDICTS_TABLE), TableWriter(out, DEAD_LETTERS_TABLE)
         self._decisions: dict[tuple, Counter] = {}
         self._findings: Counter = Counter()
         self._delays: dict[tuple, list] = {}
@@ -174,13 +180,13 @@ class LoopOutputs:
         self._dead.close()
         if error_type is None:
             self._write_crawl_delay(duration(cli_defaults().window))
-            self._write_rows(INDEXING_FINDINGS, (finding_row(k, n) for k, n in self._findings.items()))
+            self._write_rows(INDEXING_FINDINGS_TABLE, (finding_row(k, n) for k, n in self._findings.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
             (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
 
     def _write_crawl_delay(self, window: timedelta) -> None:
         """Each key's requests released once, in order, as the batch crawl-delay step does."""
-        violations, windows = TableWriter(self.out, VIOLATIONS), TableWriter(self.out, WINDOWS)
+        violations, windows = TableWriter(self.out, VIOLATIONS_TABLE), TableWriter(self.out, WINDOWS_TABLE)
         for key, requests in self._delays.items():
             steps = crawl_delay.release(None, requests, None).steps
             for step in steps:

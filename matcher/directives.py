@@ -16,7 +16,6 @@ finds the robots.txt version in effect.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -26,8 +25,10 @@ from typing import Any
 
 from matcher.history import DISALLOWED, DISALLOWED_BETWEEN_CAPTURES, DISALLOWED_WITHIN_GRACE
 from matcher.hosts import host_key
+from matcher.in_effect import index_in_effect
 from matcher.normalize import normalize
 from matcher.records import rfc3339
+from matcher.timerange import parse_timestamp, to_utc
 
 # Flags recognised by at least one major engine. `nocache` (Bing), `noyaca` (Yandex),
 # `noodp`/`noydir` (retired, still common in templates) and the `noai`/`noimageai`
@@ -256,7 +257,7 @@ class PageDirectivesTable:
         times = self._times.get(key)
         if times is None:
             return None
-        index = bisect_right(times, ts) - 1
+        index = index_in_effect(times, ts)
         return None if index < 0 else self._pages[key][index]
 
 
@@ -319,7 +320,7 @@ def unavailable_after_passed(indexing: Mapping[str, object] | None, ts: datetime
         return False
     if not isinstance(moment, str):
         raise ValueError(f"unavailable_after must be an RFC 3339 string, got {moment!r}")
-    return ts > _parse_iso(moment)
+    return ts > parse_timestamp(moment)
 
 
 # ------------------------------------------------------------------ parsing lists
@@ -595,14 +596,6 @@ def _at_offset(local: datetime, sign: str, hours: str, minutes: str) -> datetime
     return utc.replace(tzinfo=timezone.utc)
 
 
-def _parse_iso(text: str) -> datetime:
-    """An RFC 3339 timestamp with Z or an offset (the table's and the record's form)."""
-    match = _ISO.fullmatch(text.strip())
-    if match is None or match.group(4) is None or not (match.group(8) or match.group(9)):
-        raise ValueError(f"not an RFC 3339 timestamp with Z or an offset: {text!r}")
-    return _iso_date(match)[0]
-
-
 # ------------------------------------------------------------------ table rows
 
 _ROW_KEYS = frozenset({"host", "path", "effective_from", "x_robots_tag", "meta_robots"})
@@ -644,8 +637,8 @@ def _row_timestamp(value: object) -> datetime:
     if not isinstance(value, str):
         raise PageDirectivesError(f"effective_from must be a timestamp string, got {value!r}")
     try:
-        return _parse_iso(value)
-    except (ValueError, OverflowError):
+        return to_utc(parse_timestamp(value))
+    except ValueError:
         raise PageDirectivesError(
             f"effective_from is not an ISO 8601 date-time with Z or an offset: {value!r}"
         ) from None

@@ -9,7 +9,7 @@ and says which version and which rule decided.
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -17,8 +17,9 @@ from typing import Literal
 
 from matcher import robots
 from matcher.hosts import host_key
+from matcher.in_effect import index_in_effect
 from matcher.normalize import normalize
-from matcher.timerange import OutOfRange, shifted, to_utc
+from matcher.timerange import NoOffset, OutOfRange, parse_timestamp, shifted, to_utc
 
 Kind = Literal["ok", "unavailable", "error"]
 Verdict = Literal[
@@ -210,7 +211,7 @@ class HostHistory:
 
     def _index_at(self, ts: datetime) -> int:
         _require_request_time(ts)
-        return bisect_right(self._times, ts) - 1
+        return index_in_effect(self._times, ts)
 
     def _evaluate(
         self, index: int, at: datetime, tokens: Sequence[str], path: str, catch_all: bool
@@ -486,12 +487,11 @@ def _row_timestamp(value: object, name: str) -> datetime:
     if not isinstance(value, str):
         raise RobotsTableError(f"{name} must be a timestamp string, got {value!r}")
     try:
-        parsed = datetime.fromisoformat(value)
+        return parse_timestamp(value)
+    except NoOffset:
+        raise RobotsTableError(f"{name} needs a UTC offset or 'Z': {value!r}") from None
     except ValueError:
         raise RobotsTableError(f"{name} is not an ISO 8601 timestamp: {value!r}") from None
-    if not _is_aware(parsed):
-        raise RobotsTableError(f"{name} needs a UTC offset or 'Z': {value!r}")
-    return parsed
 
 
 def _row_status(value: object) -> int | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import ipaddress
 import unicodedata
-from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -29,6 +28,7 @@ from typing import Literal
 
 from matcher.agents import Crawler
 from matcher.bounded import BoundedCache
+from matcher.in_effect import index_in_effect
 
 Status = Literal["verified", "spoofed", "unverified", "unverifiable", "undeclared"]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -151,8 +151,8 @@ class RangeIndex:
     def snapshot_at(self, source: str, day: date) -> Snapshot | None:
         """The snapshot in force on `day`: the latest on or before it; None before the first."""
         items = self._snapshots.get(source)
-        position = bisect_right(self._days[source], day) if items else 0
-        return items[position - 1] if position else None
+        index = index_in_effect(self._days[source], day) if items else -1
+        return items[index] if index >= 0 else None
 
     def find_any(self, address: Address, day: date) -> RangeHit | None:
         """The longest prefix containing `address` among all sources in force on `day`."""

@@ -176,18 +176,32 @@ DNS_ANSWERS = (
     Column("resolved_at", "string", "when the worker asked (UTC, RFC 3339)", False),
 )
 
+# Table names: each is a folder of a run, a BigQuery table and a key of the audit graph's outputs.
+VERDICTS_TABLE = "verdicts"
+DEAD_LETTERS_TABLE = "dead_letters"
+SUMMARY_TABLE = "summary"
+VIOLATIONS_TABLE = "crawl_delay_violations"
+WINDOWS_TABLE = "crawl_delay_windows"
+INDEXING_FINDINGS_TABLE = "indexing_findings"
+BETWEEN_CAPTURES_TABLE = "between_captures"
+ROBOTS_VERSIONS_TABLE = "robots_versions"
+WHATIF_FLIPS_TABLE = "whatif_flips"
+# Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
+DNS_ANSWERS_TABLE = "dns_answers"
+# Not a record table: one JSON object, the lines read and where each went.
+COUNTS_TABLE = "counts"
+
 TABLES = {
-    "verdicts": VERDICTS,
-    "dead_letters": DEAD_LETTERS,
-    "summary": SUMMARY,
-    "crawl_delay_violations": CRAWL_DELAY_VIOLATIONS,
-    "crawl_delay_windows": CRAWL_DELAY_WINDOWS,
-    "indexing_findings": INDEXING_FINDINGS,
-    "between_captures": BETWEEN_CAPTURES,
-    "robots_versions": ROBOTS_VERSIONS,
-    "whatif_flips": WHATIF_FLIPS,
-    # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
-    "dns_answers": DNS_ANSWERS,
+    VERDICTS_TABLE: VERDICTS,
+    DEAD_LETTERS_TABLE: DEAD_LETTERS,
+    SUMMARY_TABLE: SUMMARY,
+    VIOLATIONS_TABLE: CRAWL_DELAY_VIOLATIONS,
+    WINDOWS_TABLE: CRAWL_DELAY_WINDOWS,
+    INDEXING_FINDINGS_TABLE: INDEXING_FINDINGS,
+    BETWEEN_CAPTURES_TABLE: BETWEEN_CAPTURES,
+    ROBOTS_VERSIONS_TABLE: ROBOTS_VERSIONS,
+    WHATIF_FLIPS_TABLE: WHATIF_FLIPS,
+    DNS_ANSWERS_TABLE: DNS_ANSWERS,
 }
 
 

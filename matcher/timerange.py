@@ -49,3 +49,25 @@ def micros(moment: datetime) -> int:
 def from_micros(value: int) -> datetime:
     """The UTC datetime of microseconds since the epoch, stopping at EARLIEST or LATEST."""
     return EPOCH + min(max(value, EARLIEST_MICROS), LATEST_MICROS) * _MICROSECOND
+
+
+
+class NoOffset(ValueError):
+    """An ISO 8601 time without `Z` or a UTC offset, which names no single moment."""
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO 8601 date-time with `Z` or a UTC offset: the form of every table and record.
+
+    ValueError when `text` is not ISO 8601; NoOffset (a ValueError) when it has no offset.
+    """
+    moment = datetime.fromisoformat(text)
+    if moment.utcoffset() is None:
+        raise NoOffset(f"no UTC offset: {text!r}")
+    return moment
+
+
+def parse_moment(text: str) -> datetime:
+    """An ISO 8601 date or date-time a person typed; without an offset it is UTC."""
+    moment = datetime.fromisoformat(text.strip())
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -7,12 +7,12 @@ precisely (docs/semantics.md § History).
 """
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Iterator
 
 import apache_beam as beam
 
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
+from matcher.timerange import parse_timestamp
 
 # Times travel as ISO strings: grouping needs a deterministic encoding, which datetimes lack.
 Key = tuple[str | None, str | None, str, str, str]
@@ -48,8 +48,8 @@ def between_captures_row(key: Key, requests: int) -> dict:
     return {
         "host": host,
         "crawler": crawler,
-        "effective_from": datetime.fromisoformat(effective_from),
-        "later_effective_from": datetime.fromisoformat(later_effective_from),
-        "observed_before": datetime.fromisoformat(observed_before),
+        "effective_from": parse_timestamp(effective_from),
+        "later_effective_from": parse_timestamp(later_effective_from),
+        "observed_before": parse_timestamp(observed_before),
         "requests": requests,
     }

@@ -56,11 +56,9 @@ from apache_beam.utils.timestamp import Timestamp
 
 from matcher import crawl_delay, records
 from matcher.crawl_delay import CrawlRequest
+from matcher.records import DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
 from pipeline.auditing import dead_letter
 
-VIOLATIONS = "crawl_delay_violations"
-WINDOWS = "crawl_delay_windows"
-DEAD_LETTERS = "dead_letters"
 LATE_REASON = "late-beyond-allowed-lateness"
 
 
@@ -81,17 +79,27 @@ class CrawlDelayAudit(beam.PTransform):
                 verdicts
                 | "PackRequestsByCrawler" >> beam.ParDo(PackRequestsFn()).with_output_types(typehints.KV[typehints.Any, bytes])
                 | "GroupByCrawler" >> beam.GroupByKey()
-                | "ReleaseInEventTimeOrder" >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(WINDOWS, main=VIOLATIONS)
+                | "ReleaseInEventTimeOrder" >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(WINDOWS_TABLE, main=VIOLATIONS_TABLE)
             )
             nothing_late = verdicts.pipeline | "NoLateRequests" >> beam.Create([])
-            return {VIOLATIONS: released[VIOLATIONS], WINDOWS: released[WINDOWS], DEAD_LETTERS: nothing_late}
+            return {
+                VIOLATIONS_TABLE: released[VIOLATIONS_TABLE],
+                WINDOWS_TABLE: released[WINDOWS_TABLE],
+                DEAD_LETTERS_TABLE: nothing_late,
+            }
         released = (
             verdicts
             | "KeyByCrawler" >> beam.Map(lambda verdict: (crawl_delay.key_of(verdict), verdict))
             | "ReleaseInEventTimeOrder"
-            >> beam.ParDo(ReleaseInOrderFn(self._window, self._lateness)).with_outputs(WINDOWS, DEAD_LETTERS, main=VIOLATIONS)
+            >> beam.ParDo(ReleaseInOrderFn(self._window, self._lateness)).with_outputs(
+                WINDOWS_TABLE, DEAD_LETTERS_TABLE, main=VIOLATIONS_TABLE
+            )
         )
-        return {VIOLATIONS: released[VIOLATIONS], WINDOWS: released[WINDOWS], DEAD_LETTERS: released[DEAD_LETTERS]}
+        return {
+            VIOLATIONS_TABLE: released[VIOLATIONS_TABLE],
+            WINDOWS_TABLE: released[WINDOWS_TABLE],
+            DEAD_LETTERS_TABLE: released[DEAD_LETTERS_TABLE],
+        }
 
 
 def request_fields(request: CrawlRequest) -> tuple:
@@ -216,7 +224,7 @@ def released_rows(key, steps, window: timedelta, violations, window_rows):
             yield crawl_delay.violation_record(key, step)
     for row in crawl_delay.window_records(key, steps, window):
         window_rows.inc()
-        yield beam.pvalue.TaggedOutput(WINDOWS, row)
+        yield beam.pvalue.TaggedOutput(WINDOWS_TABLE, row)
 
 
 class ReleaseInOrderFn(beam.DoFn):
@@ -250,7 +258,7 @@ class ReleaseInOrderFn(beam.DoFn):
         cut = closed.read()
         if cut is not None and crawl_delay.micros(request.ts) < cut:
             self.late.inc()
-            yield beam.pvalue.TaggedOutput(DEAD_LETTERS, late_letter(verdict, cut))
+            yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, late_letter(verdict, cut))
             return
         self.requests.inc()
         pending.add(request)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from matcher.timerange import NoOffset, parse_timestamp
 from pipeline.captures import HostFolder, Outcome, stamp
 
 
@@ -31,7 +32,7 @@ class GitImport:
 def commit_times(repo: Path, path: str) -> list[tuple[str, datetime]]:
     """(commit, committer time) of each commit that changed `path`, oldest first."""
     out = _git(repo, "log", "--reverse", "--format=%H %cI", "--", path).decode()
-    return [(commit, datetime.fromisoformat(when)) for commit, when in (line.split() for line in out.splitlines())]
+    return [(commit, parse_timestamp(when)) for commit, when in (line.split() for line in out.splitlines())]
 
 
 def read_deploys(text: str, repo: Path) -> list[tuple[str, datetime]]:
@@ -43,11 +44,11 @@ def read_deploys(text: str, repo: Path) -> list[tuple[str, datetime]]:
             continue
         try:
             commit, when = fields
-            moment = datetime.fromisoformat(when)
+            moment = parse_timestamp(when)
+        except NoOffset:
+            raise GitError(f"deploy line {number}: {when!r} needs a UTC offset or Z") from None
         except ValueError:
             raise GitError(f"deploy line {number}: expected 'COMMIT TIMESTAMP', got {line.strip()!r}") from None
-        if moment.utcoffset() is None:
-            raise GitError(f"deploy line {number}: {when!r} needs a UTC offset or Z")
         try:
             full = _git(repo, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").decode().strip()
         except GitError:

@@ -23,11 +23,23 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
+from matcher.records import (
+    BETWEEN_CAPTURES_TABLE,
+    COUNTS_TABLE,
+    DEAD_LETTERS_TABLE,
+    DNS_ANSWERS_TABLE,
+    INDEXING_FINDINGS_TABLE,
+    ROBOTS_VERSIONS_TABLE,
+    SUMMARY_TABLE,
+    VERDICTS_TABLE,
+    VIOLATIONS_TABLE,
+    WINDOWS_TABLE,
+)
 from pipeline import html_report, report, run_folder, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.confined import is_url
-from pipeline.crawl_delay import VIOLATIONS, WINDOWS, CrawlDelayAudit
+from pipeline.crawl_delay import CrawlDelayAudit
 from pipeline.dns import DnsSettings, IdentityOptions, ResolveDistinct, client_proxies, dns_settings
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions, duration
@@ -35,9 +47,8 @@ from pipeline.page_directives import read_page_directives
 from pipeline.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
-from pipeline.schema import arrow_schema
+from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_table
 from pipeline.transforms import (
-    DEAD_LETTERS,
     AuditLogLines,
     CountOutcomes,
     ReadLogLines,
@@ -45,12 +56,9 @@ from pipeline.transforms import (
     Summarize,
 )
 
-INDEXING_FINDINGS = "indexing_findings"
-BETWEEN_CAPTURES = "between_captures"
-ROBOTS_VERSIONS = "robots_versions"
 # The record tables every run writes (a batch run adds the summary, the counts, the indexing findings,
 # the between-captures changes and the robots versions).
-RECORD_TABLES = ("verdicts", DEAD_LETTERS, VIOLATIONS, WINDOWS)
+RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
 _NO_REFRESH_RUNNERS = {None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner", "BundleBasedDirectRunner"}
@@ -88,12 +96,12 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
         lookups = ResolveDistinct(dns.resolver, dns.record)
         inputs["dns"] = pipeline | "ResolveLogClients" >> ResolveLogClients(settings.logs, auditor, lookups)
     outputs = inputs | "AuditLogLines" >> AuditLogLines(auditor)
-    outputs["summary"] = outputs["verdicts"] | "Summarize" >> Summarize()
-    outputs["counts"] = outputs | "CountOutcomes" >> CountOutcomes()
-    outputs[INDEXING_FINDINGS] = outputs["verdicts"] | "IndexingFindings" >> IndexingFindings()
-    outputs[BETWEEN_CAPTURES] = outputs["verdicts"] | "BetweenCaptures" >> BetweenCaptures()
+    outputs[SUMMARY_TABLE] = outputs[VERDICTS_TABLE] | "Summarize" >> Summarize()
+    outputs[COUNTS_TABLE] = outputs | "CountOutcomes" >> CountOutcomes()
+    outputs[INDEXING_FINDINGS_TABLE] = outputs[VERDICTS_TABLE] | "IndexingFindings" >> IndexingFindings()
+    outputs[BETWEEN_CAPTURES_TABLE] = outputs[VERDICTS_TABLE] | "BetweenCaptures" >> BetweenCaptures()
     # The report's robots.txt section draws the history the verdicts were judged by.
-    outputs[ROBOTS_VERSIONS] = inputs["robots"] | "RecordRobotsVersions" >> beam.Map(records.robots_version_record)
+    outputs[ROBOTS_VERSIONS_TABLE] = inputs["robots"] | "RecordRobotsVersions" >> beam.Map(records.robots_version_record)
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -108,7 +116,7 @@ def _build_streaming(
         robots = pipeline | "ReadRobotsTable" >> beam.Create([streaming.robots_snapshot(settings.robots)])
     outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots, dns)
     if dns is None or not dns.record:
-        outputs.pop(streaming.DNS_ANSWERS, None)
+        outputs.pop(DNS_ANSWERS_TABLE, None)
     return _with_crawl_delay(outputs, settings, bounded=False)
 
 
@@ -129,11 +137,16 @@ def _log_source(settings: CrawlAuditOptions) -> beam.PTransform:
 
 def _with_crawl_delay(outputs: dict, settings: CrawlAuditOptions, bounded: bool) -> dict:
     """Adds the crawl-delay tables; its late requests join the dead letters."""
-    crawl_delay = outputs["verdicts"] | "CrawlDelayAudit" >> CrawlDelayAudit(
+    crawl_delay = outputs[VERDICTS_TABLE] | "CrawlDelayAudit" >> CrawlDelayAudit(
         duration(settings.window), duration(settings.allowed_lateness), bounded
     )
-    dead_letters = (outputs[DEAD_LETTERS], crawl_delay[DEAD_LETTERS]) | "AllDeadLetters" >> beam.Flatten()
-    return {**outputs, VIOLATIONS: crawl_delay[VIOLATIONS], WINDOWS: crawl_delay[WINDOWS], DEAD_LETTERS: dead_letters}
+    dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE]) | "AllDeadLetters" >> beam.Flatten()
+    return {
+        **outputs,
+        VIOLATIONS_TABLE: crawl_delay[VIOLATIONS_TABLE],
+        WINDOWS_TABLE: crawl_delay[WINDOWS_TABLE],
+        DEAD_LETTERS_TABLE: dead_letters,
+    }
 
 
 def _page_directives(location: str | None) -> PageDirectivesTable | None:
@@ -156,38 +169,19 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
     summary, counts, indexing findings and between-captures changes as JSON."""
     for table in RECORD_TABLES:
-        _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
-    _write_table(outputs["summary"], FileSystems.join(out, "summary"), records.SUMMARY, "jsonl", "summary")
-    for table in (INDEXING_FINDINGS, BETWEEN_CAPTURES):
-        _write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
-    _write_table(
-        outputs[ROBOTS_VERSIONS], FileSystems.join(out, ROBOTS_VERSIONS), records.ROBOTS_VERSIONS, output_format,
-        ROBOTS_VERSIONS,
+        write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
+    write_table(outputs[SUMMARY_TABLE], FileSystems.join(out, SUMMARY_TABLE), records.SUMMARY, "jsonl", SUMMARY_TABLE)
+    for table in (INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE):
+        write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
+    write_table(
+        outputs[ROBOTS_VERSIONS_TABLE], FileSystems.join(out, ROBOTS_VERSIONS_TABLE), records.ROBOTS_VERSIONS, output_format,
+        ROBOTS_VERSIONS_TABLE,
     )
     (
-        outputs["counts"]
+        outputs[COUNTS_TABLE]
         | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)
-        | "WriteCounts" >> beam.io.WriteToText(FileSystems.join(out, "counts"), ".json", shard_name_template="")
+        | "WriteCounts" >> beam.io.WriteToText(FileSystems.join(out, COUNTS_TABLE), ".json", shard_name_template="")
     )
-
-
-def _write_table(pcoll, folder: str, columns, output_format: str, label: str) -> None:
-    title = label.title().replace("_", "")
-    prefix = FileSystems.join(folder, "part")
-    if output_format == "parquet":
-        (
-            pcoll
-            | f"Shape{title}" >> beam.Map(records.shaped, columns)
-            | f"Write{title}" >> beam.io.WriteToParquet(
-                prefix, arrow_schema(columns), codec="snappy", file_name_suffix=".parquet"
-            )
-        )
-    else:
-        (
-            pcoll
-            | f"Encode{title}" >> beam.Map(lambda r: json.dumps(records.to_json_ready(r, columns), ensure_ascii=False))
-            | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
-        )
 
 
 def _runs_locally(options: PipelineOptions) -> bool:
@@ -201,17 +195,17 @@ def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
     for table in RECORD_TABLES:
         title = table.title().replace("_", "")
         if settings.bigquery_dataset:
-            sink = streaming.WriteBigQueryTable(
+            sink = WriteBigQueryTable(
                 f"{settings.bigquery_dataset}.{table}", records.TABLES[table], settings.bigquery_method
             )
         else:
-            sink = streaming.WriteBundleFiles(
+            sink = WriteBundleFiles(
                 FileSystems.join(settings.out, table), records.TABLES[table], settings.output_format
             )
         outputs[table] | f"Write{title}" >> sink
-    if streaming.DNS_ANSWERS in outputs:
+    if DNS_ANSWERS_TABLE in outputs:
         # A snapshot file set, readable by a later `--dns snapshot:FOLDER`, whatever the sink.
-        outputs[streaming.DNS_ANSWERS] | "WriteDnsAnswers" >> streaming.WriteBundleFiles(
+        outputs[DNS_ANSWERS_TABLE] | "WriteDnsAnswers" >> WriteBundleFiles(
             settings.view_as(IdentityOptions).dns_record, records.DNS_ANSWERS, "jsonl"
         )
 
@@ -260,4 +254,4 @@ def run(argv: list[str]) -> int:
 
 def _table_formats(output_format: str) -> dict[str, str]:
     formats = {table: output_format for table in RECORD_TABLES}
-    return {**formats, "summary": "jsonl", INDEXING_FINDINGS: "jsonl", "counts": "json"}
+    return {**formats, SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl", COUNTS_TABLE: "json"}

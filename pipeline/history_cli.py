@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from matcher import robots
 from matcher.history import RobotsHistory, RobotsVersion
 from matcher.history_diff import GroupChange, affected, diff
 from matcher.records import rfc3339
+from matcher.timerange import parse_moment
 from pipeline import git_history, history_capture, wayback
 from pipeline.http_client import Client, FetchError
 from pipeline.robots_table import read_robots_table
@@ -177,10 +178,9 @@ def _change_lines(change: GroupChange) -> list[str]:
 
 def _moment(text: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(text.strip())
+        return parse_moment(text)
     except ValueError:
         raise ValueError(f"not an ISO 8601 date or time: {text!r}") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _archive_time(text: str) -> str:

@@ -16,6 +16,7 @@ from config.registry import load_registry
 from config.snapshots import DEFAULT_RANGES_DIR, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
+from matcher.timerange import parse_moment
 from pipeline import ranges_update
 from pipeline.resolvers import DEFAULT_RETRIES, DEFAULT_TIMEOUT, build_resolver
 from pipeline.terminal import printable, printable_json
@@ -128,10 +129,9 @@ def _moment(text: str | None) -> datetime:
     if text is None:
         return datetime.now(timezone.utc)
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return parse_moment(text)
     except ValueError:
         raise ValueError(f"--at: not an ISO 8601 date or time: {text!r}") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _describe(ip: str, claim: Claim | None, who: IdentityResult) -> str:

@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
+from matcher import records
 from pipeline import tables
 from pipeline.run_folder import read_manifest
 from pipeline.terminal import printable
@@ -47,10 +48,10 @@ def load(out: str) -> RunSummary:
 
     return RunSummary(
         counts,
-        rows("summary"),
-        rows("crawl_delay_windows"),
-        rows("indexing_findings"),
-        rows("between_captures"),
+        rows(records.SUMMARY_TABLE),
+        rows(records.WINDOWS_TABLE),
+        rows(records.INDEXING_FINDINGS_TABLE),
+        rows(records.BETWEEN_CAPTURES_TABLE),
     )
 
 

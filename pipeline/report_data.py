@@ -101,13 +101,13 @@ def gather(out: str) -> ReportData:
     """Everything the report draws, read from the run's output folder."""
     data = ReportData(
         report.load(out),
-        sorted(tables.rows(out, "robots_versions"), key=lambda r: (r["host"], str(r["effective_from"]))),
+        sorted(tables.rows(out, records.ROBOTS_VERSIONS_TABLE), key=lambda r: (r["host"], str(r["effective_from"]))),
         whatif.load_summary(out),
     )
     for row in data.robots_versions:
         row["effective_from"] = tables.moment(row["effective_from"])
     columns = [c for c in records.VERDICTS if c.name in _VERDICT_COLUMNS]
-    for table in tables.slices(out, "verdicts", columns):
+    for table in tables.slices(out, records.VERDICTS_TABLE, columns):
         _add(data, table)
     return data
 

@@ -30,6 +30,7 @@ from apache_beam.io.filesystems import FileSystems
 from matcher.history import RobotsTableError, RobotsVersion, host_key, version_from_row, with_observations
 from matcher.records import rfc3339
 from matcher.robots import MAX_BYTES
+from matcher.timerange import parse_timestamp
 from pipeline.confined import NotReadable, inside, is_url, read_regular, relative_url
 from pipeline.json_table import read_json_rows
 
@@ -108,11 +109,9 @@ def _observation_times(folder: Path, log: Path) -> list[datetime]:
             continue
         stamp = line.split(maxsplit=1)[0]
         try:
-            moment = datetime.fromisoformat(stamp)
+            moment = parse_timestamp(stamp)
         except ValueError:
-            moment = None
-        if moment is None or moment.utcoffset() is None:
-            raise RobotsTableError(f"{log}:{number}: not an RFC 3339 timestamp with an offset: {stamp!r}")
+            raise RobotsTableError(f"{log}:{number}: not an RFC 3339 timestamp with an offset: {stamp!r}") from None
         times.append(moment)
     return times
 

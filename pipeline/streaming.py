@@ -1,4 +1,6 @@
-"""The audit on continuous logs: streaming sources, the refreshing robots table, streaming sinks.
+"""The audit on continuous logs: streaming sources, the refreshing robots table, live DNS.
+
+Its sinks, like the batch ones, are in `pipeline/sinks.py`.
 
 Every source yields the batches the batch graph reads, `(origin, first line number, lines)`, so
 the per-line audit (`AuditLineBatchFn`) and the crawl-delay transform are shared with batch runs.
@@ -27,16 +29,11 @@ unanswered then is `unverified` for that batch. `--dns snapshot:FILE` answers fr
 """
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import logging
 import time
 from datetime import datetime, timedelta
 
 import apache_beam as beam
-import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam import coders
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import BeamIOError, FileMetadata
@@ -49,24 +46,20 @@ from apache_beam.transforms.periodicsequence import PeriodicImpulse
 from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import Timestamp
 
-from matcher import crawl_delay, records
 from matcher.history import RobotsTableError
 from matcher.identity import DnsAnswer
-from matcher.records import Column
+from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE, VERDICTS_TABLE
 from pipeline.auditing import HostVersions, LineAuditor, host_versions
 from pipeline.dns import DnsSettings, count_trouble
 from pipeline.logformats import LogParseError, parser_for
 from pipeline.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.robots_table import read_robots_table
-from pipeline.schema import arrow_schema, bigquery_schema
-from pipeline.transforms import DEAD_LETTERS, LINES_PER_BATCH, TALLY, AuditLineBatchFn, line_batches
+from pipeline.sinks import beam_timestamp
+from pipeline.transforms import LINES_PER_BATCH, TALLY, AuditLineBatchFn, line_batches
 
 _LOG = logging.getLogger(__name__)
 # How far into a new file to look for a line that parses, to stamp the file with its time.
 _FIRST_REQUEST_SEARCH = 100
-DNS_ANSWERS = "dns_answers"
-STORAGE_WRITE_API = "STORAGE_WRITE_API"
-BIGQUERY_METHODS = (STORAGE_WRITE_API, "STREAMING_INSERTS", "FILE_LOADS")
 
 
 # ---- Sources
@@ -104,7 +97,7 @@ class LogFolderPoll(PollFn):
                 self.stamped_by_mtime.inc()
                 stamp = Timestamp(found.last_updated_in_seconds)
             else:
-                stamp = _timestamp(first)
+                stamp = beam_timestamp(first)
             self._stamps[found.path] = stamp
         return stamp
 
@@ -285,11 +278,13 @@ class AuditLogStream(beam.PTransform):
         audit = AuditLineBatchFn(self._auditor) if self._dns is None else AuditWithDnsFn(self._auditor, self._dns)
         audited = batches | "AuditLineBatches" >> beam.ParDo(
             audit, beam.pvalue.AsSingleton(self._robots)
-        ).with_outputs(DEAD_LETTERS, TALLY, DNS_ANSWERS, main="verdicts")
+        ).with_outputs(DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICTS_TABLE)
         verdicts = audited.verdicts | "StampEventTime" >> beam.Map(stamp_event_time)
-        outputs = {"verdicts": verdicts, DEAD_LETTERS: audited[DEAD_LETTERS], TALLY: audited[TALLY]}
+        outputs = {
+            VERDICTS_TABLE: verdicts, DEAD_LETTERS_TABLE: audited[DEAD_LETTERS_TABLE], TALLY: audited[TALLY]
+        }
         if self._dns is not None and isinstance(self._dns.resolver, LiveResolver):
-            outputs[DNS_ANSWERS] = audited[DNS_ANSWERS]
+            outputs[DNS_ANSWERS_TABLE] = audited[DNS_ANSWERS_TABLE]
         return outputs
 
 
@@ -336,7 +331,7 @@ class AuditWithDnsFn(AuditLineBatchFn):
         for answer in arrived:
             self.lookups.inc()
             count_trouble(answer, self.timeouts, self.errors)
-            yield beam.pvalue.TaggedOutput(DNS_ANSWERS, answer_to_json(answer))
+            yield beam.pvalue.TaggedOutput(DNS_ANSWERS_TABLE, answer_to_json(answer))
         self.cut_off.inc(sum(1 for address in questions if _cut_off(answers[address])))
         return answers
 
@@ -347,114 +342,4 @@ def _cut_off(answer: DnsAnswer) -> bool:
 
 
 def stamp_event_time(verdict: dict) -> window.TimestampedValue:
-    return window.TimestampedValue(verdict, _timestamp(verdict["ts"]))
-
-
-def _timestamp(moment: datetime) -> Timestamp:
-    return Timestamp(micros=crawl_delay.micros(moment))
-
-
-# ---- Sinks
-
-
-class WriteBundleFiles(beam.PTransform):
-    """Records -> one file per bundle in `folder`, JSON Lines or Parquet, visible as soon as the
-    bundle is done. A file is named by the hash of its content, so a bundle the runner retries
-    with the same records writes the same file again rather than a second copy."""
-
-    def __init__(self, folder: str, columns: tuple[Column, ...], output_format: str):
-        super().__init__()
-        self._write = WriteBundleFn(folder, columns, output_format)
-
-    def expand(self, pcoll):
-        return pcoll | "WriteBundles" >> beam.ParDo(self._write)
-
-
-class WriteBundleFn(beam.DoFn):
-    def __init__(self, folder: str, columns: tuple[Column, ...], output_format: str):
-        self._folder = folder
-        self._columns = columns
-        self._format = output_format
-        self.files = Metrics.counter(self.__class__, "files")
-
-    def start_bundle(self):
-        self._rows: list[dict] = []
-
-    def process(self, record):
-        self._rows.append(record)
-
-    def finish_bundle(self):
-        if self._rows:
-            write_records_file(self._folder, self._rows, self._columns, self._format)
-            self.files.inc()
-        self._rows = []
-
-
-def write_records_file(folder: str, rows: list[dict], columns: tuple[Column, ...], output_format: str) -> str:
-    """Write records as one file named by its content hash; returns the path."""
-    content = _encode(rows, columns, output_format)
-    path = FileSystems.join(folder, f"part-{hashlib.sha256(content).hexdigest()[:32]}.{output_format}")
-    temporary = FileSystems.join(folder, f".{hashlib.sha256(path.encode()).hexdigest()[:16]}.tmp")
-    with FileSystems.create(temporary) as handle:
-        handle.write(content)
-    FileSystems.rename([temporary], [path])
-    return path
-
-
-def _encode(rows: list[dict], columns: tuple[Column, ...], output_format: str) -> bytes:
-    if output_format == "parquet":
-        buffer = io.BytesIO()
-        shaped = [records.shaped(row, columns) for row in rows]
-        pq.write_table(pa.Table.from_pylist(shaped, schema=arrow_schema(columns)), buffer, compression="snappy")
-        return buffer.getvalue()
-    ready = (json.dumps(records.to_json_ready(row, columns), ensure_ascii=False) for row in rows)
-    return "".join(line + "\n" for line in ready).encode("utf-8")
-
-
-class WriteBigQueryTable(beam.PTransform):
-    """Records -> a BigQuery table whose schema is derived from the record columns.
-
-    STORAGE_WRITE_API is what to use in production; it is Java (cross-language), so building the
-    graph needs Java and its expansion jar. STREAMING_INSERTS and FILE_LOADS build offline.
-    """
-
-    def __init__(self, table: str, columns: tuple[Column, ...], method: str):
-        super().__init__()
-        if method not in BIGQUERY_METHODS:
-            raise ValueError(f"BigQuery method must be one of {', '.join(BIGQUERY_METHODS)}, not {method!r}")
-        self._table = table
-        self._columns = columns
-        self._method = method
-
-    def expand(self, pcoll):
-        return (
-            pcoll
-            | "BigQueryRows" >> beam.Map(bigquery_row, self._columns, self._method == STORAGE_WRITE_API)
-            | "WriteToBigQuery" >> beam.io.WriteToBigQuery(
-                self._table,
-                schema=bigquery_schema(self._columns),
-                method=self._method,
-                create_disposition=beam.io.BigQueryDisposition.CREATE_IF_NEEDED,
-                write_disposition=beam.io.BigQueryDisposition.WRITE_APPEND,
-            )
-        )
-
-
-def bigquery_row(record: dict, columns: tuple[Column, ...], beam_timestamps: bool) -> dict:
-    """A record as BigQuery takes it: timestamps as RFC 3339 text for JSON inserts, as Beam
-    Timestamps for the Storage Write API; a null list as [] (a REPEATED field is never null)."""
-    return {column.name: _bigquery_value(record.get(column.name), column, beam_timestamps) for column in columns}
-
-
-def _bigquery_value(value, column: Column, beam_timestamps: bool):
-    if column.type == "string_list":
-        return list(value or ())
-    if value is None:
-        return None
-    if column.type == "timestamp":
-        return _timestamp(value) if beam_timestamps else records.rfc3339(value)
-    if column.type == "struct":
-        return bigquery_row(value, column.fields, beam_timestamps)
-    if column.type == "json":
-        return json.dumps(value, sort_keys=True)
-    return value
+    return window.TimestampedValue(verdict, beam_timestamp(verdict["ts"]))

@@ -15,6 +15,7 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from matcher.records import Column
+from matcher.timerange import parse_timestamp
 from pipeline.run_folder import read_manifest
 from pipeline.schema import arrow_schema
 
@@ -68,4 +69,4 @@ def moment(value: datetime | str | None) -> datetime | None:
     """A timestamp column's value as a datetime: Parquet gives one, JSON Lines its RFC 3339 text."""
     if value is None or isinstance(value, datetime):
         return value
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parse_timestamp(value)

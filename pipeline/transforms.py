@@ -18,10 +18,10 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
+from matcher.records import DEAD_LETTERS_TABLE, VERDICTS_TABLE
 from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, dead_letter, host_versions
 from pipeline.confined import require_regular
 
-DEAD_LETTERS = "dead_letters"
 TALLY = "tally"
 LINES_PER_BATCH = 2000
 UNREADABLE_REASON = "unreadable-rest-of-file"
@@ -186,7 +186,7 @@ class AuditLineBatchFn(beam.DoFn):
             self.lines.inc()
             self.dead.inc()
             yield beam.pvalue.TaggedOutput(
-                DEAD_LETTERS, dead_letter(f"{batch.path}:{batch.line}", UNREADABLE_REASON, batch.message, "")
+                DEAD_LETTERS_TABLE, dead_letter(f"{batch.path}:{batch.line}", UNREADABLE_REASON, batch.message, "")
             )
             yield beam.pvalue.TaggedOutput(TALLY, {"lines": 1, "skipped": 0})
             return
@@ -197,7 +197,7 @@ class AuditLineBatchFn(beam.DoFn):
             if kind == VERDICT:
                 yield record
             elif kind == DEAD_LETTER:
-                yield beam.pvalue.TaggedOutput(DEAD_LETTERS, record)
+                yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, record)
         tally = {"lines": len(lines), "skipped": len(lines) - outcomes[VERDICT] - outcomes[DEAD_LETTER]}
         self.lines.inc(tally["lines"])
         self.skipped.inc(tally["skipped"])
@@ -261,8 +261,10 @@ class AuditLogLines(beam.PTransform):
             side_inputs.append(beam.pvalue.AsDict(inputs["dns"]))
         audited = inputs["batches"] | "AuditLineBatches" >> beam.ParDo(
             AuditLineBatchFn(self._auditor), *side_inputs
-        ).with_outputs(DEAD_LETTERS, TALLY, main="verdicts")
-        return {"verdicts": audited.verdicts, DEAD_LETTERS: audited[DEAD_LETTERS], TALLY: audited[TALLY]}
+        ).with_outputs(DEAD_LETTERS_TABLE, TALLY, main=VERDICTS_TABLE)
+        return {
+            VERDICTS_TABLE: audited.verdicts, DEAD_LETTERS_TABLE: audited[DEAD_LETTERS_TABLE], TALLY: audited[TALLY]
+        }
 
 
 class CountDecisions(beam.CombineFn):
@@ -310,8 +312,8 @@ class CountOutcomes(beam.PTransform):
     """{"verdicts", "dead_letters", "tally"} -> one dict: lines read and where each went."""
 
     def expand(self, outputs):
-        verdicts = outputs["verdicts"] | "CountVerdicts" >> beam.combiners.Count.Globally()
-        dead = outputs[DEAD_LETTERS] | "CountDeadLetters" >> beam.combiners.Count.Globally()
+        verdicts = outputs[VERDICTS_TABLE] | "CountVerdicts" >> beam.combiners.Count.Globally()
+        dead = outputs[DEAD_LETTERS_TABLE] | "CountDeadLetters" >> beam.combiners.Count.Globally()
         tallies = outputs[TALLY] | "SumTallies" >> beam.CombineGlobally(sum_tallies)
         return (
             tallies

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,6 +21,7 @@ from config.registry import load_registry
 from matcher import records, robots
 from matcher.agents import Registry
 from matcher.history import host_key
+from matcher.timerange import parse_moment
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline import tables
 from pipeline.terminal import printable
@@ -44,10 +45,9 @@ class Question:
 def moment_argument(text: str) -> datetime:
     """`--from`/`--to`: an ISO 8601 date or time; without an offset it is UTC."""
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_moment(text)
     except ValueError:
         raise ValueError(f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def past_requests(question: Question, registry: Registry) -> Counter:
@@ -58,7 +58,7 @@ def past_requests(question: Question, registry: Registry) -> Counter:
     columns = [c for c in records.VERDICTS if c.name in _VERDICT_COLUMNS and (timed or c.name != "ts")]
     counted: Counter = Counter()
     hosts: Counter = Counter()
-    for table in tables.slices(question.out, "verdicts", columns):
+    for table in tables.slices(question.out, records.VERDICTS_TABLE, columns):
         # Hosts compared as `host_key` compares them: lower-case, without the root's dot.
         keys = pc.utf8_rtrim(pc.utf8_lower(table["host"]), characters=".")
         mask = pc.fill_null(pc.equal(keys, host), False)

@@ -688,4 +688,4 @@ def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():
     verdicts = [o for o in outputs if isinstance(o, dict)]
     assert [(v["client_ip"], v["identity"]) for v in verdicts] == [("192.0.2.110", "verified"), ("192.0.2.111", "unverified")]
     assert verdicts[1]["identity_evidence"].startswith("PTR of 192.0.2.111: not-in-snapshot")
-    assert not any(getattr(o, "tag", None) == streaming.DNS_ANSWERS for o in outputs)  # a snapshot is not re-recorded
+    assert not any(getattr(o, "tag", None) == records.DNS_ANSWERS_TABLE for o in outputs)  # a snapshot is not re-recorded

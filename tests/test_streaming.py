@@ -25,7 +25,7 @@ from apache_beam.utils.timestamp import Timestamp
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
-from pipeline import graph, streaming
+from pipeline import graph, sinks, streaming
 from pipeline.auditing import VERDICT, LineAuditor
 from pipeline.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
 from pipeline.options import CrawlAuditOptions
@@ -448,27 +448,27 @@ def test_bigquery_rows_follow_the_derived_schema():
     row = crawl_delay.violation_record(
         KEY, crawl_delay.release(None, [crawl_delay.request_of(verdict(KEY, s, 10.0)) for s in (0, 4)], None).steps[1]
     )
-    inserted = streaming.bigquery_row(row, records.CRAWL_DELAY_VIOLATIONS, beam_timestamps=False)
+    inserted = sinks.bigquery_row(row, records.CRAWL_DELAY_VIOLATIONS, beam_timestamps=False)
     assert inserted["ts"] == "2026-11-02T10:00:04Z"
     assert inserted["robots_version"]["effective_from"] == "2026-11-01T00:00:00Z"
-    storage = streaming.bigquery_row(row, records.CRAWL_DELAY_VIOLATIONS, beam_timestamps=True)
+    storage = sinks.bigquery_row(row, records.CRAWL_DELAY_VIOLATIONS, beam_timestamps=True)
     assert storage["ts"] == Timestamp(micros=crawl_delay.micros(row["ts"]))
     fields = [field["name"] for field in bigquery_schema(records.CRAWL_DELAY_VIOLATIONS)["fields"]]
     assert list(inserted) == fields
-    assert streaming.bigquery_row({"tokens": None}, records.VERDICTS, False)["tokens"] == []
+    assert sinks.bigquery_row({"tokens": None}, records.VERDICTS, False)["tokens"] == []
 
 
 def test_bundle_files_are_named_by_content_so_a_retry_does_not_duplicate(tmp_path):
     steps = crawl_delay.release(None, [crawl_delay.request_of(verdict(KEY, s, 10.0)) for s in (0, 4, 4000)], None).steps
     rows = crawl_delay.window_records(KEY, steps, timedelta(hours=1))
     columns = records.CRAWL_DELAY_WINDOWS
-    first = streaming.write_records_file(str(tmp_path), rows, columns, "jsonl")
-    again = streaming.write_records_file(str(tmp_path), rows, columns, "jsonl")
+    first = sinks.write_records_file(str(tmp_path), rows, columns, "jsonl")
+    again = sinks.write_records_file(str(tmp_path), rows, columns, "jsonl")
     assert first == again and [p.name for p in tmp_path.iterdir()] == [Path(first).name]
     assert [json.loads(line)["window_start"] for line in Path(first).read_text().splitlines()] == [
         "2026-11-02T10:00:00Z", "2026-11-02T11:00:00Z",
     ]
-    parquet = streaming.write_records_file(str(tmp_path / "p"), rows, columns, "parquet")
+    parquet = sinks.write_records_file(str(tmp_path / "p"), rows, columns, "parquet")
     assert [row["violations"] for row in pq.read_table(parquet).to_pylist()] == [1, 0]
 
 

@@ -1,0 +1,154 @@
+"""Every sink of the audit: a finished table (batch), one file per bundle, a BigQuery table.
+
+Each writes records shaped by their table's columns (`matcher.records`), so JSON Lines, Parquet
+and BigQuery rows of one table always agree.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from datetime import datetime
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.utils.timestamp import Timestamp
+
+from matcher import records
+from matcher.records import Column
+from matcher.timerange import micros
+from pipeline.schema import arrow_schema, bigquery_schema
+
+STORAGE_WRITE_API = "STORAGE_WRITE_API"
+BIGQUERY_METHODS = (STORAGE_WRITE_API, "STREAMING_INSERTS", "FILE_LOADS")
+
+
+def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> None:
+    """A batch run's table: part files under `folder`, JSON Lines or Parquet; `label` names the steps."""
+    title = label.title().replace("_", "")
+    prefix = FileSystems.join(folder, "part")
+    if output_format == "parquet":
+        (
+            pcoll
+            | f"Shape{title}" >> beam.Map(records.shaped, columns)
+            | f"Write{title}" >> beam.io.WriteToParquet(
+                prefix, arrow_schema(columns), codec="snappy", file_name_suffix=".parquet"
+            )
+        )
+    else:
+        (
+            pcoll
+            | f"Encode{title}" >> beam.Map(lambda r: json.dumps(records.to_json_ready(r, columns), ensure_ascii=False))
+            | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
+        )
+
+
+class WriteBundleFiles(beam.PTransform):
+    """Records -> one file per bundle in `folder`, JSON Lines or Parquet, visible as soon as the
+    bundle is done. A file is named by the hash of its content, so a bundle the runner retries
+    with the same records writes the same file again rather than a second copy."""
+
+    def __init__(self, folder: str, columns: tuple[Column, ...], output_format: str):
+        super().__init__()
+        self._write = WriteBundleFn(folder, columns, output_format)
+
+    def expand(self, pcoll):
+        return pcoll | "WriteBundles" >> beam.ParDo(self._write)
+
+
+class WriteBundleFn(beam.DoFn):
+    def __init__(self, folder: str, columns: tuple[Column, ...], output_format: str):
+        self._folder = folder
+        self._columns = columns
+        self._format = output_format
+        self.files = Metrics.counter(self.__class__, "files")
+
+    def start_bundle(self):
+        self._rows: list[dict] = []
+
+    def process(self, record):
+        self._rows.append(record)
+
+    def finish_bundle(self):
+        if self._rows:
+            write_records_file(self._folder, self._rows, self._columns, self._format)
+            self.files.inc()
+        self._rows = []
+
+
+def write_records_file(folder: str, rows: list[dict], columns: tuple[Column, ...], output_format: str) -> str:
+    """Write records as one file named by its content hash; returns the path."""
+    content = _encode(rows, columns, output_format)
+    path = FileSystems.join(folder, f"part-{hashlib.sha256(content).hexdigest()[:32]}.{output_format}")
+    temporary = FileSystems.join(folder, f".{hashlib.sha256(path.encode()).hexdigest()[:16]}.tmp")
+    with FileSystems.create(temporary) as handle:
+        handle.write(content)
+    FileSystems.rename([temporary], [path])
+    return path
+
+
+def _encode(rows: list[dict], columns: tuple[Column, ...], output_format: str) -> bytes:
+    if output_format == "parquet":
+        buffer = io.BytesIO()
+        shaped = [records.shaped(row, columns) for row in rows]
+        pq.write_table(pa.Table.from_pylist(shaped, schema=arrow_schema(columns)), buffer, compression="snappy")
+        return buffer.getvalue()
+    ready = (json.dumps(records.to_json_ready(row, columns), ensure_ascii=False) for row in rows)
+    return "".join(line + "\n" for line in ready).encode("utf-8")
+
+
+class WriteBigQueryTable(beam.PTransform):
+    """Records -> a BigQuery table whose schema is derived from the record columns.
+
+    STORAGE_WRITE_API is what to use in production; it is Java (cross-language), so building the
+    graph needs Java and its expansion jar. STREAMING_INSERTS and FILE_LOADS build offline.
+    """
+
+    def __init__(self, table: str, columns: tuple[Column, ...], method: str):
+        super().__init__()
+        if method not in BIGQUERY_METHODS:
+            raise ValueError(f"BigQuery method must be one of {', '.join(BIGQUERY_METHODS)}, not {method!r}")
+        self._table = table
+        self._columns = columns
+        self._method = method
+
+    def expand(self, pcoll):
+        return (
+            pcoll
+            | "BigQueryRows" >> beam.Map(bigquery_row, self._columns, self._method == STORAGE_WRITE_API)
+            | "WriteToBigQuery" >> beam.io.WriteToBigQuery(
+                self._table,
+                schema=bigquery_schema(self._columns),
+                method=self._method,
+                create_disposition=beam.io.BigQueryDisposition.CREATE_IF_NEEDED,
+                write_disposition=beam.io.BigQueryDisposition.WRITE_APPEND,
+            )
+        )
+
+
+def bigquery_row(record: dict, columns: tuple[Column, ...], beam_timestamps: bool) -> dict:
+    """A record as BigQuery takes it: timestamps as RFC 3339 text for JSON inserts, as Beam
+    Timestamps for the Storage Write API; a null list as [] (a REPEATED field is never null)."""
+    return {column.name: _bigquery_value(record.get(column.name), column, beam_timestamps) for column in columns}
+
+
+def _bigquery_value(value, column: Column, beam_timestamps: bool):
+    if column.type == "string_list":
+        return list(value or ())
+    if value is None:
+        return None
+    if column.type == "timestamp":
+        return beam_timestamp(value) if beam_timestamps else records.rfc3339(value)
+    if column.type == "struct":
+        return bigquery_row(value, column.fields, beam_timestamps)
+    if column.type == "json":
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def beam_timestamp(moment: datetime) -> Timestamp:
+    """A record's aware datetime as a Beam Timestamp, to the microsecond."""
+    return Timestamp(micros=micros(moment))
