@@ -109,8 +109,10 @@ def cli_defaults() -> CrawlAuditOptions:
 def loop_auditor(robots: str, ranges: str) -> tuple[LineAuditor, dict]:
     """The LineAuditor and robots mapping `pipeline.graph.build` makes, with the CLI's defaults."""
     registry, defaults = load_registry(), cli_defaults()
-    auditor = LineAuditor("host_combined", None, None, registry, load_ranges(ranges, registry),
-                          duration(defaults.error_limit), duration(defaults.cache_grace))
+    auditor = LineAuditor(
+        log_format="host_combined", registry=registry, ranges=load_ranges(ranges, registry),
+        error_limit=duration(defaults.error_limit), grace=duration(defaults.cache_grace),
+    )
     by_host: dict[str, list] = {}
     for version in read_robots_table(robots):
         by_host.setdefault(version.host, []).append(version)

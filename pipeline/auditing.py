@@ -70,13 +70,13 @@ def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
     return {"source": source, "reason": reason, "message": message, "raw": raw}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LineAuditor:
     """Everything needed to turn log lines into verdicts; built once per worker."""
 
     log_format: str
-    default_host: str | None
-    field_map: Mapping[str, str] | None
+    default_host: str | None = None
+    field_map: Mapping[str, str] | None = None
     registry: Registry
     ranges: RangeIndex
     error_limit: timedelta

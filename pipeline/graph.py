@@ -42,11 +42,12 @@ from pipeline.confined import is_url
 from pipeline.crawl_delay import CrawlDelayAudit
 from pipeline.dns import DnsSettings, IdentityOptions, ResolveDistinct, client_proxies, dns_settings
 from pipeline.indexing import IndexingFindings
-from pipeline.options import CrawlAuditOptions, duration
+from pipeline.options import CrawlAuditOptions
 from pipeline.page_directives import read_page_directives
 from pipeline.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
+from pipeline.settings import RunSettings, read_settings
 from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_table
 from pipeline.transforms import (
     AuditLogLines,
@@ -64,27 +65,33 @@ RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_T
 _NO_REFRESH_RUNNERS = {None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner", "BundleBasedDirectRunner"}
 
 
-def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
-    """The audit graph on `pipeline`; returns its output PCollections by table name."""
-    settings = options.view_as(CrawlAuditOptions)
+def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettings | None = None) -> dict:
+    """The audit graph on `pipeline`; returns its output PCollections by table name.
+
+    `settings` are read from `options` when not given; a value that cannot be read stops here.
+    """
+    if settings is None:
+        settings, problems = read_settings(options)
+        if settings is None:
+            raise ValueError("; ".join(problems))
     registry = load_registry(settings.registry)
     ranges = load_ranges(settings.ranges, registry)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
     for problem in ranges.problems:
         print(f"crawl-audit: ranges: {problem}", file=sys.stderr)
     auditor = LineAuditor(
-        settings.log_format,
-        settings.default_host,
-        _json_object(settings.field_map, "--field-map"),
-        registry,
-        ranges,
-        duration(settings.error_limit),
-        duration(settings.cache_grace),
+        log_format=settings.log_format,
+        default_host=settings.default_host,
+        field_map=settings.field_map,
+        registry=registry,
+        ranges=ranges,
+        error_limit=settings.error_limit,
+        grace=settings.cache_grace,
         proxies=client_proxies(options),
         pages=_page_directives(settings.page_directives),
     )
     dns = dns_settings(options, registry)
-    if options.view_as(StandardOptions).streaming:
+    if settings.streaming:
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
         return _build_streaming(pipeline, settings, auditor, dns)
@@ -106,10 +113,10 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions) -> dict:
 
 
 def _build_streaming(
-    pipeline: beam.Pipeline, settings: CrawlAuditOptions, auditor: LineAuditor, dns: DnsSettings | None
+    pipeline: beam.Pipeline, settings: RunSettings, auditor: LineAuditor, dns: DnsSettings | None
 ) -> dict:
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
-    refresh = duration(settings.robots_refresh)
+    refresh = settings.robots_refresh
     if refresh:
         robots = pipeline | "RefreshRobotsTable" >> streaming.RefreshRobotsTable(settings.robots, refresh)
     else:
@@ -120,25 +127,24 @@ def _build_streaming(
     return _with_crawl_delay(outputs, settings, bounded=False)
 
 
-def _log_source(settings: CrawlAuditOptions) -> beam.PTransform:
+def _log_source(settings: RunSettings) -> beam.PTransform:
     if settings.pubsub_subscription:
         return streaming.ReadPubSubLines(settings.pubsub_subscription, settings.pubsub_timestamp_attribute)
     if settings.kafka_bootstrap:
         return streaming.ReadKafkaLines(
             settings.kafka_bootstrap,
             settings.kafka_topic,
-            _json_object(settings.kafka_config, "--kafka-config") or {},
+            settings.kafka_config,
             settings.kafka_expansion_service,
         )
-    poll = streaming.LogFolderPoll(settings.log_format, settings.default_host, _json_object(settings.field_map, "--field-map"))
-    watch_for = duration(settings.watch_for) if settings.watch_for else None
-    return streaming.WatchLogFolder(settings.logs, poll, duration(settings.poll_interval), watch_for)
+    poll = streaming.LogFolderPoll(settings.log_format, settings.default_host, settings.field_map)
+    return streaming.WatchLogFolder(settings.logs, poll, settings.poll_interval, settings.watch_for)
 
 
-def _with_crawl_delay(outputs: dict, settings: CrawlAuditOptions, bounded: bool) -> dict:
+def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool) -> dict:
     """Adds the crawl-delay tables; its late requests join the dead letters."""
     crawl_delay = outputs[VERDICTS_TABLE] | "CrawlDelayAudit" >> CrawlDelayAudit(
-        duration(settings.window), duration(settings.allowed_lateness), bounded
+        settings.window, settings.allowed_lateness, bounded
     )
     dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE]) | "AllDeadLetters" >> beam.Flatten()
     return {
@@ -151,18 +157,6 @@ def _with_crawl_delay(outputs: dict, settings: CrawlAuditOptions, bounded: bool)
 
 def _page_directives(location: str | None) -> PageDirectivesTable | None:
     return PageDirectivesTable(read_page_directives(location)) if location else None
-
-
-def _json_object(text: str | None, flag: str) -> dict | None:
-    if not text:
-        return None
-    try:
-        mapping = json.loads(text)
-    except ValueError as error:
-        raise ValueError(f"{flag} is not JSON: {error}") from None
-    if not isinstance(mapping, dict):
-        raise ValueError(f"{flag} must be a JSON object")
-    return mapping
 
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
@@ -223,26 +217,24 @@ def _log_files(pattern: str) -> list:
 
 def run(argv: list[str]) -> int:
     options = PipelineOptions(argv)
-    settings = options.view_as(CrawlAuditOptions)
-    is_streaming = options.view_as(StandardOptions).streaming
-    problems = settings.validate_run(streaming=is_streaming)
+    settings, problems = read_settings(options)
     if problems:
         raise ValueError("; ".join(problems))
-    if is_streaming:
-        if duration(settings.robots_refresh) and _runs_locally(options):
+    if settings.streaming:
+        if settings.robots_refresh and _runs_locally(options):
             raise ValueError(
                 "--robots-refresh needs Dataflow or Flink: on the local runners the refreshed table never"
                 " reaches the audit; use --robots-refresh 0 (read once at launch)"
             )
         # Runs until cancelled (or `--watch-for` ends the folder source); no closing report.
         with beam.Pipeline(options=options) as pipeline:
-            write_stream_outputs(build(pipeline, options), settings)
+            write_stream_outputs(build(pipeline, options, settings), options.view_as(CrawlAuditOptions))
         return 0
     log_files = _log_files(settings.logs)
     folder = RunFolder.prepare(settings.out, settings.overwrite)
     try:
         with beam.Pipeline(options=options) as pipeline:
-            write_outputs(build(pipeline, options), str(folder.staging), settings.output_format)
+            write_outputs(build(pipeline, options, settings), str(folder.staging), settings.output_format)
         folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
     except BaseException:
         folder.discard()

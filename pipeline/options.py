@@ -1,8 +1,8 @@
 """Pipeline options of `crawl-audit run`; every other flag goes to Beam.
 
 No option is `required=True`: Beam parses every registered options class for any
-pipeline, so a required flag here would break unrelated pipelines. `validate_run`
-checks what a run needs instead.
+pipeline, so a required flag here would break unrelated pipelines. `pipeline.settings`
+checks what a run needs instead, and reads each value once.
 """
 from __future__ import annotations
 
@@ -105,39 +105,3 @@ class CrawlAuditOptions(PipelineOptions):
             "--bigquery-method", dest="bigquery_method", default="STORAGE_WRITE_API",
             choices=["STORAGE_WRITE_API", "STREAMING_INSERTS", "FILE_LOADS"],
         )
-
-    def validate_run(self, streaming: bool = False) -> list[str]:
-        """What is missing or malformed for a run, as messages."""
-        if streaming:
-            problems = self._streaming_problems()
-        else:
-            problems = [f"--{name} is required" for name in ("logs", "robots", "out") if not getattr(self, name)]
-        durations = [
-            ("--cache-grace", self.cache_grace),
-            ("--error-limit", self.error_limit),
-            ("--window", self.window),
-            ("--allowed-lateness", self.allowed_lateness),
-            ("--poll-interval", self.poll_interval),
-            ("--robots-refresh", self.robots_refresh),
-        ]
-        if self.watch_for is not None:
-            durations.append(("--watch-for", self.watch_for))
-        for flag, value in durations:
-            try:
-                duration(value)
-            except ValueError as error:
-                problems.append(f"{flag}: {error}")
-        if not problems and duration(self.window) <= timedelta(0):
-            problems.append("--window must be longer than 0")
-        return problems
-
-    def _streaming_problems(self) -> list[str]:
-        problems = [] if self.robots else ["--robots is required"]
-        sources = [bool(self.logs), bool(self.pubsub_subscription), bool(self.kafka_bootstrap)]
-        if sum(sources) != 1:
-            problems.append("give one source: --logs (a folder glob), --pubsub-subscription or --kafka-bootstrap")
-        if self.kafka_bootstrap and not self.kafka_topic:
-            problems.append("--kafka-topic is required with --kafka-bootstrap")
-        if bool(self.out) == bool(self.bigquery_dataset):
-            problems.append("give one sink: --out or --bigquery-dataset")
-        return problems

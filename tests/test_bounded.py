@@ -60,7 +60,9 @@ def test_the_range_index_remembers_a_bounded_number_of_request_days():
 def test_a_refreshed_robots_table_keeps_one_parsed_history_per_host():
     registry = load_registry(None)
     ranges = build_range_index([], {})
-    auditor = LineAuditor("host_combined", None, None, registry, ranges, timedelta(days=30), timedelta(0))
+    auditor = LineAuditor(
+        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
+    )
     line = f'example.com 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "{BINGBOT}"'
     start = datetime(2026, 11, 1, tzinfo=timezone.utc)
     versions = []

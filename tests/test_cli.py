@@ -1,6 +1,7 @@
 """`crawl-audit check` and `lint` as a user runs them: output, JSON and exit codes."""
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
@@ -68,3 +69,18 @@ def test_lint_lists_findings_with_line_numbers(tmp_path, capsys):
 def test_lint_of_a_clean_file_exits_zero(robots_file, capsys):
     assert main(["lint", robots_file]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_run_help_lists_every_option_a_run_reads(capsys):
+    from pipeline.dns import IdentityOptions
+    from pipeline.options import CrawlAuditOptions
+
+    assert main(["run", "--help"]) == 0
+    shown = capsys.readouterr().out
+    parser = argparse.ArgumentParser()
+    CrawlAuditOptions._add_argparse_args(parser)
+    IdentityOptions._add_argparse_args(parser)
+    flags = {flag for action in parser._actions for flag in action.option_strings if flag != "-h"}
+    assert {"--dns", "--dns-server", "--dns-record", "--trusted-proxies", "--overwrite", "--logs"} <= flags
+    missing = sorted(flag for flag in flags if flag not in shown.split() and f"{flag}," not in shown)
+    assert not missing, f"run --help leaves out {missing}"

@@ -219,12 +219,17 @@ def _pipeline_log(folder: Path) -> list[str]:
     return lines
 
 
+def _auditor(**more) -> LineAuditor:
+    """The auditor of these tests' logs: combined format, host example.com, no range snapshots."""
+    return LineAuditor(
+        log_format="combined", default_host="example.com", registry=REGISTRY, ranges=NO_RANGES,
+        error_limit=timedelta(days=30), grace=timedelta(hours=24), **more,
+    )
+
+
 def _audit(folder: Path, resolve: beam.PTransform | None, out: str) -> list[dict]:
     """Verdict records of the pipeline over `folder`/access.log, as JSON-ready dicts in line order."""
-    auditor = LineAuditor(
-        "combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24),
-        trusted_proxies(["10.0.0.0/8"]),
-    )
+    auditor = _auditor(proxies=trusted_proxies(["10.0.0.0/8"]))
     logs = str(folder / "access.log")
     with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as pipeline:
         inputs = {
@@ -291,7 +296,7 @@ def test_every_token_dns_can_prove_contains_a_prefilter_part():
 
 
 def test_dns_questions_parse_every_line_that_may_claim_a_provable_crawler():
-    auditor = LineAuditor("combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24))
+    auditor = _auditor()
     lines = [
         _log_line("192.0.2.1", "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0", 0),  # browser: skipped
         _log_line("192.0.2.2", "GOOGLEBOT/2.1 (+http://www.google.com/bot.html)", 0),  # case aside
@@ -563,7 +568,7 @@ def test_a_dead_resolver_delays_a_bundle_by_one_budget_and_is_unverified(silent_
     """The streaming audit DoFn, called as a runner calls it: two batches of new addresses in one
     bundle wait one lookup budget in all; their claims are unverified, never spoofed."""
     resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", silent_port), timeout=0.3, retries=1)
-    auditor = LineAuditor("combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24))
+    auditor = _auditor()
     fn = streaming.AuditWithDnsFn(auditor, DnsSettings(resolver, None, 3600, 100))
     yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
     fn.setup()
@@ -678,7 +683,7 @@ def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():
         "192.0.2.110", Lookup(("spider-192-0-2-110.yandex.com",)),
         (("spider-192-0-2-110.yandex.com", Lookup(("192.0.2.110",))),), "2026-11-02T09:00:00Z",
     )
-    auditor = LineAuditor("combined", "example.com", None, REGISTRY, NO_RANGES, timedelta(days=30), timedelta(hours=24))
+    auditor = _auditor()
     fn = streaming.AuditWithDnsFn(auditor, DnsSettings(SnapshotResolver({genuine.ip: genuine}), None, 3600, 100))
     fn.setup()
     fn.start_bundle()

@@ -129,8 +129,10 @@ ROBOTS_BY_HOST = {
 
 @pytest.mark.parametrize("name", ["host_combined", "jsonl"])
 def test_the_per_line_audit_writes_every_record_it_makes(name):
-    auditor = LineAuditor(name, "example.com", FIELD_MAP if name == "jsonl" else None, REGISTRY, RANGES,
-                          timedelta(days=30), timedelta(days=1))
+    auditor = LineAuditor(
+        log_format=name, default_host="example.com", field_map=FIELD_MAP if name == "jsonl" else None,
+        registry=REGISTRY, ranges=RANGES, error_limit=timedelta(days=30), grace=timedelta(days=1),
+    )
 
     @BUDGET
     @given(st.lists(lines_for(name), min_size=1, max_size=4))

@@ -30,6 +30,7 @@ from pipeline.auditing import VERDICT, LineAuditor
 from pipeline.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
 from pipeline.options import CrawlAuditOptions
 from pipeline.schema import bigquery_schema
+from pipeline.settings import read_settings
 from test_crawl_delay import KEYS, T0, brute_force, verdict, violation_tuple, window_tuple
 
 REPO = Path(__file__).resolve().parent.parent
@@ -307,7 +308,9 @@ def test_a_version_added_to_the_table_is_picked_up_by_the_next_reload(site):
     table = site / "robots.jsonl"
     registry = load_registry(None)
     ranges = load_ranges(str(site / "ranges"), registry)
-    auditor = LineAuditor("host_combined", None, None, registry, ranges, timedelta(days=30), timedelta(0))
+    auditor = LineAuditor(
+        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
+    )
     line = _log_line(datetime(2026, 11, 5, 12, tzinfo=timezone.utc), "/page")
 
     def judged(snapshot) -> dict:
@@ -473,13 +476,16 @@ def test_bundle_files_are_named_by_content_so_a_retry_does_not_duplicate(tmp_pat
 
 
 def test_a_streaming_run_needs_one_source_and_one_sink():
-    settings = PipelineOptions(["--robots=t.jsonl", "--logs=a/*", "--pubsub-subscription=s"]).view_as(CrawlAuditOptions)
-    problems = settings.validate_run(streaming=True)
-    assert any("give one source" in p for p in problems) and any("give one sink" in p for p in problems)
-    settings = PipelineOptions(["--robots=t.jsonl", "--kafka-bootstrap=k:9092", "--out=o"]).view_as(CrawlAuditOptions)
-    assert settings.validate_run(streaming=True) == ["--kafka-topic is required with --kafka-bootstrap"]
-    bad = PipelineOptions(["--robots=t", "--logs=a", "--out=o", "--allowed-lateness=soon"]).view_as(CrawlAuditOptions)
-    assert bad.validate_run(streaming=True) == ["--allowed-lateness: not a duration: 'soon' (try 24h, 90m, 30d)"]
+    def problems(*flags: str) -> list[str]:
+        return read_settings(PipelineOptions(["--streaming", *flags]))[1]
+
+    found = problems("--robots=t.jsonl", "--logs=a/*", "--pubsub-subscription=s")
+    assert any("give one source" in p for p in found) and any("give one sink" in p for p in found)
+    assert problems("--robots=t.jsonl", "--kafka-bootstrap=k:9092", "--out=o") == [
+        "--kafka-topic is required with --kafka-bootstrap"
+    ]
+    bad = problems("--robots=t", "--logs=a", "--out=o", "--allowed-lateness=soon")
+    assert bad == ["--allowed-lateness: not a duration: 'soon' (try 24h, 90m, 30d)"]
 
 
 def test_a_local_streaming_run_refuses_a_robots_refresh_it_could_never_deliver(site):
@@ -514,8 +520,8 @@ def test_a_long_stream_of_table_refreshes_keeps_the_worker_bounded():
 
     registry = load_registry(None)
     auditor = LineAuditor(
-        "host_combined", None, None, registry, load_ranges(None, registry), timedelta(days=30), timedelta(0),
-        max_histories=6,
+        log_format="host_combined", registry=registry, ranges=load_ranges(None, registry),
+        error_limit=timedelta(days=30), grace=timedelta(0), max_histories=6,
     )
     hosts = [f"site{n}.example" for n in range(10)]
     first, current = datetime(2026, 11, 1, tzinfo=timezone.utc), datetime(2026, 11, 2, tzinfo=timezone.utc)
