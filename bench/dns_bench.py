@@ -31,6 +31,7 @@ import glob
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -41,8 +42,11 @@ from typing import Sequence
 import pipeline_bench as tools
 import workload as traffic
 from config.registry import load_registry
-from localdns import Dnsmasq, DnsmasqError, dnsmasq_binary, running_dnsmasq
 from matcher.agents import Registry
+
+# The dnsmasq launcher lives with the tests, which start the same server.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from localdns import Dnsmasq, DnsmasqError, dnsmasq_binary, running_dnsmasq  # noqa: E402
 
 
 @dataclass(frozen=True)

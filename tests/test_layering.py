@@ -58,3 +58,11 @@ def test_no_import_cycle():
 
     for module in sorted(GRAPH):
         visit(module, ())
+
+
+def test_tests_never_import_the_benchmarks():
+    stems = {path.stem for path in (REPO / "bench").glob("*.py")}
+    benchmarks = stems | {f"bench.{stem}" for stem in stems} | {"bench"}
+    for path in sorted((REPO / "tests").glob("*.py")):
+        imported = _imports(path, benchmarks)
+        assert not imported, f"{path.name} imports {sorted(imported)} from bench/"

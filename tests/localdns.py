@@ -1,4 +1,5 @@
-"""dnsmasq on a loopback port: the real DNS server the DNS tests and the DNS benchmark ask.
+"""dnsmasq on a loopback port: the real DNS server the DNS tests and the DNS benchmark
+(`bench/dns_bench.py`, which imports this module) ask.
 
 It answers only from the records it is given, logs every query, and runs in the foreground of a
 child process that the context manager stops.
