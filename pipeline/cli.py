@@ -192,8 +192,7 @@ def history_command(args: argparse.Namespace, argv: list[str]) -> int:
 def identity_command(args: argparse.Namespace, argv: list[str]) -> int:
     from pipeline import identity_cli
 
-    command = identity_cli.verify_command if args.command == "verify" else identity_cli.update_ranges_command
-    return command(argv)
+    return identity_cli.COMMANDS[args.command](argv)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

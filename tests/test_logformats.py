@@ -526,10 +526,30 @@ def test_jsonl_request_dash_is_no_request():
 # ------------------------------------------------------------- entry point
 
 
-def test_every_format_name_builds_a_parser():
-    for name in FORMATS:
-        mapping = {"ts": "t", "client_ip": "ip", "request": "r"} if name == "jsonl" else None
-        assert callable(parser_for(name, mapping=mapping))
+_CLF = '66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET /a?x=1 HTTP/1.1" 200 5'
+# One request, written the way each format writes it.
+_ONE_REQUEST = {
+    "combined": f'{_CLF} "-" "{GOOGLEBOT}"',
+    "common": _CLF,
+    "vhost_combined": f'www.example.com:443 {_CLF} "-" "{GOOGLEBOT}"',
+    "host_combined": f'www.example.com {_CLF} "-" "{GOOGLEBOT}"',
+    "combined_xrt": f'{_CLF} "-" "{GOOGLEBOT}" "-"',
+    "jsonl": json.dumps({"t": "2026-10-10T20:55:36Z", "ip": "66.249.66.1", "r": "GET /a?x=1 HTTP/1.1", "ua": GOOGLEBOT}),
+    "cloudflare": cloudflare_line(EdgeStartTimestamp=INSTANT_UNIX * 1_000_000_000, ClientRequestURI="/a?x=1"),
+    "gcp_lb": json.dumps({
+        "timestamp": "2026-10-10T20:55:36Z",
+        "httpRequest": {"remoteIp": "66.249.66.1", "requestMethod": "GET", "requestUrl": "https://www.example.com/a?x=1",
+                        "status": 200, "userAgent": GOOGLEBOT},
+    }),
+}
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_reads_the_same_request(name):
+    mapping = {"ts": "t", "client_ip": "ip", "request": "r", "user_agent": "ua"} if name == "jsonl" else None
+    record = parser_for(name, mapping=mapping)(_ONE_REQUEST[name])
+    assert (record.ts, record.client_ip, record.method, record.path) == (INSTANT, "66.249.66.1", "GET", "/a?x=1")
+    assert record.user_agent == ("" if name == "common" else GOOGLEBOT)
 
 
 def test_unknown_format_lists_the_known_ones():
