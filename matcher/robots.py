@@ -170,9 +170,10 @@ class RobotsFile:
     ) -> None:
         self._groups = groups
         self._chosen: dict[tuple, Group | None] = {}
-        # agent -> (the registry that resolved it, its group, that group's decisions by URL);
-        # the decisions are shared by every agent of the group
-        self._by_agent: dict[str, tuple[Registry, Group | None, dict[str, Decision]]] = {}
+        # agent -> its group and that group's decisions by URL, shared by every agent of the group;
+        # valid for one registry, the last one asked
+        self._by_agent: dict[str, tuple[Group | None, dict[str, Decision]]] = {}
+        self._agents_registry: Registry | None = None
         self._by_url: dict[int, dict[str, Decision]] = {}  # id of a group (or None) -> decisions by URL
         self.sitemaps = sitemaps
         self.diagnostics = diagnostics
@@ -197,10 +198,13 @@ class RobotsFile:
 
     def decide(self, agent: str, url: str, registry: Registry) -> Decision:
         """Decide for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
+        if registry is not self._agents_registry:
+            self._by_agent.clear()
+            self._agents_registry = registry
         chosen = self._by_agent.get(agent)
-        if chosen is None or chosen[0] is not registry:
+        if chosen is None:
             chosen = self._choose(agent, registry)
-        _, group, by_url = chosen
+        group, by_url = chosen
         decision = by_url.get(url)
         if decision is None:
             path = normalized_request_path(url)
@@ -211,10 +215,10 @@ class RobotsFile:
             by_url[url] = decision
         return decision
 
-    def _choose(self, agent: str, registry: Registry) -> tuple[Registry, Group | None, dict[str, Decision]]:
+    def _choose(self, agent: str, registry: Registry) -> tuple[Group | None, dict[str, Decision]]:
         group = self.group_for(agents.robots_tokens(agent, registry))
         by_url = self._by_url.setdefault(id(group), {})
-        return _remember(self._by_agent, agent, (registry, group, by_url), _REMEMBERED_AGENTS)
+        return _remember(self._by_agent, agent, (group, by_url), _REMEMBERED_AGENTS)
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         return self.decide_path(tokens, request_path(url), catch_all)
