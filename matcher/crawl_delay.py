@@ -2,9 +2,9 @@
 
 docs/semantics.md § Crawl-delay. Requests are grouped by `Key` (host, claimed crawler, operator,
 identity status), so traffic that only claims to be a crawler (`spoofed`) forms its own sequence
-and never counts against the real one. Within a key the requests are taken in event-time order; each request
-after the first has a gap to the one before it, and that gap is compared with the Crawl-delay of
-the group in effect for the later request. A gap shorter than the delay is a violation, and it
+and never counts against the real one. Within a key the requests are taken in event-time order;
+each request after the first has a gap to the one before it, and that gap is compared with the
+Crawl-delay of the group in effect for the later request. A gap shorter than the delay is a violation, and it
 belongs to the later request: that is the one the crawler should have held back.
 
 Aggregates use fixed windows aligned to the Unix epoch, as Beam's `FixedWindows` does, and a
