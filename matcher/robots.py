@@ -16,6 +16,7 @@ from typing import NamedTuple, Sequence
 
 from matcher import agents
 from matcher.agents import Registry
+from matcher.bounded import BoundedCache
 from matcher.matching import RuleIndex, RuleList, index_rules
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 from matcher.tokens import product_token
@@ -118,7 +119,7 @@ class Group:
         """Decide a request path as it was requested (not yet normalized)."""
         decision = self._by_request.get(path)
         if decision is None:
-            decision = _remember(self._by_request, path, self.decide(normalize(path)), _REMEMBERED_PATHS)
+            decision = self._by_request[path] = self.decide(normalize(path))
         return decision
 
     def runner_up(self, decision: Decision, normalized_path: str) -> Rule | None:
@@ -155,8 +156,8 @@ class Group:
     # Logs and link lists ask about the same paths again and again, for several crawlers that
     # share a group.
     @cached_property
-    def _by_request(self) -> dict[str, Decision]:
-        return {}
+    def _by_request(self) -> BoundedCache[str, Decision]:
+        return BoundedCache(_REMEMBERED_PATHS)
 
 
 class RobotsFile:
@@ -169,10 +170,10 @@ class RobotsFile:
         diagnostics: tuple[Diagnostic, ...],
     ) -> None:
         self._groups = groups
-        self._chosen: dict[tuple, Group | None] = {}
+        self._chosen: BoundedCache[tuple, Group | None] = BoundedCache(_REMEMBERED_CHOICES)
         # agent -> its group and that group's decisions by URL, shared by every agent of the group;
         # valid for one registry, the last one asked
-        self._by_agent: dict[str, tuple[Group | None, dict[str, Decision]]] = {}
+        self._by_agent: BoundedCache[str, tuple[Group | None, dict[str, Decision]]] = BoundedCache(_REMEMBERED_AGENTS)
         self._agents_registry: Registry | None = None
         self._by_url: dict[int, dict[str, Decision]] = {}  # id of a group (or None) -> decisions by URL
         self.sitemaps = sitemaps
@@ -193,8 +194,8 @@ class RobotsFile:
         if key in self._chosen:
             return self._chosen[key]
         named = (self._groups[t] for t in tokens if t in self._groups)
-        group = next(named, self._groups.get("*") if catch_all else None)
-        return _remember(self._chosen, key, group, _REMEMBERED_CHOICES)
+        group = self._chosen[key] = next(named, self._groups.get("*") if catch_all else None)
+        return group
 
     def decide(self, agent: str, url: str, registry: Registry) -> Decision:
         """Decide for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
@@ -209,7 +210,8 @@ class RobotsFile:
         if decision is None:
             path = normalized_request_path(url)
             decision = _without_group(path) if group is None else group.decide(path)
-            # `_remember`, written out: this is the path every first decision of a URL takes.
+            # A plain dict bounded as `BoundedCache` does, written out: every first decision of a
+            # URL takes this path, where an overridden `__setitem__` would cost a call.
             if len(by_url) >= _REMEMBERED_PATHS:
                 by_url.clear()
             by_url[url] = decision
@@ -217,8 +219,8 @@ class RobotsFile:
 
     def _choose(self, agent: str, registry: Registry) -> tuple[Group | None, dict[str, Decision]]:
         group = self.group_for(agents.robots_tokens(agent, registry))
-        by_url = self._by_url.setdefault(id(group), {})
-        return _remember(self._by_agent, agent, (group, by_url), _REMEMBERED_AGENTS)
+        chosen = self._by_agent[agent] = (group, self._by_url.setdefault(id(group), {}))
+        return chosen
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         return self.decide_path(tokens, request_path(url), catch_all)
@@ -235,14 +237,6 @@ class RobotsFile:
 
 def _without_group(normalized_path: str) -> Decision:
     return _EXEMPT_WITHOUT_GROUP if is_robots_txt(normalized_path) else _NO_GROUP
-
-
-def _remember(memo: dict, key, value, limit: int):
-    """Store `value` under `key` and return it; a memo at its limit starts afresh."""
-    if len(memo) >= limit:
-        memo.clear()
-    memo[key] = value
-    return value
 
 
 def is_robots_txt(normalized_path: str) -> bool:
