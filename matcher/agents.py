@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from matcher import tokens
+from matcher.bounded import BoundedCache
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -58,6 +59,7 @@ _BROWSER_MATCHING_PATTERNS = frozenset(
 )
 _SEPARATORS = frozenset("();,")
 _CACHE_SIZE = 1 << 14
+_UNSEEN = object()
 # Headers are cut here before reading so that hostile, huge User-Agents cannot fill the caches;
 # real crawler tokens come within the first few hundred characters.
 MAX_USER_AGENT = 2048
@@ -96,6 +98,8 @@ class Registry:
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}
         self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
+        # Asked once per log line; a log repeats few distinct User-Agents.
+        self._identified: BoundedCache[str, Crawler | None] = BoundedCache(_CACHE_SIZE)
 
     def __len__(self) -> int:
         return len(self.crawlers)
@@ -110,8 +114,11 @@ class Registry:
         Candidate products are tried first, so a crawler describing itself in a comment
         (`Daumoa/4.0 (Following Mediapartners-Google)`) is not taken for the one it mentions.
         """
-        scan = _scan(user_agent[:MAX_USER_AGENT])
-        return self._longest(scan.products) or self._longest(scan.names)
+        crawler = self._identified.get(user_agent, _UNSEEN)
+        if crawler is _UNSEEN:
+            scan = _scan(user_agent[:MAX_USER_AGENT])
+            crawler = self._identified[user_agent] = self._longest(scan.products) or self._longest(scan.names)
+        return crawler
 
     def _longest(self, names: tuple[str, ...]) -> Crawler | None:
         best: Crawler | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
 from matcher.audit import audit, dns_question
@@ -42,6 +42,14 @@ def host_versions(versions: Sequence[RobotsVersion]) -> HostVersions:
     for version in ordered:
         digest.update(f"{version.host}|{version.effective_from.isoformat()}|{version.status}|{version.sha256}\n".encode())
     return HostVersions(digest.hexdigest(), ordered)
+
+
+def robots_by_host(versions: Iterable[RobotsVersion]) -> dict[str, HostVersions]:
+    """The robots table as the audit reads it: host -> its versions."""
+    by_host: dict[str, list[RobotsVersion]] = {}
+    for version in versions:
+        by_host.setdefault(version.host, []).append(version)
+    return {host: host_versions(host_list) for host, host_list in by_host.items()}
 
 
 # Parts of crawler tokens, each cheap to look for in a line. `dns_claim_parts` keeps those that

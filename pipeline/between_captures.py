@@ -13,19 +13,20 @@ import apache_beam as beam
 
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
 from matcher.timerange import parse_timestamp
+from pipeline.transforms import count_in_batch
 
 # Times travel as ISO strings: grouping needs a deterministic encoding, which datetimes lack.
 Key = tuple[str | None, str | None, str, str, str]
 
 
 class BetweenCaptures(beam.PTransform):
-    """Verdicts -> one row per (host, crawler, earlier version, later version) with its request count."""
+    """Verdict batches -> one row per (host, crawler, earlier version, later version) with its request count."""
 
-    def expand(self, verdicts):
+    def expand(self, verdict_batches):
         return (
-            verdicts
-            | "ChangeStraddled" >> beam.FlatMap(change_straddled)
-            | "CountPerChange" >> beam.combiners.Count.PerElement()
+            verdict_batches
+            | "ChangesStraddled" >> beam.FlatMap(count_in_batch(change_straddled))
+            | "CountPerChange" >> beam.CombinePerKey(sum)
             | "BetweenCapturesRows" >> beam.MapTuple(between_captures_row)
         )
 

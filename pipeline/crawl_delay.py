@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 
 import apache_beam as beam
@@ -51,6 +51,7 @@ from apache_beam import coders, typehints
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.transforms import window
 from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
 
@@ -58,12 +59,15 @@ from matcher import crawl_delay, records
 from matcher.crawl_delay import CrawlRequest
 from matcher.records import DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
 from pipeline.auditing import dead_letter
+from pipeline.sinks import beam_timestamp
 
 LATE_REASON = "late-beyond-allowed-lateness"
 
 
 class CrawlDelayAudit(beam.PTransform):
-    """Verdicts -> {"crawl_delay_violations", "crawl_delay_windows", "dead_letters"}."""
+    """Verdict batches -> {"crawl_delay_violations", "crawl_delay_windows", "dead_letters"}.
+
+    On a stream each verdict is stamped with its log time, so the watermark orders the releases."""
 
     def __init__(self, window: timedelta, allowed_lateness: timedelta, bounded: bool):
         super().__init__()
@@ -73,23 +77,23 @@ class CrawlDelayAudit(beam.PTransform):
         self._lateness = allowed_lateness
         self._bounded = bounded
 
-    def expand(self, verdicts):
+    def expand(self, verdict_batches):
         if self._bounded:
             released = (
-                verdicts
+                verdict_batches
                 | "PackRequestsByCrawler" >> beam.ParDo(PackRequestsFn()).with_output_types(typehints.KV[typehints.Any, bytes])
                 | "GroupByCrawler" >> beam.GroupByKey()
                 | "ReleaseInEventTimeOrder" >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(WINDOWS_TABLE, main=VIOLATIONS_TABLE)
             )
-            nothing_late = verdicts.pipeline | "NoLateRequests" >> beam.Create([])
+            nothing_late = verdict_batches.pipeline | "NoLateRequests" >> beam.Create([])
             return {
                 VIOLATIONS_TABLE: released[VIOLATIONS_TABLE],
                 WINDOWS_TABLE: released[WINDOWS_TABLE],
                 DEAD_LETTERS_TABLE: nothing_late,
             }
         released = (
-            verdicts
-            | "KeyByCrawler" >> beam.Map(lambda verdict: (crawl_delay.key_of(verdict), verdict))
+            verdict_batches
+            | "StampAndKeyByCrawler" >> beam.FlatMap(stamped_by_crawler)
             | "ReleaseInEventTimeOrder"
             >> beam.ParDo(ReleaseInOrderFn(self._window, self._lateness)).with_outputs(
                 WINDOWS_TABLE, DEAD_LETTERS_TABLE, main=VIOLATIONS_TABLE
@@ -100,6 +104,11 @@ class CrawlDelayAudit(beam.PTransform):
             WINDOWS_TABLE: released[WINDOWS_TABLE],
             DEAD_LETTERS_TABLE: released[DEAD_LETTERS_TABLE],
         }
+
+
+def stamped_by_crawler(verdicts: list[dict]) -> Iterator[window.TimestampedValue]:
+    for verdict in verdicts:
+        yield window.TimestampedValue((crawl_delay.key_of(verdict), verdict), beam_timestamp(verdict["ts"]))
 
 
 def request_fields(request: CrawlRequest) -> tuple:
@@ -173,22 +182,23 @@ def _split_source(source: str) -> tuple[str, int | None]:
 
 
 class PackRequestsFn(beam.DoFn):
-    """Verdicts -> (key, packed requests of that key), for bounded input."""
+    """Verdict batches -> (key, packed requests of that key), for bounded input."""
 
     def start_bundle(self):
         self._pending: defaultdict[crawl_delay.Key, list[CrawlRequest]] = defaultdict(list)
         self._count = 0
 
-    def process(self, verdict):
-        key = crawl_delay.key_of(verdict)
-        pending = self._pending[key]
-        pending.append(crawl_delay.request_of(verdict))
-        self._count += 1
-        if len(pending) >= _PACK:
-            self._count -= len(pending)
-            yield key, pack_requests(self._pending.pop(key))
-        elif self._count >= _PENDING_LIMIT:
-            yield from self._packed()
+    def process(self, verdicts):
+        for verdict in verdicts:
+            key = crawl_delay.key_of(verdict)
+            pending = self._pending[key]
+            pending.append(crawl_delay.request_of(verdict))
+            self._count += 1
+            if len(pending) >= _PACK:
+                self._count -= len(pending)
+                yield key, pack_requests(self._pending.pop(key))
+            elif self._count >= _PENDING_LIMIT:
+                yield from self._packed()
 
     def finish_bundle(self):
         for packed in self._packed():

@@ -36,7 +36,7 @@ from matcher.records import (
     WINDOWS_TABLE,
 )
 from pipeline import html_report, report, run_folder, streaming
-from pipeline.auditing import LineAuditor
+from pipeline.auditing import LineAuditor, robots_by_host
 from pipeline.between_captures import BetweenCaptures
 from pipeline.confined import is_url
 from pipeline.crawl_delay import CrawlDelayAudit
@@ -48,8 +48,9 @@ from pipeline.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings
-from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_table
+from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_batched_table, write_table
 from pipeline.transforms import (
+    VERDICT_BATCHES,
     AuditLogLines,
     CountOutcomes,
     ReadLogLines,
@@ -57,7 +58,7 @@ from pipeline.transforms import (
     Summarize,
 )
 
-# The record tables every run writes (a batch run adds the summary, the counts, the indexing findings,
+# The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
 # the between-captures changes and the robots versions).
 RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
@@ -95,20 +96,23 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
         return _build_streaming(pipeline, settings, auditor, dns)
-    inputs = {
-        "batches": pipeline | "ReadLogLines" >> ReadLogLines(settings.logs),
-        "robots": pipeline | "ReadRobotsTable" >> beam.Create(read_robots_table(settings.robots)),
-    }
+    versions = read_robots_table(settings.robots)
+    batches = pipeline | "ReadLogLines" >> ReadLogLines(settings.logs)
+    robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_by_host(versions)])
+    dns_answers = None
     if dns is not None:
         lookups = ResolveDistinct(dns.resolver, dns.record)
-        inputs["dns"] = pipeline | "ResolveLogClients" >> ResolveLogClients(settings.logs, auditor, lookups)
-    outputs = inputs | "AuditLogLines" >> AuditLogLines(auditor)
-    outputs[SUMMARY_TABLE] = outputs[VERDICTS_TABLE] | "Summarize" >> Summarize()
+        dns_answers = pipeline | "ResolveLogClients" >> ResolveLogClients(settings.logs, auditor, lookups)
+    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers)
+    verdict_batches = outputs[VERDICT_BATCHES]
+    outputs[SUMMARY_TABLE] = verdict_batches | "Summarize" >> Summarize()
     outputs[COUNTS_TABLE] = outputs | "CountOutcomes" >> CountOutcomes()
-    outputs[INDEXING_FINDINGS_TABLE] = outputs[VERDICTS_TABLE] | "IndexingFindings" >> IndexingFindings()
-    outputs[BETWEEN_CAPTURES_TABLE] = outputs[VERDICTS_TABLE] | "BetweenCaptures" >> BetweenCaptures()
+    outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
+    outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     # The report's robots.txt section draws the history the verdicts were judged by.
-    outputs[ROBOTS_VERSIONS_TABLE] = inputs["robots"] | "RecordRobotsVersions" >> beam.Map(records.robots_version_record)
+    outputs[ROBOTS_VERSIONS_TABLE] = pipeline | "RecordRobotsVersions" >> beam.Create(
+        [records.robots_version_record(version) for version in versions]
+    )
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
@@ -143,7 +147,7 @@ def _log_source(settings: RunSettings) -> beam.PTransform:
 
 def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool) -> dict:
     """Adds the crawl-delay tables; its late requests join the dead letters."""
-    crawl_delay = outputs[VERDICTS_TABLE] | "CrawlDelayAudit" >> CrawlDelayAudit(
+    crawl_delay = outputs[VERDICT_BATCHES] | "CrawlDelayAudit" >> CrawlDelayAudit(
         settings.window, settings.allowed_lateness, bounded
     )
     dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE]) | "AllDeadLetters" >> beam.Flatten()
@@ -162,7 +166,10 @@ def _page_directives(location: str | None) -> PageDirectivesTable | None:
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
     summary, counts, indexing findings and between-captures changes as JSON."""
-    for table in RECORD_TABLES:
+    write_batched_table(
+        outputs[VERDICT_BATCHES], FileSystems.join(out, VERDICTS_TABLE), records.VERDICTS, output_format, VERDICTS_TABLE
+    )
+    for table in RECORD_TABLES[1:]:
         write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     write_table(outputs[SUMMARY_TABLE], FileSystems.join(out, SUMMARY_TABLE), records.SUMMARY, "jsonl", SUMMARY_TABLE)
     for table in (INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE):
@@ -186,6 +193,7 @@ def _runs_locally(options: PipelineOptions) -> bool:
 
 def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
     """Each table to BigQuery (`--bigquery-dataset`) or, one file per bundle, under `--out`."""
+    outputs = {**outputs, VERDICTS_TABLE: outputs[VERDICT_BATCHES] | "UnbatchVerdicts" >> beam.FlatMap(iter)}
     for table in RECORD_TABLES:
         title = table.title().replace("_", "")
         if settings.bigquery_dataset:

@@ -11,19 +11,20 @@ from typing import Iterator
 import apache_beam as beam
 
 from matcher.directives import noindex_unseen, unavailable_after_passed
+from pipeline.transforms import count_in_batch
 
 NOINDEX_UNSEEN = "noindex-unseen"
 CRAWLED_AFTER_UNAVAILABLE = "crawled-after-unavailable"
 
 
 class IndexingFindings(beam.PTransform):
-    """Verdicts -> one row per (finding, host, path, crawler) with its request count."""
+    """Verdict batches -> one row per (finding, host, path, crawler) with its request count."""
 
-    def expand(self, verdicts):
+    def expand(self, verdict_batches):
         return (
-            verdicts
-            | "FindingsPerRequest" >> beam.FlatMap(request_findings)
-            | "CountFindings" >> beam.combiners.Count.PerElement()
+            verdict_batches
+            | "FindingsPerBatch" >> beam.FlatMap(count_in_batch(request_findings))
+            | "CountFindings" >> beam.CombinePerKey(sum)
             | "FindingRows" >> beam.MapTuple(finding_row)
         )
 

@@ -46,6 +46,37 @@ def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> 
         )
 
 
+def write_batched_table(batches, folder: str, columns, output_format: str, label: str) -> None:
+    """`write_table` for a collection of record lists: each list is encoded and written as one
+    element (one Arrow table, or one block of JSON Lines)."""
+    title = label.title().replace("_", "")
+    prefix = FileSystems.join(folder, "part")
+    if output_format == "parquet":
+        schema = arrow_schema(columns)
+        (
+            batches
+            | f"Shape{title}" >> beam.Map(arrow_table, columns, schema)
+            | f"Write{title}" >> beam.io.WriteToParquetBatched(
+                prefix, schema, codec="snappy", file_name_suffix=".parquet"
+            )
+        )
+    else:
+        (
+            batches
+            | f"Encode{title}" >> beam.Map(json_lines, columns)
+            | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
+        )
+
+
+def arrow_table(rows: list[dict], columns: tuple[Column, ...], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist([records.shaped(row, columns) for row in rows], schema=schema)
+
+
+def json_lines(rows: list[dict], columns: tuple[Column, ...]) -> str:
+    """The rows as JSON Lines without the final newline (the text sink adds one)."""
+    return "\n".join(json.dumps(records.to_json_ready(row, columns), ensure_ascii=False) for row in rows)
+
+
 class WriteBundleFiles(beam.PTransform):
     """Records -> one file per bundle in `folder`, JSON Lines or Parquet, visible as soon as the
     bundle is done. A file is named by the hash of its content, so a bundle the runner retries
@@ -93,11 +124,9 @@ def write_records_file(folder: str, rows: list[dict], columns: tuple[Column, ...
 def _encode(rows: list[dict], columns: tuple[Column, ...], output_format: str) -> bytes:
     if output_format == "parquet":
         buffer = io.BytesIO()
-        shaped = [records.shaped(row, columns) for row in rows]
-        pq.write_table(pa.Table.from_pylist(shaped, schema=arrow_schema(columns)), buffer, compression="snappy")
+        pq.write_table(arrow_table(rows, columns, arrow_schema(columns)), buffer, compression="snappy")
         return buffer.getvalue()
-    ready = (json.dumps(records.to_json_ready(row, columns), ensure_ascii=False) for row in rows)
-    return "".join(line + "\n" for line in ready).encode("utf-8")
+    return (json_lines(rows, columns) + "\n").encode("utf-8")
 
 
 class WriteBigQueryTable(beam.PTransform):

@@ -48,14 +48,14 @@ from apache_beam.utils.timestamp import Timestamp
 
 from matcher.history import RobotsTableError
 from matcher.identity import DnsAnswer
-from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE, VERDICTS_TABLE
-from pipeline.auditing import HostVersions, LineAuditor, host_versions
+from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
+from pipeline.auditing import HostVersions, LineAuditor, robots_by_host
 from pipeline.dns import DnsSettings, count_trouble
 from pipeline.logformats import LogParseError, parser_for
 from pipeline.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.robots_table import read_robots_table
 from pipeline.sinks import beam_timestamp
-from pipeline.transforms import LINES_PER_BATCH, TALLY, AuditLineBatchFn, line_batches
+from pipeline.transforms import LINES_PER_BATCH, TALLY, VERDICT_BATCHES, AuditLineBatchFn, line_batches
 
 _LOG = logging.getLogger(__name__)
 # How far into a new file to look for a line that parses, to stamp the file with its time.
@@ -208,10 +208,7 @@ def _lines(data: bytes) -> list[str]:
 
 def robots_snapshot(location: str) -> dict[str, HostVersions]:
     """The whole robots table as the audit's side input holds it: host -> its versions."""
-    by_host: dict[str, list] = {}
-    for version in read_robots_table(location):
-        by_host.setdefault(version.host, []).append(version)
-    return {host: host_versions(versions) for host, versions in by_host.items()}
+    return robots_by_host(read_robots_table(location))
 
 
 class ReloadRobotsTableFn(beam.DoFn):
@@ -261,8 +258,8 @@ class RefreshRobotsTable(beam.PTransform):
 
 
 class AuditLogStream(beam.PTransform):
-    """Line batches -> {"verdicts" (stamped with their log time), "dead_letters", "tally"}, and
-    with `dns` "dns_answers": each answer a worker's live lookups brought, once.
+    """Line batches -> {"verdict_batches", "dead_letters", "tally"}, and with `dns`
+    "dns_answers": each answer a worker's live lookups brought, once.
 
     The batch graph's `AuditLogLines` groups a fixed table into a dict view; here the table
     arrives whole, one snapshot at a time, so it is read as a singleton. Both answer `.get(host)`.
@@ -278,10 +275,11 @@ class AuditLogStream(beam.PTransform):
         audit = AuditLineBatchFn(self._auditor) if self._dns is None else AuditWithDnsFn(self._auditor, self._dns)
         audited = batches | "AuditLineBatches" >> beam.ParDo(
             audit, beam.pvalue.AsSingleton(self._robots)
-        ).with_outputs(DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICTS_TABLE)
-        verdicts = audited.verdicts | "StampEventTime" >> beam.Map(stamp_event_time)
+        ).with_outputs(DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICT_BATCHES)
         outputs = {
-            VERDICTS_TABLE: verdicts, DEAD_LETTERS_TABLE: audited[DEAD_LETTERS_TABLE], TALLY: audited[TALLY]
+            VERDICT_BATCHES: audited[VERDICT_BATCHES],
+            DEAD_LETTERS_TABLE: audited[DEAD_LETTERS_TABLE],
+            TALLY: audited[TALLY],
         }
         if self._dns is not None and isinstance(self._dns.resolver, LiveResolver):
             outputs[DNS_ANSWERS_TABLE] = audited[DNS_ANSWERS_TABLE]
@@ -340,6 +338,3 @@ def _cut_off(answer: DnsAnswer) -> bool:
     """The placeholder `CachingResolver.answers` gives an address it could not wait for."""
     return answer.ptr.error == "timeout" and not answer.resolved_at
 
-
-def stamp_event_time(verdict: dict) -> window.TimestampedValue:
-    return window.TimestampedValue(verdict, beam_timestamp(verdict["ts"]))

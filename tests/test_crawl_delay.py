@@ -189,7 +189,8 @@ def test_packing_keeps_every_request_of_every_key(monkeypatch, pending_limit):
     fn = PackRequestsFn()
     fn.start_bundle()
     verdicts = [verdict(KEYS[n % 3], n, 10.0) for n in range(1600)]  # one pack fills, the rest wait
-    packed = [out for v in verdicts for out in fn.process(v)] + [wv.value for wv in fn.finish_bundle()]
+    batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+    packed = [out for batch in batches for out in fn.process(batch)] + [wv.value for wv in fn.finish_bundle()]
     unpacked = defaultdict(list)
     for key, value in packed:
         unpacked[key] += unpack_requests(value)
@@ -211,7 +212,8 @@ def _run_audits(scenarios: dict[timedelta, list[dict]], modes=(True, False)) -> 
         for size, verdicts in scenarios.items():
             for bounded in modes:
                 name = f"{size.total_seconds():g}s{'Bounded' if bounded else 'PerWindow'}"
-                out = p | f"Create{name}" >> beam.Create(verdicts, reshuffle=False) | f"Audit{name}" >> CrawlDelayAudit(
+                batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+                out = p | f"Create{name}" >> beam.Create(batches, reshuffle=False) | f"Audit{name}" >> CrawlDelayAudit(
                     size, timedelta(minutes=15), bounded
                 )
                 for table, shape in (("crawl_delay_violations", violation_tuple), ("crawl_delay_windows", window_tuple)):

@@ -234,13 +234,14 @@ def _audit(folder: Path, resolve: beam.PTransform | None, out: str) -> list[dict
     with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as pipeline:
         inputs = {
             "batches": pipeline | ReadLogLines(logs, lines_per_batch=5),
-            "robots": pipeline | "NoRobots" >> beam.Create([]),
+            "robots": pipeline | "NoRobots" >> beam.Create([{}]),
         }
         if resolve is not None:
             inputs["dns"] = pipeline | "ResolveDns" >> ResolveLogClients(logs, auditor, resolve)
-        outputs = inputs | AuditLogLines(auditor)
+        outputs = inputs["batches"] | AuditLogLines(auditor, inputs["robots"], inputs.get("dns"))
         (
-            outputs["verdicts"]
+            outputs["verdict_batches"]
+            | beam.FlatMap(iter)
             | beam.Map(lambda r: json.dumps(records.to_json_ready(r, records.VERDICTS), sort_keys=True))
             | beam.io.WriteToText(str(folder / out), shard_name_template="")
         )
@@ -582,7 +583,7 @@ def test_a_dead_resolver_delays_a_bundle_by_one_budget_and_is_unverified(silent_
     finally:
         fn._cache.close()
     assert 0.6 <= elapsed < 0.6 + 0.3  # one budget (0.3 s x 2 attempts), not one per batch
-    verdicts = [o for o in outputs if isinstance(o, dict)]
+    verdicts = [v for o in outputs if isinstance(o, list) for v in o]
     assert [v["identity"] for v in verdicts] == ["unverified", "unverified"]
     assert all(v["identity_evidence"].startswith(f"PTR of {v['client_ip']}: timeout") for v in verdicts)
 
@@ -690,7 +691,7 @@ def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():
     yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
     lines = [_log_line("192.0.2.110", yandex, 0), _log_line("192.0.2.111", yandex, 1)]
     outputs = list(fn.process(("log", 1, lines), {}))
-    verdicts = [o for o in outputs if isinstance(o, dict)]
+    verdicts = [v for o in outputs if isinstance(o, list) for v in o]
     assert [(v["client_ip"], v["identity"]) for v in verdicts] == [("192.0.2.110", "verified"), ("192.0.2.111", "unverified")]
     assert verdicts[1]["identity_evidence"].startswith("PTR of 192.0.2.111: not-in-snapshot")
     assert not any(getattr(o, "tag", None) == records.DNS_ANSWERS_TABLE for o in outputs)  # a snapshot is not re-recorded

@@ -81,7 +81,7 @@ def _argv(folder: Path) -> list[str]:
 def test_crawl_decision_and_indexing_facet_stay_separate(fixture_dir):
     options = PipelineOptions(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
-        verdicts = graph.build(p, options)["verdicts"]
+        verdicts = graph.build(p, options)["verdict_batches"] | beam.FlatMap(iter)
         facets = verdicts | beam.Map(
             lambda v: (v["path"], v["crawler"], v["decision"], v["indexing"], v["indexing_unseen"])
         )

@@ -121,7 +121,7 @@ def test_every_verdict_of_the_fixture(fixture_dir):
     options = PipelineOptions(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
         outputs = graph.build(p, options)
-        verdicts = outputs["verdicts"] | "Essentials" >> beam.Map(
+        verdicts = outputs["verdict_batches"] | "Verdicts" >> beam.FlatMap(iter) | "Essentials" >> beam.Map(
             lambda v: (v["source"], v["crawler"], v["identity"], v["decision"], v["reason"], v["rule_line"])
         )
         assert_that(verdicts, equal_to(_expected_verdicts(fixture_dir)), label="Verdicts")

@@ -112,7 +112,7 @@ def test_a_run_that_fails_half_way_leaves_nothing(site, monkeypatch):
     def write_then_fail(outputs, out, output_format):
         real_write(outputs, out, output_format)
         # the tables are being written when a worker dies
-        outputs["verdicts"] | "Die" >> beam.Map(lambda verdict: 1 / 0)
+        outputs["verdict_batches"] | "Die" >> beam.Map(lambda verdicts: 1 / 0)
 
     monkeypatch.setattr(graph, "write_outputs", write_then_fail)
     with pytest.raises(ZeroDivisionError):

@@ -47,7 +47,8 @@ def streaming_options(*flags: str) -> PipelineOptions:
 
 
 def stamped(v: dict) -> TimestampedValue:
-    return TimestampedValue(v, Timestamp(micros=crawl_delay.micros(v["ts"])))
+    """A verdict as the audit emits it on a stream: in a batch of its own, at its log time."""
+    return TimestampedValue([v], Timestamp(micros=crawl_delay.micros(v["ts"])))
 
 
 def watermark(seconds: float) -> Timestamp:
@@ -187,7 +188,8 @@ def test_streaming_and_batch_give_the_same_result_on_the_same_input():
     expected = expected_rows(verdicts, size)
     run_stream(stream.advance_watermark_to_infinity(), size, timedelta(minutes=20), expected)
     with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
-        out = p | beam.Create(verdicts) | CrawlDelayAudit(size, timedelta(minutes=20), bounded=True)
+        batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+        out = p | beam.Create(batches) | CrawlDelayAudit(size, timedelta(minutes=20), bounded=True)
         rows = (
             out["crawl_delay_violations"] | "V" >> beam.Map(lambda r: ("violation", violation_tuple(r))),
             out["crawl_delay_windows"] | "W" >> beam.Map(lambda r: ("window", window_tuple(r))),
@@ -378,8 +380,9 @@ def test_the_refreshing_graph_builds(site):
         "RefreshRobotsTable/LatestRobotsTable",
         "ReadLogStream/WatchForNewFiles",
         "AuditLogStream/AuditLineBatches",
-        "AuditLogStream/StampEventTime",
+        "CrawlDelayAudit/StampAndKeyByCrawler",
         "CrawlDelayAudit/ReleaseInEventTimeOrder",
+        "UnbatchVerdicts",
         "WriteCrawlDelayWindows/WriteBundles",
     ):
         assert label in labels
