@@ -8,23 +8,27 @@ the same work.
 from __future__ import annotations
 
 import hashlib
+import pickle
+import zlib
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
-from matcher.audit import audit, dns_question
+from matcher.audit import audit, claim_of, dns_question
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion, host_key
-from matcher.identity import DnsAnswer, RangeIndex
-from matcher.bounded import Lru
-from pipeline.logformats import LogParseError, encodable, parser_for
+from matcher.identity import DnsAnswer, RangeIndex, request_day, undeclared
+from matcher.bounded import BoundedCache, Lru
+from pipeline.logformats import LogParseError, Skim, encodable, parser_for
 
 VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
 # Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
 # parsed robots.txt files stay warm; a host beyond it is parsed again when next seen.
 MAX_HISTORIES = 1024
+# Distinct User-Agents, and distinct (address, day) pairs, whose answers a worker remembers.
+MAX_REMEMBERED = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -44,12 +48,30 @@ def host_versions(versions: Sequence[RobotsVersion]) -> HostVersions:
     return HostVersions(digest.hexdigest(), ordered)
 
 
-def robots_by_host(versions: Iterable[RobotsVersion]) -> dict[str, HostVersions]:
-    """The robots table as the audit reads it: host -> its versions."""
+class RobotsByHost(dict[str, HostVersions]):
+    """The robots table as the audit reads it: host -> its versions.
+
+    It pickles compressed: Beam pickles a graph's values several times over, each time through
+    bz2 at its slowest setting, and robots.txt bodies made that seconds of every run."""
+
+    def __reduce__(self):
+        packed = zlib.compress(pickle.dumps(dict(self), protocol=pickle.HIGHEST_PROTOCOL), 6)
+        return _unpacked_robots, (packed,)
+
+    def versions(self) -> Iterator[RobotsVersion]:
+        for entry in self.values():
+            yield from entry.versions
+
+
+def _unpacked_robots(packed: bytes) -> RobotsByHost:
+    return RobotsByHost(pickle.loads(zlib.decompress(packed)))
+
+
+def robots_by_host(versions: Iterable[RobotsVersion]) -> RobotsByHost:
     by_host: dict[str, list[RobotsVersion]] = {}
     for version in versions:
         by_host.setdefault(version.host, []).append(version)
-    return {host: host_versions(host_list) for host, host_list in by_host.items()}
+    return RobotsByHost({host: host_versions(host_list) for host, host_list in by_host.items()})
 
 
 # Parts of crawler tokens, each cheap to look for in a line. `dns_claim_parts` keeps those that
@@ -74,6 +96,10 @@ def _has_any(text: str, parts) -> bool:
     return any(part in text for part in parts)
 
 
+def _never(line: str) -> None:
+    return None
+
+
 def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
     return {"source": source, "reason": reason, "message": message, "raw": raw}
 
@@ -92,14 +118,21 @@ class LineAuditor:
     proxies: TrustedProxies = NO_PROXIES
     pages: PageDirectivesTable | None = None
     max_histories: int = MAX_HISTORIES
+    # Lines that surely get no verdict are told apart from their sender, time and User-Agent
+    # alone (`_surely_not_crawler`); off, every line is parsed and audited in full.
+    skim: bool = True
     # host -> (fingerprint of its versions, their parsed history): a refresh that changes a
     # host's versions replaces its entry, and the least recently audited host goes first.
     _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
     _parse: object = field(default=None, init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
+    _claims: BoundedCache[str, bool] = field(init=False, repr=False)
+    _in_ranges: BoundedCache[tuple[str, date], bool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._histories = Lru(self.max_histories)
+        self._claims = BoundedCache(MAX_REMEMBERED)
+        self._in_ranges = BoundedCache(MAX_REMEMBERED)
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parser are rebuilt on each worker.
@@ -124,7 +157,12 @@ class LineAuditor:
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
         """
         parse = self._parse or self._make_parser()
+        skim = parse.skim if self.skim else _never
         for offset, line in enumerate(lines):
+            skimmed = skim(line)
+            if skimmed is not None and self._surely_not_crawler(skimmed):
+                yield SKIPPED, None
+                continue
             source = f"{path}:{first_number + offset}"
             try:
                 request = parse(line)
@@ -136,6 +174,20 @@ class LineAuditor:
                 request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages
             )
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+
+    def _surely_not_crawler(self, skimmed: Skim) -> bool:
+        """What `audit` answers with None: a request that claims no crawler, from an address in
+        no crawler range on its day; both remembered per User-Agent and per (address, day)."""
+        claims = self._claims.get(skimmed.user_agent)
+        if claims is None:
+            claims = self._claims[skimmed.user_agent] = claim_of(skimmed.user_agent, self.registry) is not None
+        if claims:
+            return False
+        key = (self.proxies.client(skimmed.client_ip, skimmed.forwarded_for), request_day(skimmed.ts))
+        in_ranges = self._in_ranges.get(key)
+        if in_ranges is None:
+            in_ranges = self._in_ranges[key] = undeclared(key[0], key[1], self.ranges) is not None
+        return not in_ranges
 
     def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
         """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse

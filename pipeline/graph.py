@@ -96,9 +96,8 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
         return _build_streaming(pipeline, settings, auditor, dns)
-    versions = read_robots_table(settings.robots)
     batches = pipeline | "ReadLogLines" >> ReadLogLines(settings.logs)
-    robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_by_host(versions)])
+    robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_by_host(read_robots_table(settings.robots))])
     dns_answers = None
     if dns is not None:
         lookups = ResolveDistinct(dns.resolver, dns.record)
@@ -110,8 +109,8 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     # The report's robots.txt section draws the history the verdicts were judged by.
-    outputs[ROBOTS_VERSIONS_TABLE] = pipeline | "RecordRobotsVersions" >> beam.Create(
-        [records.robots_version_record(version) for version in versions]
+    outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
+        lambda table: map(records.robots_version_record, table.versions())
     )
     return _with_crawl_delay(outputs, settings, bounded=True)
 

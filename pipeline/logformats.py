@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from matcher.timerange import OutOfRange, to_utc
@@ -112,6 +112,15 @@ class LogRecord:
             "referer": referer, "user_agent": user_agent,
             "forwarded_for": forwarded_for, "x_robots_tag": x_robots_tag,
         })
+
+
+class Skim(NamedTuple):
+    """What decides whether a line can be a crawler request, read without building its record."""
+
+    client_ip: str
+    forwarded_for: str | None
+    ts: datetime
+    user_agent: str
 
 
 class LogParseError(ValueError):
@@ -477,6 +486,31 @@ class _TextParser:
             () if x_robots_tag in ("", "-") else (_text(x_robots_tag),),
         )
 
+    def skim(self, line: str) -> Skim | None:
+        """The line's sender, time and User-Agent, as `__call__` would read them; None unless the
+        line surely parses: the common layout with no escape anywhere (then every field is
+        taken as written, and nothing after the match can fail but the time, checked here)."""
+        try:
+            text = _clean(line)
+        except LogParseError:
+            return None
+        if "\\" in text:
+            return None
+        match = self.layout.plain.match(text)
+        if match is None:
+            return None
+        client_ip, time, user_agent, forwarded_for = match.group("client_ip", "time", "user_agent", "forwarded_for")
+        try:
+            ts = clf_timestamp(time)
+        except LogParseError:
+            return None
+        return Skim(
+            client_ip,
+            None if forwarded_for in (None, "", "-") else forwarded_for,
+            ts,
+            "" if user_agent == "-" else user_agent,
+        )
+
 
 # --------------------------------------------------------------- JSON formats
 
@@ -588,6 +622,10 @@ class _JsonParser:
 
     def _required_str(self, values: dict[str, Any], field: str) -> str:
         return _json_str(self._required(values, field), field) or ""
+
+    def skim(self, line: str) -> None:
+        """JSON lines are always read whole: a field mapping can put any field anywhere."""
+        return None
 
     def __call__(self, line: str) -> LogRecord:
         text = _clean(line)
