@@ -8,7 +8,9 @@ timezone-aware datetimes until a writer encodes them.
 """
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -220,37 +222,49 @@ def robots_version_record(version) -> dict:
 
 def rfc3339(moment: datetime) -> str:
     """UTC timestamp as RFC 3339 with a Z, microseconds only when present."""
-    moment = moment.astimezone(timezone.utc)
-    # strftime's %Y does not pad years before 1000 to four digits on every platform.
-    text = f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}"
-    if moment.microsecond:
-        text += f".{moment.microsecond:06d}"
-    return text + "Z"
+    if moment.tzinfo is not timezone.utc:
+        moment = moment.astimezone(timezone.utc)
+    # isoformat pads the year to four digits and writes microseconds only when there are some.
+    return moment.replace(tzinfo=None).isoformat() + "Z"
 
 
 def shaped(record: dict, columns: tuple[Column, ...], *, json_ready: bool = False) -> dict:
     """The record in schema order with lists for list columns; with `json_ready`,
     timestamps become RFC 3339 strings."""
-    return {column.name: _value(record.get(column.name), column, json_ready) for column in columns}
+    return shaper(columns, json_ready=json_ready)(record)
 
 
 def to_json_ready(record: dict, columns: tuple[Column, ...]) -> dict:
     return shaped(record, columns, json_ready=True)
 
 
-def _value(value, column: Column, json_ready: bool):
-    if value is None:
-        return None
+def shaper(columns: tuple[Column, ...], *, json_ready: bool = False) -> Callable[[dict], dict]:
+    """`shaped` for one table, each column's conversion chosen once: sinks shape every row."""
+    steps = tuple((column.name, _conversion(column, json_ready)) for column in columns)
+
+    def shape(record: dict) -> dict:
+        get = record.get
+        return {
+            name: value if convert is None or value is None else convert(value)
+            for name, convert in steps
+            for value in (get(name),)
+        }
+
+    return shape
+
+
+def _conversion(column: Column, json_ready: bool) -> Callable | None:
+    """What a column's non-null value goes through; None: it is written as it is."""
     if column.type == "timestamp" and json_ready:
-        return rfc3339(value)
+        return rfc3339
     if column.type == "json" and not json_ready:
         # Columnar formats carry an open-ended object as its JSON text.
-        return json.dumps(value, sort_keys=True)
+        return functools.partial(json.dumps, sort_keys=True)
     if column.type == "struct":
-        return shaped(value, column.fields, json_ready=json_ready)
+        return shaper(column.fields, json_ready=json_ready)
     if column.type == "string_list":
-        return list(value)
-    return value
+        return list
+    return None
 
 
 _JSON_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Callable
 from datetime import datetime
 
 import apache_beam as beam
@@ -41,7 +42,7 @@ def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> 
     else:
         (
             pcoll
-            | f"Encode{title}" >> beam.Map(lambda r: json.dumps(records.to_json_ready(r, columns), ensure_ascii=False))
+            | f"Encode{title}" >> beam.Map(json_line, records.shaper(columns, json_ready=True))
             | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
         )
 
@@ -69,12 +70,17 @@ def write_batched_table(batches, folder: str, columns, output_format: str, label
 
 
 def arrow_table(rows: list[dict], columns: tuple[Column, ...], schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_pylist([records.shaped(row, columns) for row in rows], schema=schema)
+    return pa.Table.from_pylist(list(map(records.shaper(columns), rows)), schema=schema)
+
+
+def json_line(row: dict, shape: Callable[[dict], dict]) -> str:
+    return json.dumps(shape(row), ensure_ascii=False)
 
 
 def json_lines(rows: list[dict], columns: tuple[Column, ...]) -> str:
     """The rows as JSON Lines without the final newline (the text sink adds one)."""
-    return "\n".join(json.dumps(records.to_json_ready(row, columns), ensure_ascii=False) for row in rows)
+    shape = records.shaper(columns, json_ready=True)
+    return "\n".join(json_line(row, shape) for row in rows)
 
 
 class WriteBundleFiles(beam.PTransform):
