@@ -240,15 +240,19 @@ def to_json_ready(record: dict, columns: tuple[Column, ...]) -> dict:
 
 def shaper(columns: tuple[Column, ...], *, json_ready: bool = False) -> Callable[[dict], dict]:
     """`shaped` for one table, each column's conversion chosen once: sinks shape every row."""
-    steps = tuple((column.name, _conversion(column, json_ready)) for column in columns)
+    names = tuple(column.name for column in columns)
+    conversions = tuple(
+        (column.name, convert) for column in columns if (convert := _conversion(column, json_ready)) is not None
+    )
 
     def shape(record: dict) -> dict:
         get = record.get
-        return {
-            name: value if convert is None or value is None else convert(value)
-            for name, convert in steps
-            for value in (get(name),)
-        }
+        shaped_record = {name: get(name) for name in names}
+        for name, convert in conversions:
+            value = shaped_record[name]
+            if value is not None:
+                shaped_record[name] = convert(value)
+        return shaped_record
 
     return shape
 

@@ -75,23 +75,11 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         settings, problems = read_settings(options)
         if settings is None:
             raise ValueError("; ".join(problems))
-    registry = load_registry(settings.registry)
-    ranges = load_ranges(settings.ranges, registry)
+    auditor = line_auditor(settings, options)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
-    for problem in ranges.problems:
+    for problem in auditor.ranges.problems:
         print(f"crawl-audit: ranges: {problem}", file=sys.stderr)
-    auditor = LineAuditor(
-        log_format=settings.log_format,
-        default_host=settings.default_host,
-        field_map=settings.field_map,
-        registry=registry,
-        ranges=ranges,
-        error_limit=settings.error_limit,
-        grace=settings.cache_grace,
-        proxies=client_proxies(options),
-        pages=_page_directives(settings.page_directives),
-    )
-    dns = dns_settings(options, registry)
+    dns = dns_settings(options, auditor.registry)
     if settings.streaming:
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
@@ -113,6 +101,22 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         lambda table: map(records.robots_version_record, table.versions())
     )
     return _with_crawl_delay(outputs, settings, bounded=True)
+
+
+def line_auditor(settings: RunSettings, options: PipelineOptions) -> LineAuditor:
+    """The per-line audit a run's options ask for, its registry, ranges and pages read."""
+    registry = load_registry(settings.registry)
+    return LineAuditor(
+        log_format=settings.log_format,
+        default_host=settings.default_host,
+        field_map=settings.field_map,
+        registry=registry,
+        ranges=load_ranges(settings.ranges, registry),
+        error_limit=settings.error_limit,
+        grace=settings.cache_grace,
+        proxies=client_proxies(options),
+        pages=_page_directives(settings.page_directives),
+    )
 
 
 def _build_streaming(

@@ -73,8 +73,12 @@ def arrow_table(rows: list[dict], columns: tuple[Column, ...], schema: pa.Schema
     return pa.Table.from_pylist(list(map(records.shaper(columns), rows)), schema=schema)
 
 
+# One encoder for every row: json.dumps with options builds a new one per call.
+_ENCODE_JSON = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def json_line(row: dict, shape: Callable[[dict], dict]) -> str:
-    return json.dumps(shape(row), ensure_ascii=False)
+    return _ENCODE_JSON(shape(row))
 
 
 def json_lines(rows: list[dict], columns: tuple[Column, ...]) -> str:
