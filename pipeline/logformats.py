@@ -121,6 +121,7 @@ class Skim(NamedTuple):
     forwarded_for: str | None
     ts: datetime
     user_agent: str
+    match: re.Match[str]  # `record` turns it into the line's record
 
 
 class LogParseError(ValueError):
@@ -465,6 +466,10 @@ class _TextParser:
             match = self.layout.general.match(text)
             if match is None:
                 raise LogParseError("no-match", f"line does not have the {self.name} layout")
+        return self.record(match)
+
+    def record(self, match: re.Match[str]) -> LogRecord:
+        """The record of a line this layout matched (a `Skim.match` needs no more checks)."""
         (host, client_ip, time, method, target, request, status, size,
          referer, user_agent, forwarded_for, x_robots_tag) = match.group(*_TEXT_GROUPS)
         ts = clf_timestamp(time)
@@ -509,6 +514,7 @@ class _TextParser:
             None if forwarded_for in (None, "", "-") else forwarded_for,
             ts,
             "" if user_agent == "-" else user_agent,
+            match,
         )
 
 
