@@ -13,11 +13,13 @@ ALLOWED = {"matcher": {"matcher"}, "config": {"config", "matcher"}, "pipeline": 
 
 
 def _modules() -> dict[str, Path]:
-    return {
-        ".".join(path.relative_to(REPO).with_suffix("").parts): path
-        for package in PACKAGES
-        for path in sorted((REPO / package).glob("*.py"))
-    }
+    """Every module of the packages, subpackages included; a package's `__init__` by its own name."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
 
 
 def _imports(path: Path, known: set[str]) -> set[str]:
