@@ -33,6 +33,11 @@ def to_utc(moment: datetime) -> datetime:
         ) from None
 
 
+def is_aware(value: object) -> bool:
+    """`value` is a datetime that names one moment: it has a UTC offset."""
+    return isinstance(value, datetime) and value.utcoffset() is not None
+
+
 def shifted(moment: datetime, span: timedelta) -> datetime:
     """`moment + span`, stopping at EARLIEST or LATEST."""
     try:
@@ -49,7 +54,6 @@ def micros(moment: datetime) -> int:
 def from_micros(value: int) -> datetime:
     """The UTC datetime of microseconds since the epoch, stopping at EARLIEST or LATEST."""
     return EPOCH + min(max(value, EARLIEST_MICROS), LATEST_MICROS) * _MICROSECOND
-
 
 
 class NoOffset(ValueError):

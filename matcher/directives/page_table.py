@@ -14,7 +14,7 @@ from matcher.directives.parser import parse_meta, x_robots_tag_directives
 from matcher.hosts import host_key
 from matcher.in_effect import index_in_effect
 from matcher.normalize import normalize
-from matcher.timerange import parse_timestamp, to_utc
+from matcher.timerange import is_aware, parse_timestamp, to_utc
 
 __all__ = ["PageDirectives", "PageDirectivesError", "PageDirectivesTable", "page_directives_from_row"]
 
@@ -49,7 +49,7 @@ class PageDirectives:
             raise PageDirectivesError(
                 f"path must be a path (and ?query) starting with '/', without a fragment, got {self.path!r}"
             )
-        if not _is_aware(self.effective_from):
+        if not is_aware(self.effective_from):
             raise PageDirectivesError(
                 f"effective_from must be a timezone-aware datetime, got {self.effective_from!r}"
             )
@@ -92,7 +92,7 @@ class PageDirectivesTable:
 
     def lookup(self, host: str | None, path: str, ts: datetime) -> PageDirectives | None:
         """The row in effect for a request at `ts`; `path` is path+query as the log has it."""
-        if not _is_aware(ts):
+        if not is_aware(ts):
             raise ValueError(f"request time must be a timezone-aware datetime, got {ts!r}")
         if host is None:
             return None
@@ -142,10 +142,6 @@ def _ordered(rows: list[PageDirectives]) -> tuple[PageDirectives, ...]:
                 f"{row.host}{row.path} has two different rows at {row.effective_from.isoformat()}"
             )
     return tuple(kept)
-
-
-def _is_aware(value: object) -> bool:
-    return isinstance(value, datetime) and value.utcoffset() is not None
 
 
 def _is_meta_pair(value: object) -> bool:
