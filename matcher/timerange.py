@@ -9,6 +9,22 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+__all__ = [
+    "EARLIEST",
+    "EPOCH",
+    "LATEST",
+    "LONGEST_SPAN_S",
+    "NoOffset",
+    "OutOfRange",
+    "from_micros",
+    "is_aware",
+    "micros",
+    "parse_moment",
+    "parse_timestamp",
+    "shifted",
+    "to_utc",
+]
+
 EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
 LATEST = datetime.max.replace(tzinfo=timezone.utc)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
