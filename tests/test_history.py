@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from config.registry import load_registry
+from helpers import BINGBOT, log_line
 from matcher import robots
 from matcher.history import (
     DISALLOWED_BETWEEN_CAPTURES,
@@ -252,11 +253,7 @@ def test_a_request_to_a_host_without_history_is_unknown() -> None:
         log_format="host_combined", registry=load_registry(None), ranges=build_range_index([], {}),
         error_limit=timedelta(days=30), grace=timedelta(hours=24),
     )
-    bingbot = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
-    lines = [
-        f'{host} 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /private/a HTTP/1.1" 200 5 "-" "{bingbot}"'
-        for host in ("elsewhere.example", "-", HOST)
-    ]
+    lines = [log_line(host, day(3), "/private/a", BINGBOT, ip="198.51.100.7") for host in ("elsewhere.example", "-", HOST)]
     outcomes = auditor.audit_lines("log", 1, lines, {HOST: host_versions([ok(T0, BLOCK_PRIVATE)])})
     assert [(kind, verdict["host"], verdict["decision"], verdict["reason"]) for kind, verdict in outcomes] == [
         (VERDICT, "elsewhere.example", "unknown", "unknown-host"),
