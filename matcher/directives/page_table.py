@@ -87,9 +87,6 @@ class PageDirectivesTable:
         self._pages = {key: _ordered(page_rows) for key, page_rows in by_page.items()}
         self._times = {key: tuple(row.effective_from for row in page_rows) for key, page_rows in self._pages.items()}
 
-    def __len__(self) -> int:
-        return sum(len(page_rows) for page_rows in self._pages.values())
-
     def lookup(self, host: str | None, path: str, ts: datetime) -> PageDirectives | None:
         """The row in effect for a request at `ts`; `path` is path+query as the log has it."""
         if not is_aware(ts):
