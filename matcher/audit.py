@@ -23,6 +23,8 @@ from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import DnsAnswer, IdentityResult, RangeIndex
 
+__all__ = ["Claim", "Request", "audit", "claim_of", "dns_question", "identity_of"]
+
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)
 

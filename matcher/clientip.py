@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from matcher.identity import Network, parse_ip
 
+__all__ = ["NO_PROXIES", "TrustedProxies", "trusted_proxies"]
+
 
 @dataclass(frozen=True)
 class TrustedProxies:

@@ -16,6 +16,38 @@ from datetime import datetime, timezone
 
 from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
 
+__all__ = [
+    "Column",
+    "VERDICTS",
+    "INDEXING_FINDINGS",
+    "BETWEEN_CAPTURES",
+    "DEAD_LETTERS",
+    "SUMMARY",
+    "CRAWL_DELAY_VIOLATIONS",
+    "CRAWL_DELAY_WINDOWS",
+    "ROBOTS_VERSIONS",
+    "WHATIF_FLIPS",
+    "DNS_ANSWERS",
+    "VERDICTS_TABLE",
+    "DEAD_LETTERS_TABLE",
+    "SUMMARY_TABLE",
+    "VIOLATIONS_TABLE",
+    "WINDOWS_TABLE",
+    "INDEXING_FINDINGS_TABLE",
+    "BETWEEN_CAPTURES_TABLE",
+    "ROBOTS_VERSIONS_TABLE",
+    "WHATIF_FLIPS_TABLE",
+    "DNS_ANSWERS_TABLE",
+    "COUNTS_TABLE",
+    "TABLES",
+    "json_schema",
+    "robots_version_record",
+    "rfc3339",
+    "shaper",
+    "shaped",
+    "to_json_ready",
+]
+
 
 @dataclass(frozen=True)
 class Column:

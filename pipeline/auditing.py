@@ -18,7 +18,8 @@ from matcher.agents import Registry
 from matcher.audit import audit, claim_of, dns_question
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
-from matcher.history import HostHistory, RobotsVersion, host_key
+from matcher.history import HostHistory, RobotsVersion
+from matcher.hosts import host_key
 from matcher.identity import DnsAnswer, RangeIndex, request_day, undeclared
 from matcher.bounded import BoundedCache, Lru
 from pipeline.logformats import LogParseError, Skim, encodable, parser_for

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 
-from matcher.history import RobotsTableError, RobotsVersion, host_key, version_from_row, with_observations
+from matcher.history import RobotsTableError, RobotsVersion, version_from_row, with_observations
+from matcher.hosts import host_key
 from matcher.records import rfc3339
 from matcher.robots import MAX_BYTES
 from matcher.timerange import parse_timestamp

@@ -20,7 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 from config.registry import load_registry
 from matcher import records, robots
 from matcher.agents import Registry
-from matcher.history import host_key
+from matcher.hosts import host_key
 from matcher.timerange import parse_moment
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline import tables

@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 
 from config.registry import load_registry
+from helpers import BINGBOT, log_line
 from matcher import identity
 from matcher.bounded import BoundedCache
 from matcher.identity import build_range_index
 from matcher.history import RobotsVersion
 from pipeline import streaming
 from pipeline.auditing import VERDICT, LineAuditor, host_versions
-
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 
 
 def test_a_bounded_cache_never_holds_more_than_its_limit():
@@ -63,7 +62,7 @@ def test_a_refreshed_robots_table_keeps_one_parsed_history_per_host():
     auditor = LineAuditor(
         log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
     )
-    line = f'example.com 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "{BINGBOT}"'
+    line = log_line("example.com", "05/Nov/2026:12:00:00 +0000", "/p", BINGBOT, ip="198.51.100.7", size=5)
     start = datetime(2026, 11, 1, tzinfo=timezone.utc)
     versions = []
     # a long streaming job: each reload of the table brings one more version of the host

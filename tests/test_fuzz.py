@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
+from helpers import GOOGLEBOT
 from matcher import directives, records, robots
 from matcher.directives import PageDirectivesError
 from matcher.history import RobotsTableError
@@ -35,7 +36,6 @@ BUDGET = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 FIELD_MAP = {"ts": "ts", "client_ip": "ip", "request": "req", "user_agent": "ua", "host": "host",
              "status": "status", "size": "size", "x_robots_tag": "xrt"}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,13 @@ ALLOWED = {"matcher": {"matcher"}, "config": {"config", "matcher"}, "pipeline": 
 
 
 def _modules() -> dict[str, Path]:
-    return {
-        ".".join(path.relative_to(REPO).with_suffix("").parts): path
-        for package in PACKAGES
-        for path in sorted((REPO / package).glob("*.py"))
-    }
+    """Every module of the packages, subpackages included; a package's `__init__` by its own name."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
 
 
 def _imports(path: Path, known: set[str]) -> set[str]:
@@ -66,3 +69,50 @@ def test_tests_never_import_the_benchmarks():
     for path in sorted((REPO / "tests").glob("*.py")):
         imported = _imports(path, benchmarks)
         assert not imported, f"{path.name} imports {sorted(imported)} from bench/"
+
+
+def _declared_all(path: Path) -> list[str] | None:
+    for node in ast.parse(path.read_text("utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return [element.value for element in node.value.elts]
+    return None
+
+
+PUBLIC = {name: names for name, path in _modules().items() if (names := _declared_all(path)) is not None}
+
+
+def _uses_from_outside(path: Path, module: str) -> set[str]:
+    """Names of `module` that `path` imports, or reads as `module.name` after `from matcher import ...`."""
+    tree = ast.parse(path.read_text("utf-8"))
+    package, _, short = module.rpartition(".")
+    aliases = set()
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module == module:
+                used.update(alias.name for alias in node.names)
+            elif node.module == package:
+                aliases.update(alias.asname or alias.name for alias in node.names if alias.name == short)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.add(node.attr)
+    return used
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_all_names_what_the_module_defines(module):
+    imported = importlib.import_module(module)
+    assert [name for name in PUBLIC[module] if not hasattr(imported, name)] == []
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_other_modules_use_only_what_all_declares(module):
+    """A module's `__all__` is its interface: the other modules and the benchmarks keep to it."""
+    outside = [path for name, path in _modules().items() if name != module and not name.startswith(f"{module}.")]
+    outside += sorted((REPO / "bench").glob("*.py"))
+    stray = sorted(
+        f"{path.relative_to(REPO)}: {name}"
+        for path in outside
+        for name in _uses_from_outside(path, module) - set(PUBLIC[module])
+    )
+    assert not stray, f"{module} is used beyond its __all__"

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import write_jsonl
 from matcher.history import RobotsTableError
 from pipeline.robots_table import read_robots_table
 
@@ -76,8 +77,7 @@ def test_jsonl_rows_carry_observed_before(tmp_path):
         {"host": "example.com", "effective_from": "2026-11-04T00:00:00Z", "status": 404,
          "observed_before": "2026-11-03T06:00:00Z"},
     ]
-    table = tmp_path / "history.jsonl"
-    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = write_jsonl(tmp_path / "history.jsonl", rows)
     first, second = read_robots_table(str(table))
     assert (first.observed_before, second.observed_before) == (None, datetime(2026, 11, 3, 6, tzinfo=timezone.utc))
 
