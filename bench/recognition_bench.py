@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from config import bot_lists
+from config.bot_lists import maintained_bot_list
 from matcher import agents
 
 RECALL_TARGET = 0.97
@@ -83,7 +85,7 @@ def detectors() -> dict[str, Callable[[str], bool]]:
 
     monperrus = re.compile("|".join(i["pattern"] for i in crawleruseragents.CRAWLER_USER_AGENTS_DATA))
     matomo = re.compile(
-        rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(agents._matomo_bot_patterns())}))"
+        rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(bot_lists.matomo_bot_patterns())}))"
     )
     found = {
         "crawl-audit": agents.claims_crawler,
@@ -118,7 +120,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     for name, items in {**bot_lists, **browser_lists}.items():
         print(f"  {name}: {len(items)} distinct User-Agents")
 
-    agents.crawler_list()  # compile once before timing
+    maintained_bot_list()  # compile once before timing
     met = True
     for detector, claims in detectors().items():
         print(f"\n{detector}")

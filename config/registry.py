@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from config.bot_lists import maintained_bot_list
 from matcher.agents import Crawler, RangeSource, Registry
 
 DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
@@ -98,7 +99,7 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
     crawlers = [_crawler(origin, i, entry, sources, classes) for i, entry in enumerate(entries)]
     _check_unique(origin, crawlers)
     _check_sources_used(origin, sources, crawlers)
-    return Registry(crawlers, sources)
+    return Registry(crawlers, sources, maintained_bot_list())
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ a crawler describes itself (`compatible; Yahoo! Slurp`). Other words inside long
 (`CUBOT X30 Build/…`, `Windows NT 10.0`) describe a platform and are not candidates.
 
 A header *claims a crawler* when a registry crawler is named (a word, or consecutive words for a
-name like `Google Web Preview`), when it matches one of two maintained lists of bot User-Agents
-(the `crawler-user-agents` package and Matomo's bot list in `device-detector`; one compiled
-regex, asked once per distinct header), when a candidate's name ends in a crawler word (`…bot`,
+name like `Google Web Preview`), when it matches the registry's list of bot User-Agent patterns
+(`config/bot_lists.py` gives it two maintained lists as one compiled regex, asked once per
+distinct header), when a candidate's name ends in a crawler word (`…bot`,
 `…spider`, `…crawler`: `FooBot/1.0`, never the phone `CUBOT_P20`), or when it carries a contact
 reference (`+http://…`, `bot@example.com`), which browsers never send.
 `compatible; X` alone is no claim: old browsers write it too (`compatible; NetPositive/2.2.1`).
@@ -27,18 +27,12 @@ candidate with a crawler word; the word a maintained list matched; the name afte
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-import yaml
 
 from matcher import tokens
 from matcher.bounded import BoundedCache
-
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
 # A crawler word ends the name or is followed by a version-like part: `mj12bot`, `spider2`,
@@ -49,14 +43,6 @@ _BROWSER_NAMES = frozenset({"mozilla", "opera", "msie", "konqueror"})
 _SECURITY_LETTERS = frozenset({"u", "i", "n"})
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _WORD_END = re.compile(r"[\s;,()]")
-# crawler-user-agents tags of tools that fetch for whoever runs them, not declared crawlers.
-_TOOL_TAGS = frozenset({"http-library", "browser-automation"})
-# Patterns of crawler-user-agents that match real browsers in the public browser lists of
-# bench/recognition_bench.py (an Android build id, Sogou's mobile browser, phone and app names).
-# Sogou's crawlers are registry crawlers, so dropping `Sogou` loses none of them.
-_BROWSER_MATCHING_PATTERNS = frozenset(
-    {r"AP3A\.240617\.008", r"008\/", "Sogou", "Sonic", "Butterfly", "Fever", "Expanse", "Fluid"}
-)
 _SEPARATORS = frozenset("();,")
 _CACHE_SIZE = 1 << 14
 _UNSEEN = object()
@@ -90,11 +76,18 @@ class Crawler:
 
 
 class Registry:
-    """The known crawlers, indexed by User-Agent token for per-request lookup."""
+    """The known crawlers, indexed by User-Agent token for per-request lookup, and the patterns
+    of bot User-Agents that claim a crawler without being one of them (None: no such list)."""
 
-    def __init__(self, crawlers: Sequence[Crawler], range_sources: Mapping[str, RangeSource]):
+    def __init__(
+        self,
+        crawlers: Sequence[Crawler],
+        range_sources: Mapping[str, RangeSource],
+        bot_list: re.Pattern[str] | None = None,
+    ):
         self.crawlers = tuple(crawlers)
         self.range_sources = dict(range_sources)
+        self.bot_list = bot_list
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}
         self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
@@ -116,7 +109,7 @@ class Registry:
         """
         crawler = self._identified.get(user_agent, _UNSEEN)
         if crawler is _UNSEEN:
-            scan = _scan(user_agent[:MAX_USER_AGENT])
+            scan = _scan(user_agent[:MAX_USER_AGENT], self.bot_list)
             crawler = self._identified[user_agent] = self._longest(scan.products) or self._longest(scan.names)
         return crawler
 
@@ -140,14 +133,14 @@ class _Scan:
     claims: bool
 
 
-def product_token(user_agent: str) -> str | None:
+def product_token(user_agent: str, registry: Registry) -> str | None:
     """The lower-case crawler product token of a User-Agent (rules in the module docstring)."""
-    return _scan(user_agent[:MAX_USER_AGENT]).product
+    return _scan(user_agent[:MAX_USER_AGENT], registry.bot_list).product
 
 
 def claims_crawler(user_agent: str, registry: Registry) -> bool:
     """Whether the header claims a crawler: registry name, listed bot, crawler word or contact."""
-    scan = _scan(user_agent[:MAX_USER_AGENT])
+    scan = _scan(user_agent[:MAX_USER_AGENT], registry.bot_list)
     return scan.claims or registry.identify(user_agent) is not None
 
 
@@ -168,56 +161,20 @@ def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
         return crawler.robots_tokens
     text = agent.strip()
     if "/" in text or "(" in text:
-        token = product_token(text)
+        token = product_token(text, registry)
         return (token,) if token else ()
     token = tokens.product_token(text)
     return (token,) if token and len(token) == len(text) else ()
 
 
-@functools.cache
-def crawler_list() -> re.Pattern:
-    """Both maintained lists of bot User-Agent patterns as one regex, compiled once.
-
-    crawler-user-agents patterns are case-sensitive; those of HTTP libraries and browser
-    automation (`curl`, `python-requests`, `HeadlessChrome`) are tools, not declared crawlers.
-    Matomo's bot patterns (shipped in the device-detector package) are case-insensitive and start
-    at a word boundary, as Matomo applies them; its last, catch-all pattern needs a look-behind
-    Python's `re` lacks and is left out (the crawler-word rule covers what it catches).
-    """
-    import crawleruseragents  # reads its data file on import; only needed here
-
-    own = [
-        item["pattern"]
-        for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
-        if item["pattern"] not in _BROWSER_MATCHING_PATTERNS
-        and not (item.get("tags") and set(item["tags"]) <= _TOOL_TAGS)
-    ]
-    matomo = "|".join(_matomo_bot_patterns())
-    return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{matomo}))")
-
-
-def _matomo_bot_patterns() -> list[str]:
-    spec = importlib.util.find_spec("device_detector")  # its data only; the package is not imported
-    folder = Path(spec.submodule_search_locations[0])
-    text = (folder / "regexes" / "upstream" / "bots.yml").read_text("utf-8")
-    entries = yaml.load(text, Loader=_YAML_LOADER)
-    patterns = []
-    for entry in entries:
-        try:
-            re.compile(entry["regex"])
-        except re.error:
-            continue
-        patterns.append(entry["regex"])
-    return patterns
-
-
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _scan(user_agent: str) -> _Scan:
+def _scan(user_agent: str, bot_list: re.Pattern[str] | None) -> _Scan:
     words, has_contact = _words(user_agent)
     names = tuple(name for name, _ in words)
     products = tuple(name for name, candidate in words if candidate)
     by_word = next((n for n, candidate in words if candidate and _CRAWLER_WORD.search(n)), None)
-    listed = None if by_word else _listed_name(user_agent)  # the costliest question: only if needed
+    # the costliest question: only if needed
+    listed = None if by_word or bot_list is None else _listed_name(user_agent, bot_list)
     by_compatible = _after_compatible(names)
     claims = listed is not None or by_word is not None or has_contact
     product = by_word or listed or by_compatible
@@ -226,10 +183,10 @@ def _scan(user_agent: str) -> _Scan:
     return _Scan(names, products, product, claims)
 
 
-def _listed_name(user_agent: str) -> str | None:
-    """The name of the word where a maintained list matches, or "" when it matches elsewhere
+def _listed_name(user_agent: str, bot_list: re.Pattern[str]) -> str | None:
+    """The name of the word where the bot list matches, or "" when it matches elsewhere
     (inside a URL, across words); None when it does not match."""
-    match = crawler_list().search(user_agent)
+    match = bot_list.search(user_agent)
     if match is None:
         return None
     start = match.start()

@@ -58,7 +58,7 @@ def claim_of(user_agent: str, registry: Registry) -> Claim | None:
         return Claim(crawler.name, crawler.robots_tokens, not crawler.ignores_catch_all, crawler)
     if not agents.claims_crawler(user_agent, registry):
         return None
-    token = agents.product_token(user_agent)
+    token = agents.product_token(user_agent, registry)
     return Claim(token, (token,) if token else (), True)
 
 

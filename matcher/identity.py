@@ -91,8 +91,8 @@ class RangeHit:
     taken: date
     prefix: str
 
-    @property
-    def evidence(self) -> str:
+    @functools.cached_property
+    def evidence(self) -> str:  # a hit is shared by every request from its prefix
         return f"{self.prefix} in {self.source} snapshot {self.taken.isoformat()}"
 
 

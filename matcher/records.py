@@ -252,6 +252,7 @@ def robots_version_record(version) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=1 << 12)  # verdicts repeat their robots versions' times, busy logs their seconds
 def rfc3339(moment: datetime) -> str:
     """UTC timestamp as RFC 3339 with a Z, microseconds only when present."""
     if moment.tzinfo is not timezone.utc:

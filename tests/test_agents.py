@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from config.bot_lists import maintained_bot_list
 from config.registry import default_registry, parse_registry
 from matcher import agents
 from matcher.agents import claims_crawler, product_token, robots_tokens
@@ -80,12 +81,12 @@ ADSBOT_MOBILE = (
     ],
 )
 def test_product_token(ua, token):
-    assert product_token(ua) == token
+    assert product_token(ua, REGISTRY) == token
 
 
 @pytest.mark.parametrize("ua", [CHROME, FIREFOX, SAFARI_IPHONE, CUBOT_PHONE, OLD_IE, "", "((;;))"])
 def test_browsers_and_garbage_have_no_crawler_token(ua):
-    assert product_token(ua) is None
+    assert product_token(ua, REGISTRY) is None
     assert not claims_crawler(ua, REGISTRY)
 
 
@@ -200,7 +201,7 @@ def test_a_remembered_agent_is_answered_by_the_registry_asked():
 
 def test_huge_user_agent_is_read_only_up_to_the_limit():
     assert robots_tokens("FooBot/1.0 " + "x" * 1_000_000, REGISTRY) == ("foobot",)
-    assert product_token(" " * agents.MAX_USER_AGENT + "FooBot/1.0") is None
+    assert product_token(" " * agents.MAX_USER_AGENT + "FooBot/1.0", REGISTRY) is None
 
 
 def test_default_registry_is_loaded_once():
@@ -311,11 +312,11 @@ def test_browsers_never_claim_a_crawler(ua):
 )
 def test_unlisted_bots_are_claimed_under_their_product_token(ua, token):
     assert claims_crawler(ua, REGISTRY)
-    assert product_token(ua) == token
+    assert product_token(ua, REGISTRY) == token
 
 
 def test_the_maintained_list_is_compiled_once_and_its_claims_need_no_registry_entry():
-    assert agents.crawler_list() is agents.crawler_list()
+    assert maintained_bot_list() is maintained_bot_list()
     seekport = "Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)"
     tiny = parse_registry(_tiny_registry())
     for _ in range(2):
