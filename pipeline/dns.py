@@ -19,7 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from matcher.agents import Registry
 from matcher.clientip import TrustedProxies, trusted_proxies
-from matcher.identity import DEFINITE_DNS_ERRORS
+from matcher.reverse_dns import DEFINITE_DNS_ERRORS
 from pipeline.resolvers import (
     DEFAULT_CACHE_SIZE,
     DEFAULT_CONCURRENCY,

@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 
 from matcher.agents import RangeSource, Registry
-from matcher.identity import parse_snapshot
+from matcher.ip_ranges import parse_snapshot
 from pipeline.http_client import Client, FetchError
 
 DEFAULT_TIMEOUT = 30.0

@@ -47,8 +47,8 @@ from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import Timestamp
 
 from matcher.history import RobotsTableError
-from matcher.identity import DnsAnswer
 from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE, VERDICTS_TABLE
+from matcher.reverse_dns import DnsAnswer
 from pipeline.auditing import HostVersions, LineAuditor, host_versions
 from pipeline.dns import DnsSettings, count_trouble
 from pipeline.logformats import LogParseError, parser_for

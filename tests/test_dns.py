@@ -27,7 +27,9 @@ from config.registry import default_registry
 from localdns import Dnsmasq, dnsmasq_binary, running_dnsmasq
 from matcher import records
 from matcher.clientip import trusted_proxies
-from matcher.identity import DnsAnswer, Lookup, build_range_index, reverse_dns_address, verify
+from matcher.identity import reverse_dns_address, verify
+from matcher.ip_ranges import build_range_index
+from matcher.reverse_dns import DnsAnswer, Lookup
 from pipeline.auditing import LineAuditor, dns_claim_parts
 from pipeline import graph, streaming
 from pipeline.dns import DnsSettings, ResolveDistinct, client_proxies, dns_lookups
