@@ -200,7 +200,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     # import-time warnings about optional cloud clients would bury the report.
     logging.getLogger().setLevel(logging.ERROR)
     from pipeline import graph
-    from pipeline.dns import IdentityOptions
     from pipeline.options import CrawlAuditOptions
 
     if args.help or not beam_args:
@@ -208,7 +207,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             prog="crawl-audit run", epilog="Any other flag goes to Apache Beam (--runner, --direct_num_workers, ...)."
         )
         CrawlAuditOptions._add_argparse_args(usage)
-        IdentityOptions._add_argparse_args(usage.add_argument_group("identity: reverse DNS and proxies"))
         usage.print_help()
         return EXIT_OK
     try:

@@ -40,7 +40,7 @@ from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.confined import is_url
 from pipeline.crawl_delay import CrawlDelayAudit
-from pipeline.dns import DnsSettings, IdentityOptions, ResolveDistinct, client_proxies, dns_settings
+from pipeline.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions
 from pipeline.page_directives import read_page_directives
@@ -87,10 +87,10 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         ranges=ranges,
         error_limit=settings.error_limit,
         grace=settings.cache_grace,
-        proxies=client_proxies(options),
+        proxies=settings.identity.proxies,
         pages=_page_directives(settings.page_directives),
     )
-    dns = dns_settings(options, registry)
+    dns = dns_settings(settings.identity, registry)
     if settings.streaming:
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
@@ -200,7 +200,7 @@ def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
     if DNS_ANSWERS_TABLE in outputs:
         # A snapshot file set, readable by a later `--dns snapshot:FOLDER`, whatever the sink.
         outputs[DNS_ANSWERS_TABLE] | "WriteDnsAnswers" >> WriteBundleFiles(
-            settings.view_as(IdentityOptions).dns_record, records.DNS_ANSWERS, "jsonl"
+            settings.dns_record, records.DNS_ANSWERS, "jsonl"
         )
 
 
