@@ -225,7 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args, extra) if passes_through else args.handler(args)
     except InputError as error:
-        print(f"crawl-audit: {printable(str(error))}", file=sys.stderr)
+        # A table with several problems lists one a line, under the first.
+        first, *rest = str(error).split("\n")
+        print(f"crawl-audit: {printable(first)}", file=sys.stderr)
+        for line in rest:
+            print(printable(line), file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         # The reader (`| head`) has what it wanted; that is not a failure.

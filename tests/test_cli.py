@@ -85,7 +85,7 @@ def test_run_help_lists_every_option_a_run_reads(capsys):
 
 
 def test_run_refuses_bad_identity_flags_at_launch_with_every_other_problem(tmp_path, capsys):
-    argv = ["run", "--logs", str(tmp_path / "*.log"), "--robots", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "out")]
+    argv = ["run", f"--logs={tmp_path / '*.log'}", f"--robots={tmp_path / 'r.jsonl'}", f"--out={tmp_path / 'out'}"]
     code = main([*argv, "--window=soon", "--dns-timeout=0", "--dns-retries=-1", "--trusted-proxies=lan"])
     err = capsys.readouterr().err
     assert code == EXIT_ERROR
