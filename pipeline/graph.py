@@ -35,7 +35,7 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report, report, run_folder, streaming
+from pipeline import html_report, report, robots_refresh, run_folder, stream_sources, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
 from pipeline.confined import is_url
@@ -118,9 +118,9 @@ def _build_streaming(
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
     refresh = settings.robots_refresh
     if refresh:
-        robots = pipeline | "RefreshRobotsTable" >> streaming.RefreshRobotsTable(settings.robots, refresh)
+        robots = pipeline | "RefreshRobotsTable" >> robots_refresh.RefreshRobotsTable(settings.robots, refresh)
     else:
-        robots = pipeline | "ReadRobotsTable" >> beam.Create([streaming.robots_snapshot(settings.robots)])
+        robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_refresh.robots_snapshot(settings.robots)])
     outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots, dns)
     if dns is None or not dns.record:
         outputs.pop(DNS_ANSWERS_TABLE, None)
@@ -129,16 +129,16 @@ def _build_streaming(
 
 def _log_source(settings: RunSettings) -> beam.PTransform:
     if settings.pubsub_subscription:
-        return streaming.ReadPubSubLines(settings.pubsub_subscription, settings.pubsub_timestamp_attribute)
+        return stream_sources.ReadPubSubLines(settings.pubsub_subscription, settings.pubsub_timestamp_attribute)
     if settings.kafka_bootstrap:
-        return streaming.ReadKafkaLines(
+        return stream_sources.ReadKafkaLines(
             settings.kafka_bootstrap,
             settings.kafka_topic,
             settings.kafka_config,
             settings.kafka_expansion_service,
         )
-    poll = streaming.LogFolderPoll(settings.log_format, settings.default_host, settings.field_map)
-    return streaming.WatchLogFolder(settings.logs, poll, settings.poll_interval, settings.watch_for)
+    poll = stream_sources.LogFolderPoll(settings.log_format, settings.default_host, settings.field_map)
+    return stream_sources.WatchLogFolder(settings.logs, poll, settings.poll_interval, settings.watch_for)
 
 
 def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool) -> dict:

@@ -14,7 +14,7 @@ from matcher.bounded import BoundedCache
 from matcher.addresses import parse_ip
 from matcher.ip_ranges import build_range_index
 from matcher.history import RobotsVersion
-from pipeline import streaming
+from pipeline import stream_sources
 from pipeline.auditing import VERDICT, LineAuditor, host_versions
 
 BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -79,7 +79,7 @@ def test_a_refreshed_robots_table_keeps_one_parsed_history_per_host():
 
 
 def test_a_folder_poll_remembers_only_the_files_still_there(tmp_path: Path):
-    poll = streaming.LogFolderPoll("host_combined", None, None)
+    poll = stream_sources.LogFolderPoll("host_combined", None, None)
     line = f'example.com 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "{BINGBOT}"\n'
     pattern = str(tmp_path / "*.log.gz")
     # log rotation: each poll sees one new file and the previous one deleted
