@@ -25,7 +25,7 @@ from config.registry import default_registry
 from matcher import agents, records, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
-from pipeline.terminal import printable, printable_json
+from pipeline.plain.terminal import printable, printable_json
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -79,7 +79,7 @@ def lint(args: argparse.Namespace) -> int:
 
 def schema(args: argparse.Namespace) -> int:
     """The record schema of one table, or of all by name, as BigQuery or JSON Schema takes it."""
-    from pipeline.schema import bigquery_schema  # pyarrow: loaded only for this command
+    from pipeline.plain.schema import bigquery_schema  # pyarrow: loaded only for this command
 
     names = [args.table] if args.table else list(records.TABLES)
     if args.format == "bigquery":
@@ -190,7 +190,7 @@ def history_command(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def identity_command(args: argparse.Namespace, argv: list[str]) -> int:
-    from pipeline import identity_cli
+    from pipeline.plain import identity_cli
 
     return identity_cli.COMMANDS[args.command](argv)
 

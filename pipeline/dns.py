@@ -1,6 +1,6 @@
 """Reverse DNS in the audit graph: the resolver the `--dns` options ask for and the resolve-once step.
 
-`--dns` picks where answers come from (see `pipeline.resolvers`): `live` asks a DNS server,
+`--dns` picks where answers come from (see `pipeline.plain.resolvers`): `live` asks a DNS server,
 `snapshot:FILE` replays answers recorded earlier, `off` leaves identity to the published ranges.
 `--dns-record FILE` writes the answers a run used, as a snapshot for a later offline re-run.
 
@@ -18,7 +18,7 @@ from apache_beam.metrics import Metrics
 
 from matcher.agents import Registry
 from matcher.reverse_dns import DEFINITE_DNS_ERRORS
-from pipeline.resolvers import Resolver, answer_to_json, build_resolver
+from pipeline.plain.resolvers import Resolver, answer_to_json, build_resolver
 from pipeline.settings import IdentitySettings
 
 # Addresses per resolving call: enough to keep every thread busy for several rounds.

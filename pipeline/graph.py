@@ -38,13 +38,13 @@ from matcher.records import (
 from pipeline import html_report, report, robots_refresh, run_folder, stream_sources, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
-from pipeline.confined import is_url
 from pipeline.crawl_delay import CrawlDelayAudit
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions
 from pipeline.page_directives import read_page_directives
-from pipeline.resolvers import LiveResolver
+from pipeline.plain.confined import is_url
+from pipeline.plain.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings

@@ -7,7 +7,7 @@ from typing import Callable, TypeVar
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.confined import NotReadable, require_regular
+from pipeline.plain.confined import NotReadable, require_regular
 
 Row = TypeVar("Row")
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline.logformats import FORMATS
-from pipeline.resolvers import (
+from pipeline.plain.resolvers import (
     DEFAULT_CACHE_SIZE,
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRIES,

@@ -24,8 +24,7 @@ before it.
 """
 from __future__ import annotations
 
-import re
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
@@ -34,14 +33,12 @@ from matcher.history import RobotsTableError, RobotsVersion, host_key, version_f
 from matcher.records import rfc3339
 from matcher.robots import MAX_BYTES
 from matcher.timerange import parse_timestamp
-from pipeline.confined import NotReadable, inside, is_url, read_regular, relative_url
 from pipeline.json_table import json_rows, problem_list
+from pipeline.plain.captures import CAPTURE_NAME, OBSERVATIONS_LOG, capture_time
+from pipeline.plain.confined import NotReadable, inside, is_url, read_regular, relative_url
 
 # What the parser reads of a body, and one byte more so that it knows the body was cut.
 _BODY_LIMIT = MAX_BYTES + 1
-
-OBSERVATIONS_LOG = "observations.log"
-_CAPTURE = re.compile(r"(?P<stamp>\d{8}T\d{6}Z|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\.(?P<ext>txt|\d{3}|unreachable)")
 
 
 def read_robots_table(location: str) -> list[RobotsVersion]:
@@ -85,7 +82,7 @@ def _read_captures(folder: Path) -> tuple[list[RobotsVersion], list[str]]:
     for path in sorted(folder.glob("*/*")):
         if path.name.startswith(".") or path.name == OBSERVATIONS_LOG:
             continue
-        match = _CAPTURE.fullmatch(path.name)
+        match = CAPTURE_NAME.fullmatch(path.name)
         if match is None:
             problems.append(f"{path}: not a capture name (HOST/TIMESTAMP.txt|.NNN|.unreachable)")
             continue
@@ -95,7 +92,7 @@ def _read_captures(folder: Path) -> tuple[list[RobotsVersion], list[str]]:
             # A host folder or capture that is a symlink out of the folder is refused like a body_file.
             body = read_regular(inside(folder, f"{path.parent.name}/{path.name}"), _BODY_LIMIT)
             version = RobotsVersion(
-                path.parent.name, _capture_time(match["stamp"]), status, body if status is not None else None
+                path.parent.name, capture_time(match["stamp"]), status, body if status is not None else None
             )
         except ValueError as error:
             problems.append(f"{path}: {error}")
@@ -131,14 +128,6 @@ def _observation_times(folder: Path, log: Path, problems: list[str]) -> list[dat
         except ValueError:
             problems.append(f"{log}:{number}: not an RFC 3339 timestamp with an offset: {stamp!r}")
     return times
-
-
-def _capture_time(stamp: str) -> datetime:
-    compact = "%Y%m%dT%H%M%SZ" if "-" not in stamp else "%Y-%m-%dT%H:%M:%SZ"
-    try:
-        return datetime.strptime(stamp, compact).replace(tzinfo=timezone.utc)
-    except ValueError as error:
-        raise RobotsTableError(f"{stamp} is not a valid time: {error}") from None
 
 
 def _history_problems(origins: list[tuple[str, RobotsVersion]]) -> list[str]:

@@ -24,7 +24,7 @@ from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE, VERDICTS_TABL
 from matcher.reverse_dns import DnsAnswer
 from pipeline.auditing import LineAuditor
 from pipeline.dns import DnsSettings, count_trouble
-from pipeline.resolvers import CachingResolver, LiveResolver, answer_to_json
+from pipeline.plain.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.sinks import beam_timestamp
 from pipeline.transforms import TALLY, AuditLineBatchFn
 

@@ -30,12 +30,12 @@ from matcher.clientip import trusted_proxies
 from matcher.identity import reverse_dns_address, verify
 from matcher.ip_ranges import build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
-from pipeline.auditing import LineAuditor, dns_claim_parts
 from pipeline import graph, streaming
+from pipeline.auditing import LineAuditor, dns_claim_parts
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_lookups
-from pipeline.identity_cli import verify_command
 from pipeline.options import CrawlAuditOptions
-from pipeline.resolvers import (
+from pipeline.plain.identity_cli import verify_command
+from pipeline.plain.resolvers import (
     CachingResolver,
     LiveResolver,
     SnapshotResolver,

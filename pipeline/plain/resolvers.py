@@ -44,7 +44,7 @@ from matcher.addresses import parse_ip
 from matcher.agents import Registry
 from matcher.bounded import Lru
 from matcher.reverse_dns import DEFINITE_DNS_ERRORS, DnsAnswer, Lookup, under_suffix
-from pipeline.confined import require_regular
+from pipeline.plain.confined import require_regular
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRIES = 1
