@@ -79,7 +79,7 @@ def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[st
     field_map = _json_object(flags.field_map, "--field-map", problems)
     kafka_config = _json_object(flags.kafka_config, "--kafka-config", problems)
     identity = _identity(flags, problems)
-    if any(span is False for span in spans.values()) or False in (field_map, kafka_config, identity):
+    if any(value is False for value in (*spans.values(), field_map, kafka_config, identity)):
         return None, problems
     settings = RunSettings(
         streaming=streaming,
