@@ -1,9 +1,8 @@
 """Who really sent a request: a crawler's claim checked against its operator's published IP ranges,
 then, where the operator names host suffixes, against forward-confirmed reverse DNS.
 
-Reverse DNS is consulted only where no range proves the claim and the operator names host
-suffixes. The ranges (`matcher/ip_ranges.py`) and the DNS answers (`matcher/reverse_dns.py`)
-come in already read and resolved.
+The ranges (`matcher/ip_ranges.py`) and the DNS answers (`matcher/reverse_dns.py`) come in
+already read and resolved.
 """
 from __future__ import annotations
 
