@@ -18,7 +18,8 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
 from matcher.hosts import host_key
-from matcher.identity import DnsAnswer, RangeIndex
+from matcher.ip_ranges import RangeIndex
+from matcher.reverse_dns import DnsAnswer
 from matcher.bounded import Lru
 from pipeline.logformats import LogParseError, encodable, parser_for
 
