@@ -20,7 +20,10 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
 from matcher.hosts import host_key
-from matcher.identity import DnsAnswer, RangeIndex, request_day, undeclared
+from matcher.addresses import request_day
+from matcher.identity import undeclared
+from matcher.ip_ranges import RangeIndex
+from matcher.reverse_dns import DnsAnswer
 from matcher.bounded import BoundedCache, Lru
 from pipeline.logformats import LogParseError, Skim, encodable, parser_for
 

@@ -15,13 +15,16 @@ from __future__ import annotations
 import sys
 
 from matcher.directives import PageDirectives, PageDirectivesError, page_directives_from_row
-from pipeline.json_table import read_json_rows
-from pipeline.terminal import printable
+from pipeline.json_table import json_rows, problem_list
+from pipeline.plain.terminal import printable
 
 
 def read_page_directives(location: str) -> list[PageDirectives]:
     """All rows of the table at `location` (a local path or any Beam filesystem URL)."""
-    numbered = read_json_rows("page-directives table", location, page_directives_from_row, PageDirectivesError)
+    name = "page-directives table"
+    numbered, problems = json_rows(name, location, page_directives_from_row, PageDirectivesError)
+    if problems:
+        raise PageDirectivesError(problem_list(name, location, problems))
     for number, row in numbered:
         for lint in row.directives.lint:
             message = f"{location}:{number}: {lint.source} {lint.raw!r}: {lint.message}"

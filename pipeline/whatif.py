@@ -24,7 +24,7 @@ from matcher.hosts import host_key
 from matcher.timerange import parse_moment
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline import tables
-from pipeline.terminal import printable
+from pipeline.plain.terminal import printable
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"

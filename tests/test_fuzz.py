@@ -23,11 +23,11 @@ from helpers import GOOGLEBOT
 from matcher import directives, records, robots
 from matcher.directives import PageDirectivesError
 from matcher.history import RobotsTableError
-from matcher.identity import BROADEST_PREFIX, RangeIndex, parse_snapshot
+from matcher.ip_ranges import BROADEST_PREFIX, RangeIndex, parse_snapshot
 from pipeline.auditing import LineAuditor, host_versions
 from pipeline.logformats import FORMATS, LogParseError, parser_for
 from pipeline.page_directives import read_page_directives
-from pipeline.resolvers import read_snapshot
+from pipeline.plain.resolvers import read_snapshot
 from pipeline.robots_table import read_robots_table
 from pipeline.transforms import split_lines
 

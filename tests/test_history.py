@@ -22,7 +22,7 @@ from matcher.history import (
     version_from_row,
     with_observations,
 )
-from matcher.identity import build_range_index
+from matcher.ip_ranges import build_range_index
 from pipeline.auditing import VERDICT, LineAuditor, host_versions
 
 HOST = "example.com"

@@ -11,7 +11,7 @@ import pytest
 from helpers import log_line, read_jsonl
 from loopback import Server
 from pipeline import cli, report
-from pipeline.history_capture import capture, robots_client
+from pipeline.plain.history_capture import capture, robots_client
 
 BLOCKING = b"User-agent: *\nDisallow: /private\n"
 OPEN = b"User-agent: *\nAllow: /private\nDisallow: /search\n"
