@@ -67,7 +67,8 @@ from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_v
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
-from pipeline.transforms import LINES_PER_BATCH, summary_row
+from pipeline.read_logs import LINES_PER_BATCH
+from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
@@ -120,7 +121,7 @@ def loop_auditor(robots: str, ranges: str) -> tuple[LineAuditor, dict]:
 
 
 def file_batches(path: str, size: int):
-    """(first line number, lines) of one log file, decoded as `pipeline.transforms.line_batches` does."""
+    """(first line number, lines) of one log file, decoded as `pipeline.read_logs.line_batches` does."""
     first, batch = 1, []
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as handle:

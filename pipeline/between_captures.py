@@ -13,7 +13,7 @@ import apache_beam as beam
 
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
 from matcher.timerange import parse_timestamp
-from pipeline.transforms import count_in_batch
+from pipeline.summaries import count_in_batch
 
 # Times travel as ISO strings: grouping needs a deterministic encoding, which datetimes lack.
 Key = tuple[str | None, str | None, str, str, str]

@@ -6,7 +6,7 @@
 
 In batch the addresses are resolved once per run whatever the number of log lines naming them, a
 batch at a time with bounded concurrency, and join the audit as a side input. In streaming each
-worker asks as lines arrive and remembers answers for `--dns-ttl` (`pipeline.streaming`).
+worker asks as lines arrive and remembers answers for `--dns-ttl` (`pipeline.line_audit`).
 """
 from __future__ import annotations
 

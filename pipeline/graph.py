@@ -35,7 +35,7 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report, report, robots_refresh, run_folder, stream_sources, streaming
+from pipeline import html_report, report, robots_refresh, run_folder, stream_sources
 from pipeline.auditing import LineAuditor, robots_by_host
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import CrawlDelayAudit
@@ -49,14 +49,9 @@ from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings
 from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_batched_table, write_table
-from pipeline.transforms import (
-    VERDICT_BATCHES,
-    AuditLogLines,
-    CountOutcomes,
-    ReadLogLines,
-    ResolveLogClients,
-    Summarize,
-)
+from pipeline.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
+from pipeline.read_logs import ReadLogLines
+from pipeline.summaries import CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
 # the between-captures changes and the robots versions).
@@ -128,7 +123,7 @@ def _build_streaming(
         robots = pipeline | "RefreshRobotsTable" >> robots_refresh.RefreshRobotsTable(settings.robots, refresh)
     else:
         robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_refresh.robots_snapshot(settings.robots)])
-    outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots, dns)
+    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns)
     if dns is None or not dns.record:
         outputs.pop(DNS_ANSWERS_TABLE, None)
     return _with_crawl_delay(outputs, settings, bounded=False)

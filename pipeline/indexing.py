@@ -11,7 +11,7 @@ from typing import Iterator
 import apache_beam as beam
 
 from matcher.directives import noindex_unseen, unavailable_after_passed
-from pipeline.transforms import count_in_batch
+from pipeline.summaries import count_in_batch
 
 NOINDEX_UNSEEN = "noindex-unseen"
 CRAWLED_AFTER_UNAVAILABLE = "crawled-after-unavailable"

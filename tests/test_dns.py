@@ -30,7 +30,7 @@ from matcher.clientip import trusted_proxies
 from matcher.identity import reverse_dns_address, verify
 from matcher.ip_ranges import build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
-from pipeline import graph, streaming
+from pipeline import graph
 from pipeline.auditing import LineAuditor, dns_claim_parts
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_lookups
 from pipeline.options import CrawlAuditOptions
@@ -45,7 +45,8 @@ from pipeline.plain.resolvers import (
     read_snapshot,
 )
 from pipeline.settings import IdentitySettings, read_settings
-from pipeline.transforms import AuditLogLines, ReadLogLines, ResolveLogClients
+from pipeline.line_audit import AuditLogLines, AuditWithDnsFn, ResolveLogClients
+from pipeline.read_logs import ReadLogLines
 
 REGISTRY = default_registry()
 NO_RANGES = build_range_index([], {})
@@ -581,7 +582,7 @@ def test_a_dead_resolver_delays_a_bundle_by_one_budget_and_is_unverified(silent_
     bundle wait one lookup budget in all; their claims are unverified, never spoofed."""
     resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", silent_port), timeout=0.3, retries=1)
     auditor = _auditor()
-    fn = streaming.AuditWithDnsFn(auditor, DnsSettings(resolver, None, 3600, 100))
+    fn = AuditWithDnsFn(auditor, DnsSettings(resolver, None, 3600, 100))
     yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
     fn.setup()
     try:
@@ -696,7 +697,7 @@ def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():
         (("spider-192-0-2-110.yandex.com", Lookup(("192.0.2.110",))),), "2026-11-02T09:00:00Z",
     )
     auditor = _auditor()
-    fn = streaming.AuditWithDnsFn(auditor, DnsSettings(SnapshotResolver({genuine.ip: genuine}), None, 3600, 100))
+    fn = AuditWithDnsFn(auditor, DnsSettings(SnapshotResolver({genuine.ip: genuine}), None, 3600, 100))
     fn.setup()
     fn.start_bundle()
     yandex = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"

@@ -26,7 +26,8 @@ from pipeline import graph, tables
 from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, robots_by_host
 from pipeline.robots_table import read_robots_table
 from pipeline.settings import read_settings
-from pipeline.transforms import LINES_PER_BATCH, summary_row
+from pipeline.read_logs import LINES_PER_BATCH
+from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

@@ -29,7 +29,7 @@ from pipeline.logformats import FORMATS, LogParseError, parser_for
 from pipeline.page_directives import read_page_directives
 from pipeline.plain.resolvers import read_snapshot
 from pipeline.robots_table import read_robots_table
-from pipeline.transforms import split_lines
+from pipeline.read_logs import split_lines
 
 BUDGET = settings(
     max_examples=int(os.environ.get("CRAWL_AUDIT_FUZZ_EXAMPLES", "120")),

@@ -16,7 +16,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from helpers import BINGBOT, GOOGLEBOT, log_line, read_jsonl, write_jsonl, write_range_snapshot
 from pipeline import graph, report
-from pipeline.transforms import line_batches
+from pipeline.read_logs import line_batches
 
 GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot"
 CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"

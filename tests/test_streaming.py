@@ -379,7 +379,7 @@ def test_the_refreshing_graph_builds(site):
         "RefreshRobotsTable/ReloadRobotsTable",
         "RefreshRobotsTable/LatestRobotsTable",
         "ReadLogStream/WatchForNewFiles",
-        "AuditLogStream/AuditLineBatches",
+        "AuditLogLines/AuditLineBatches",
         "CrawlDelayAudit/StampAndKeyByCrawler",
         "CrawlDelayAudit/ReleaseInEventTimeOrder",
         "UnbatchVerdicts",
@@ -388,7 +388,7 @@ def test_the_refreshing_graph_builds(site):
         assert label in labels
     audit = next(
         t for t in pipeline.to_runner_api().components.transforms.values()
-        if t.unique_name == "AuditLogStream/AuditLineBatches/ParDo(AuditLineBatchFn)"
+        if t.unique_name == "AuditLogLines/AuditLineBatches/ParDo(AuditLineBatchFn)"
     )
     assert len(audit.inputs) == 2  # the batches and the robots snapshot
 
