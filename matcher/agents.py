@@ -93,6 +93,7 @@ class Registry:
         self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
         # Asked once per log line; a log repeats few distinct User-Agents.
         self._identified: BoundedCache[str, Crawler | None] = BoundedCache(_CACHE_SIZE)
+        self._scans: BoundedCache[str, _Scan] = BoundedCache(_CACHE_SIZE)
 
     def __len__(self) -> int:
         return len(self.crawlers)
@@ -109,9 +110,17 @@ class Registry:
         """
         crawler = self._identified.get(user_agent, _UNSEEN)
         if crawler is _UNSEEN:
-            scan = _scan(user_agent[:MAX_USER_AGENT], self.bot_list)
+            scan = self._scanned(user_agent)
             crawler = self._identified[user_agent] = self._longest(scan.products) or self._longest(scan.names)
         return crawler
+
+    def _scanned(self, user_agent: str) -> _Scan:
+        # Remembered here, not in a cache keyed by the bot list: hashing a compiled pattern
+        # hashes its whole program, tens of microseconds for lists this long.
+        scan = self._scans.get(user_agent)
+        if scan is None:
+            scan = self._scans[user_agent] = _scan(user_agent[:MAX_USER_AGENT], self.bot_list)
+        return scan
 
     def _longest(self, names: tuple[str, ...]) -> Crawler | None:
         best: Crawler | None = None
@@ -135,13 +144,12 @@ class _Scan:
 
 def product_token(user_agent: str, registry: Registry) -> str | None:
     """The lower-case crawler product token of a User-Agent (rules in the module docstring)."""
-    return _scan(user_agent[:MAX_USER_AGENT], registry.bot_list).product
+    return registry._scanned(user_agent).product
 
 
 def claims_crawler(user_agent: str, registry: Registry) -> bool:
     """Whether the header claims a crawler: registry name, listed bot, crawler word or contact."""
-    scan = _scan(user_agent[:MAX_USER_AGENT], registry.bot_list)
-    return scan.claims or registry.identify(user_agent) is not None
+    return registry._scanned(user_agent).claims or registry.identify(user_agent) is not None
 
 
 def robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
@@ -167,7 +175,6 @@ def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     return (token,) if token and len(token) == len(text) else ()
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
 def _scan(user_agent: str, bot_list: re.Pattern[str] | None) -> _Scan:
     words, has_contact = _words(user_agent)
     names = tuple(name for name, _ in words)
