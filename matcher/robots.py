@@ -411,6 +411,8 @@ class _GroupDecisions:
     and by URL: logs and link lists ask about the same paths again and again, for several
     crawlers that share a group."""
 
+    __slots__ = ("group", "by_rank", "by_request", "by_url", "exempt")
+
     def __init__(self, group: Group | None):
         self.group = group
         # Made as rules first decide, one slot per rule and a last one for no match: a group's
