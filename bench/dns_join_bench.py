@@ -41,7 +41,7 @@ def addresses(count: int) -> list[str]:
 
 
 def answer(address: str):
-    from matcher.identity import DnsAnswer, Lookup
+    from matcher.reverse_dns import DnsAnswer, Lookup
 
     name = f"crawl-{address.replace('.', '-')}.googlebot.com"
     return DnsAnswer(address, Lookup((name,)), ((name, Lookup((address,))),), "2026-11-02T10:00:00Z")
@@ -56,7 +56,8 @@ def line_batches(count: int, per_address: int, seed: int = 17):
 
 
 def decide(address: str, found) -> str:
-    from matcher.identity import confirm_reverse_dns, parse_ip
+    from matcher.addresses import parse_ip
+    from matcher.reverse_dns import confirm_reverse_dns
 
     if found is None:
         return "unanswered"

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from config.registry import load_registry
 from matcher import records
 from pipeline import whatif
-from pipeline.schema import arrow_schema
+from pipeline.plain.schema import arrow_schema
 
 HOST = "www.example.com"
 PROPOSAL = b"""User-agent: *

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from config.registry import default_registry
 from matcher.agents import Registry
-from matcher.identity import Document, RangeIndex, build_range_index
+from matcher.ip_ranges import Document, RangeIndex, build_range_index
 
 DEFAULT_RANGES_DIR = Path(__file__).with_name("ranges")
 _IGNORED_FILES = frozenset({"README.md"})

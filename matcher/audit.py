@@ -21,7 +21,11 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
 from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
-from matcher.identity import DnsAnswer, IdentityResult, RangeIndex
+from matcher.identity import IdentityResult
+from matcher.ip_ranges import RangeIndex
+from matcher.reverse_dns import DnsAnswer
+
+__all__ = ["Claim", "Request", "audit", "claim_of", "dns_question", "identity_of"]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
+__all__ = ["BoundedCache", "Lru"]
+
 K = TypeVar("K")
 V = TypeVar("V")
 

@@ -13,7 +13,9 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from matcher.identity import Network, parse_ip
+from matcher.addresses import Network, parse_ip
+
+__all__ = ["NO_PROXIES", "TrustedProxies", "trusted_proxies"]
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,23 @@ from datetime import datetime, timedelta
 # EPOCH, micros and from_micros stay importable from here: the streaming release and its tests use them.
 from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifted
 
+__all__ = [
+    "EPOCH",
+    "CrawlRequest",
+    "Key",
+    "Release",
+    "Step",
+    "from_micros",
+    "key_of",
+    "micros",
+    "release",
+    "request_of",
+    "violation_record",
+    "window_end",
+    "window_records",
+    "window_start",
+]
+
 _MICROSECOND = timedelta(microseconds=1)
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from matcher.robots import Group, RobotsFile, Rule
 
+__all__ = ["GroupChange", "affected", "diff"]
+
 
 @dataclass(frozen=True)
 class GroupChange:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 
+__all__ = ["host_key"]
+
 
 # Called for every log line; a log names few hosts, and the bound keeps invented ones from piling up.
 @lru_cache(maxsize=4096)

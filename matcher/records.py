@@ -1,7 +1,7 @@
 """Output record types and their one schema.
 
 Each table is declared once as a tuple of `Column`s; JSON Lines, Parquet and
-BigQuery schemas are all derived from it (see `pipeline/schema.py`, and
+BigQuery schemas are all derived from it (see `pipeline/plain/schema.py`, and
 `json_schema` below for the JSON Lines records), so the formats cannot drift
 apart. Records are plain dicts keyed by column name, with timestamps as
 timezone-aware datetimes until a writer encodes them.
@@ -13,6 +13,37 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
+
+__all__ = [
+    "Column",
+    "VERDICTS",
+    "INDEXING_FINDINGS",
+    "BETWEEN_CAPTURES",
+    "DEAD_LETTERS",
+    "SUMMARY",
+    "CRAWL_DELAY_VIOLATIONS",
+    "CRAWL_DELAY_WINDOWS",
+    "ROBOTS_VERSIONS",
+    "WHATIF_FLIPS",
+    "DNS_ANSWERS",
+    "VERDICTS_TABLE",
+    "DEAD_LETTERS_TABLE",
+    "SUMMARY_TABLE",
+    "VIOLATIONS_TABLE",
+    "WINDOWS_TABLE",
+    "INDEXING_FINDINGS_TABLE",
+    "BETWEEN_CAPTURES_TABLE",
+    "ROBOTS_VERSIONS_TABLE",
+    "WHATIF_FLIPS_TABLE",
+    "DNS_ANSWERS_TABLE",
+    "COUNTS_TABLE",
+    "TABLES",
+    "json_schema",
+    "robots_version_record",
+    "rfc3339",
+    "shaped",
+    "to_json_ready",
+]
 
 
 @dataclass(frozen=True)

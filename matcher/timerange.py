@@ -9,6 +9,22 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+__all__ = [
+    "EARLIEST",
+    "EPOCH",
+    "LATEST",
+    "LONGEST_SPAN_S",
+    "NoOffset",
+    "OutOfRange",
+    "from_micros",
+    "is_aware",
+    "micros",
+    "parse_moment",
+    "parse_timestamp",
+    "shifted",
+    "to_utc",
+]
+
 EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
 LATEST = datetime.max.replace(tzinfo=timezone.utc)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -33,6 +49,11 @@ def to_utc(moment: datetime) -> datetime:
         ) from None
 
 
+def is_aware(value: object) -> bool:
+    """`value` is a datetime that names one moment: it has a UTC offset."""
+    return isinstance(value, datetime) and value.utcoffset() is not None
+
+
 def shifted(moment: datetime, span: timedelta) -> datetime:
     """`moment + span`, stopping at EARLIEST or LATEST."""
     try:
@@ -49,7 +70,6 @@ def micros(moment: datetime) -> int:
 def from_micros(value: int) -> datetime:
     """The UTC datetime of microseconds since the epoch, stopping at EARLIEST or LATEST."""
     return EPOCH + min(max(value, EARLIEST_MICROS), LATEST_MICROS) * _MICROSECOND
-
 
 
 class NoOffset(ValueError):

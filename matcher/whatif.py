@@ -14,6 +14,18 @@ from dataclasses import dataclass
 
 from matcher import robots
 
+__all__ = [
+    "ALLOWED_TO_DISALLOWED",
+    "CHANGES",
+    "CrawlerChange",
+    "DISALLOWED_TO_ALLOWED",
+    "Flip",
+    "Outcome",
+    "PastRequest",
+    "by_crawler",
+    "redecide",
+]
+
 ALLOWED_TO_DISALLOWED = "allowed-to-disallowed"
 DISALLOWED_TO_ALLOWED = "disallowed-to-allowed"
 CHANGES = (ALLOWED_TO_DISALLOWED, DISALLOWED_TO_ALLOWED)

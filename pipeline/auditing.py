@@ -16,8 +16,10 @@ from matcher.agents import Registry
 from matcher.audit import audit, dns_question
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
-from matcher.history import HostHistory, RobotsVersion, host_key
-from matcher.identity import DnsAnswer, RangeIndex
+from matcher.history import HostHistory, RobotsVersion
+from matcher.hosts import host_key
+from matcher.ip_ranges import RangeIndex
+from matcher.reverse_dns import DnsAnswer
 from matcher.bounded import Lru
 from pipeline.logformats import LogParseError, encodable, parser_for
 

@@ -25,7 +25,7 @@ from config.registry import default_registry
 from matcher import agents, records, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
-from pipeline.terminal import printable, printable_json
+from pipeline.plain.terminal import printable, printable_json
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -79,7 +79,7 @@ def lint(args: argparse.Namespace) -> int:
 
 def schema(args: argparse.Namespace) -> int:
     """The record schema of one table, or of all by name, as BigQuery or JSON Schema takes it."""
-    from pipeline.schema import bigquery_schema  # pyarrow: loaded only for this command
+    from pipeline.plain.schema import bigquery_schema  # pyarrow: loaded only for this command
 
     names = [args.table] if args.table else list(records.TABLES)
     if args.format == "bigquery":
@@ -190,7 +190,7 @@ def history_command(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def identity_command(args: argparse.Namespace, argv: list[str]) -> int:
-    from pipeline import identity_cli
+    from pipeline.plain import identity_cli
 
     return identity_cli.COMMANDS[args.command](argv)
 
@@ -200,7 +200,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     # import-time warnings about optional cloud clients would bury the report.
     logging.getLogger().setLevel(logging.ERROR)
     from pipeline import graph
-    from pipeline.dns import IdentityOptions
     from pipeline.options import CrawlAuditOptions
 
     if args.help or not beam_args:
@@ -208,7 +207,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             prog="crawl-audit run", epilog="Any other flag goes to Apache Beam (--runner, --direct_num_workers, ...)."
         )
         CrawlAuditOptions._add_argparse_args(usage)
-        IdentityOptions._add_argparse_args(usage.add_argument_group("identity: reverse DNS and proxies"))
         usage.print_help()
         return EXIT_OK
     try:
@@ -227,7 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args, extra) if passes_through else args.handler(args)
     except InputError as error:
-        print(f"crawl-audit: {printable(str(error))}", file=sys.stderr)
+        # A table with several problems lists one a line, under the first.
+        first, *rest = str(error).split("\n")
+        print(f"crawl-audit: {printable(first)}", file=sys.stderr)
+        for line in rest:
+            print(printable(line), file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         # The reader (`| head`) has what it wanted; that is not a failure.

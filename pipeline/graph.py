@@ -35,16 +35,16 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report, report, run_folder, streaming
+from pipeline import html_report, report, robots_refresh, run_folder, stream_sources, streaming
 from pipeline.auditing import LineAuditor
 from pipeline.between_captures import BetweenCaptures
-from pipeline.confined import is_url
 from pipeline.crawl_delay import CrawlDelayAudit
-from pipeline.dns import DnsSettings, IdentityOptions, ResolveDistinct, client_proxies, dns_settings
+from pipeline.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.indexing import IndexingFindings
 from pipeline.options import CrawlAuditOptions
 from pipeline.page_directives import read_page_directives
-from pipeline.resolvers import LiveResolver
+from pipeline.plain.confined import is_url
+from pipeline.plain.resolvers import LiveResolver
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings
@@ -87,10 +87,10 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         ranges=ranges,
         error_limit=settings.error_limit,
         grace=settings.cache_grace,
-        proxies=client_proxies(options),
+        proxies=settings.identity.proxies,
         pages=_page_directives(settings.page_directives),
     )
-    dns = dns_settings(options, registry)
+    dns = dns_settings(settings.identity, registry)
     if settings.streaming:
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
@@ -118,9 +118,9 @@ def _build_streaming(
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
     refresh = settings.robots_refresh
     if refresh:
-        robots = pipeline | "RefreshRobotsTable" >> streaming.RefreshRobotsTable(settings.robots, refresh)
+        robots = pipeline | "RefreshRobotsTable" >> robots_refresh.RefreshRobotsTable(settings.robots, refresh)
     else:
-        robots = pipeline | "ReadRobotsTable" >> beam.Create([streaming.robots_snapshot(settings.robots)])
+        robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_refresh.robots_snapshot(settings.robots)])
     outputs = batches | "AuditLogStream" >> streaming.AuditLogStream(auditor, robots, dns)
     if dns is None or not dns.record:
         outputs.pop(DNS_ANSWERS_TABLE, None)
@@ -129,16 +129,16 @@ def _build_streaming(
 
 def _log_source(settings: RunSettings) -> beam.PTransform:
     if settings.pubsub_subscription:
-        return streaming.ReadPubSubLines(settings.pubsub_subscription, settings.pubsub_timestamp_attribute)
+        return stream_sources.ReadPubSubLines(settings.pubsub_subscription, settings.pubsub_timestamp_attribute)
     if settings.kafka_bootstrap:
-        return streaming.ReadKafkaLines(
+        return stream_sources.ReadKafkaLines(
             settings.kafka_bootstrap,
             settings.kafka_topic,
             settings.kafka_config,
             settings.kafka_expansion_service,
         )
-    poll = streaming.LogFolderPoll(settings.log_format, settings.default_host, settings.field_map)
-    return streaming.WatchLogFolder(settings.logs, poll, settings.poll_interval, settings.watch_for)
+    poll = stream_sources.LogFolderPoll(settings.log_format, settings.default_host, settings.field_map)
+    return stream_sources.WatchLogFolder(settings.logs, poll, settings.poll_interval, settings.watch_for)
 
 
 def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool) -> dict:
@@ -200,7 +200,7 @@ def write_stream_outputs(outputs: dict, settings: CrawlAuditOptions) -> None:
     if DNS_ANSWERS_TABLE in outputs:
         # A snapshot file set, readable by a later `--dns snapshot:FOLDER`, whatever the sink.
         outputs[DNS_ANSWERS_TABLE] | "WriteDnsAnswers" >> WriteBundleFiles(
-            settings.view_as(IdentityOptions).dns_record, records.DNS_ANSWERS, "jsonl"
+            settings.dns_record, records.DNS_ANSWERS, "jsonl"
         )
 
 

@@ -22,8 +22,8 @@ from matcher.history import RobotsHistory, RobotsVersion
 from matcher.history_diff import GroupChange, affected, diff
 from matcher.records import rfc3339
 from matcher.timerange import parse_moment
-from pipeline import git_history, history_capture, wayback
-from pipeline.http_client import Client, FetchError
+from pipeline.plain import git_history, history_capture, wayback
+from pipeline.plain.http_client import Client, FetchError
 from pipeline.robots_table import read_robots_table
 
 EXIT_OK, EXIT_PARTLY, EXIT_ERROR = 0, 1, 2

@@ -18,7 +18,8 @@ from typing import Iterable, Sequence
 from apache_beam.io.filesystems import FileSystems
 
 from matcher.timerange import shifted
-from pipeline import charts, report, tables, whatif
+from pipeline import report, tables, whatif
+from pipeline.plain import charts
 from pipeline.report_data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
 SECTIONS = (

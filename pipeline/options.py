@@ -12,6 +12,13 @@ from datetime import timedelta
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline.logformats import FORMATS
+from pipeline.plain.resolvers import (
+    DEFAULT_CACHE_SIZE,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TTL,
+)
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 3600}
@@ -29,6 +36,8 @@ def duration(text: str) -> timedelta:
 
 
 class CrawlAuditOptions(PipelineOptions):
+    """Every flag of `crawl-audit run`, the reverse DNS and proxy ones included."""
+
     @classmethod
     def _add_argparse_args(cls, parser) -> None:
         parser.add_argument("--logs", help="glob of access-log files (.gz and .bz2 read as they are)")
@@ -104,4 +113,42 @@ class CrawlAuditOptions(PipelineOptions):
         streaming.add_argument(
             "--bigquery-method", dest="bigquery_method", default="STORAGE_WRITE_API",
             choices=["STORAGE_WRITE_API", "STREAMING_INSERTS", "FILE_LOADS"],
+        )
+        identity = parser.add_argument_group("identity: reverse DNS and proxies")
+        identity.add_argument(
+            "--dns", default="off",
+            help="reverse DNS for claims no published range proves: off, live, or snapshot:FILE",
+        )
+        identity.add_argument(
+            "--dns-server", dest="dns_server", default=None,
+            help="HOST:PORT of the DNS server for --dns live (default: the system resolver)",
+        )
+        identity.add_argument(
+            "--dns-record", dest="dns_record", default=None,
+            help="write the DNS answers used to FILE (streaming: as JSON Lines files in the folder FILE), "
+            "for a later --dns snapshot:FILE",
+        )
+        identity.add_argument(
+            "--dns-ttl", dest="dns_ttl", default=str(DEFAULT_TTL),
+            help="streaming: seconds a worker keeps an answer before asking again (a fault: at most a minute)",
+        )
+        identity.add_argument(
+            "--dns-cache-size", dest="dns_cache_size", default=str(DEFAULT_CACHE_SIZE),
+            help="streaming: answers a worker keeps, least recently used forgotten first",
+        )
+        identity.add_argument(
+            "--dns-timeout", dest="dns_timeout", default=str(DEFAULT_TIMEOUT), help="seconds per DNS attempt"
+        )
+        identity.add_argument(
+            "--dns-retries", dest="dns_retries", default=str(DEFAULT_RETRIES),
+            help="attempts after a timed-out one; an address never takes more than timeout x (retries+1)",
+        )
+        identity.add_argument(
+            "--dns-concurrency", dest="dns_concurrency", default=str(DEFAULT_CONCURRENCY),
+            help="DNS lookups in flight per worker",
+        )
+        identity.add_argument(
+            "--trusted-proxies", dest="trusted_proxies", default=None,
+            help="comma-separated networks of your own proxies; the client is then the right-most "
+            "X-Forwarded-For address outside them (default: the connecting address)",
         )

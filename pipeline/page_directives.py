@@ -7,15 +7,26 @@ read as they are.
 
 Like the robots table, a malformed table is the site owner's configuration, not
 traffic: it stops the run with one message naming the file and row. Directives that
-are merely unusable (an unknown name, a bad date) are not structural errors; they stay
-in each row's `directives.lint`.
+are merely unusable (an unknown name, a bad date) are not structural errors: the run goes
+on without them, and says so on stderr at launch, with file, row and the text at fault.
 """
 from __future__ import annotations
 
+import sys
+
 from matcher.directives import PageDirectives, PageDirectivesError, page_directives_from_row
-from pipeline.json_table import read_json_table
+from pipeline.json_table import json_rows, problem_list
+from pipeline.plain.terminal import printable
 
 
 def read_page_directives(location: str) -> list[PageDirectives]:
     """All rows of the table at `location` (a local path or any Beam filesystem URL)."""
-    return read_json_table("page-directives table", location, page_directives_from_row, PageDirectivesError)
+    name = "page-directives table"
+    numbered, problems = json_rows(name, location, page_directives_from_row, PageDirectivesError)
+    if problems:
+        raise PageDirectivesError(problem_list(name, location, problems))
+    for number, row in numbered:
+        for lint in row.directives.lint:
+            message = f"{location}:{number}: {lint.source} {lint.raw!r}: {lint.message}"
+            print(f"crawl-audit: page directives: {printable(message)}", file=sys.stderr)
+    return [row for _, row in numbered]

@@ -8,8 +8,8 @@ from typing import Sequence
 
 from matcher import records
 from pipeline import tables
+from pipeline.plain.terminal import printable
 from pipeline.run_folder import read_manifest
-from pipeline.terminal import printable
 
 _COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
 # Rows printed before the rest is summed in one row: the report stays a page long, however

@@ -28,7 +28,6 @@ from typing import Sequence
 from apache_beam.io.filesystem import FileMetadata
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipeline.dns import IdentityOptions
 from pipeline.options import CrawlAuditOptions
 
 MANIFEST = "manifest.json"
@@ -155,7 +154,6 @@ def manifest(staging: Path, options: PipelineOptions, log_files: Sequence[FileMe
     """The manifest of the run written under `staging`: what it read, how, what it counted, and
     each table (a folder, or a file such as `counts.json`) with its format and files."""
     settings = options.view_as(CrawlAuditOptions)
-    identity = options.view_as(IdentityOptions)
     files: dict[str, list[str]] = {}
     for path in sorted(staging.rglob("*")):
         if path.is_file():
@@ -174,14 +172,14 @@ def manifest(staging: Path, options: PipelineOptions, log_files: Sequence[FileMe
             "page_directives": settings.page_directives,
             "registry": settings.registry,
             "ranges": settings.ranges,
-            "dns": identity.dns,
-            "dns_server": identity.dns_server,
+            "dns": settings.dns,
+            "dns_server": settings.dns_server,
         },
         "options": {
             "log_format": settings.log_format,
             "default_host": settings.default_host,
             "field_map": settings.field_map,
-            "trusted_proxies": identity.trusted_proxies,
+            "trusted_proxies": settings.trusted_proxies,
             "cache_grace": settings.cache_grace,
             "error_limit": settings.error_limit,
             "window": settings.window,

@@ -11,7 +11,24 @@ from datetime import timedelta
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from matcher.clientip import TrustedProxies, trusted_proxies
 from pipeline.options import CrawlAuditOptions, duration
+
+
+@dataclass(frozen=True)
+class IdentitySettings:
+    """Reverse DNS and the client behind proxies; the resolver itself is built from these at
+    launch, once the registry is loaded (`pipeline.dns.dns_settings`)."""
+
+    dns: str
+    dns_server: str | None
+    dns_record: str | None
+    dns_ttl: float
+    dns_cache_size: int
+    dns_timeout: float
+    dns_retries: int
+    dns_concurrency: int
+    proxies: TrustedProxies
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,7 @@ class RunSettings:
     kafka_topic: str | None
     kafka_config: dict
     kafka_expansion_service: str | None
+    identity: IdentitySettings
 
 
 def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[str]]:
@@ -60,7 +78,8 @@ def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[st
         problems.append("--window must be longer than 0")
     field_map = _json_object(flags.field_map, "--field-map", problems)
     kafka_config = _json_object(flags.kafka_config, "--kafka-config", problems)
-    if any(span is False for span in spans.values()) or field_map is False or kafka_config is False:
+    identity = _identity(flags, problems)
+    if any(value is False for value in (*spans.values(), field_map, kafka_config, identity)):
         return None, problems
     settings = RunSettings(
         streaming=streaming,
@@ -81,6 +100,7 @@ def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[st
         kafka_topic=flags.kafka_topic,
         kafka_config=kafka_config or {},
         kafka_expansion_service=flags.kafka_expansion_service,
+        identity=identity,
         **spans,
     )
     return settings, problems
@@ -96,6 +116,40 @@ def _streaming_problems(flags: CrawlAuditOptions) -> list[str]:
     if bool(flags.out) == bool(flags.bigquery_dataset):
         problems.append("give one sink: --out or --bigquery-dataset")
     return problems
+
+
+def _identity(flags: CrawlAuditOptions, problems: list[str]) -> IdentitySettings | bool:
+    """The identity settings, or False with each problem noted."""
+    before = len(problems)
+    numbers = {
+        "dns_timeout": _number("dns_timeout", flags.dns_timeout, float, 0.001, problems),
+        "dns_retries": _number("dns_retries", flags.dns_retries, int, 0, problems),
+        "dns_concurrency": _number("dns_concurrency", flags.dns_concurrency, int, 1, problems),
+        "dns_ttl": _number("dns_ttl", flags.dns_ttl, float, 0, problems),
+        "dns_cache_size": _number("dns_cache_size", flags.dns_cache_size, int, 1, problems),
+    }
+    specs = (flags.trusted_proxies or "").split(",")
+    try:
+        proxies = trusted_proxies(spec for spec in specs if spec.strip())
+    except ValueError as error:
+        problems.append(f"--trusted-proxies: {error}")
+    if len(problems) > before:
+        return False
+    return IdentitySettings(
+        dns=flags.dns, dns_server=flags.dns_server, dns_record=flags.dns_record, proxies=proxies, **numbers
+    )
+
+
+def _number(name: str, text: str, kind: type, minimum: float, problems: list[str]) -> float | int | None:
+    """The number, or None with the problem noted."""
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value < minimum:
+        problems.append(f"--{name.replace('_', '-')}: expected a number of at least {minimum}, got {text!r}")
+        return None
+    return value
 
 
 def _duration(name: str, text: str, problems: list[str]) -> timedelta | bool:

@@ -20,7 +20,7 @@ from apache_beam.utils.timestamp import Timestamp
 from matcher import records
 from matcher.records import Column
 from matcher.timerange import micros
-from pipeline.schema import arrow_schema, bigquery_schema
+from pipeline.plain.schema import arrow_schema, bigquery_schema
 
 STORAGE_WRITE_API = "STORAGE_WRITE_API"
 BIGQUERY_METHODS = (STORAGE_WRITE_API, "STREAMING_INSERTS", "FILE_LOADS")

@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 
 from matcher.records import Column
 from matcher.timerange import parse_timestamp
+from pipeline.plain.schema import arrow_schema
 from pipeline.run_folder import read_manifest
-from pipeline.schema import arrow_schema
 
 # Tables are read a slice at a time so that a run's verdicts never have to fit in memory.
 _BATCH_ROWS = 65_536

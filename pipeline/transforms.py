@@ -20,7 +20,7 @@ from apache_beam.metrics import Metrics
 
 from matcher.records import DEAD_LETTERS_TABLE, VERDICTS_TABLE
 from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, dead_letter, host_versions
-from pipeline.confined import require_regular
+from pipeline.plain.confined import require_regular
 
 TALLY = "tally"
 LINES_PER_BATCH = 2000

@@ -20,11 +20,11 @@ from apache_beam.io.filesystems import FileSystems
 from config.registry import load_registry
 from matcher import records, robots
 from matcher.agents import Registry
-from matcher.history import host_key
+from matcher.hosts import host_key
 from matcher.timerange import parse_moment
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline import tables
-from pipeline.terminal import printable
+from pipeline.plain.terminal import printable
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"

@@ -187,12 +187,15 @@ def test_robots_tokens(agent, tokens):
     assert robots_tokens(agent, REGISTRY) == tokens
 
 
-def test_robots_tokens_are_cached_per_agent():
-    agents._robots_tokens.cache_clear()
-    for _ in range(3):
-        robots_tokens(GOOGLEBOT_SMARTPHONE, REGISTRY)
-    info = agents._robots_tokens.cache_info()
-    assert (info.misses, info.hits) == (1, 2)
+def test_a_remembered_agent_is_answered_by_the_registry_asked():
+    """Answers are remembered: asked again, or under another registry, they stay that registry's."""
+    document = _tiny_registry()
+    document["crawlers"][0].update(name="Googlebot-Image", ua_tokens=["googlebot-image"], robots_tokens=["googlebot-image"])
+    own_chain = parse_registry(document)
+    for _ in range(2):
+        assert robots_tokens("Googlebot-Image/1.0", REGISTRY) == ("googlebot-image", "googlebot")
+        assert robots_tokens("Googlebot-Image/1.0", own_chain) == ("googlebot-image",)
+        assert robots_tokens(GOOGLEBOT_SMARTPHONE, own_chain) == ("googlebot",)  # a product token there
 
 
 def test_huge_user_agent_is_read_only_up_to_the_limit():
@@ -311,9 +314,10 @@ def test_unlisted_bots_are_claimed_under_their_product_token(ua, token):
     assert product_token(ua) == token
 
 
-def test_the_maintained_list_is_one_compiled_regex_and_answers_are_remembered():
+def test_the_maintained_list_is_compiled_once_and_its_claims_need_no_registry_entry():
     assert agents.crawler_list() is agents.crawler_list()
-    agents._scan.cache_clear()
-    for _ in range(3):
-        claims_crawler("Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)", REGISTRY)
-    assert agents._scan.cache_info().misses == 1
+    seekport = "Mozilla/5.0 (compatible; SeekportBot; +https://bot.seekport.com)"
+    tiny = parse_registry(_tiny_registry())
+    for _ in range(2):
+        assert claims_crawler(seekport, REGISTRY) and claims_crawler(seekport, tiny)
+        assert tiny.identify(seekport) is None and not claims_crawler(CHROME, tiny)

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from config.registry import load_registry
-from matcher import identity
+from helpers import BINGBOT, log_line
+from matcher import ip_ranges
 from matcher.bounded import BoundedCache
-from matcher.identity import build_range_index
+from matcher.addresses import parse_ip
+from matcher.ip_ranges import build_range_index
 from matcher.history import RobotsVersion
-from pipeline import streaming
+from pipeline import stream_sources
 from pipeline.auditing import VERDICT, LineAuditor, host_versions
-
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 
 
 def test_a_bounded_cache_never_holds_more_than_its_limit():
@@ -41,8 +41,8 @@ def test_a_bounded_cache_travels_empty_and_keeps_its_limit():
 def test_the_range_index_remembers_a_bounded_number_of_request_days():
     document = {"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}]}
     index = build_range_index([("bingbot", date(2026, 1, 1), document)], {"bingbot": "Microsoft"})
-    address = identity.parse_ip("157.55.39.10")
-    outside = identity.parse_ip("198.51.100.1")
+    address = parse_ip("157.55.39.10")
+    outside = parse_ip("198.51.100.1")
     # any log line picks its day: one request per day over sixty years from the snapshot on
     # (before it, no snapshot is in force)
     first = date(2026, 1, 1)
@@ -50,7 +50,7 @@ def test_the_range_index_remembers_a_bounded_number_of_request_days():
         day = first + timedelta(days=offset)
         assert index.find_any(address, day).source == "bingbot"
         assert index.find_any(outside, day) is None
-    assert len(index._by_day) <= identity._DAYS_KEPT
+    assert len(index._by_day) <= ip_ranges._DAYS_KEPT
     # and the index still ships to a worker, its cache emptied
     shipped = pickle.loads(pickle.dumps(index))
     assert len(shipped._by_day) == 0
@@ -63,7 +63,7 @@ def test_a_refreshed_robots_table_keeps_one_parsed_history_per_host():
     auditor = LineAuditor(
         log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
     )
-    line = f'example.com 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "{BINGBOT}"'
+    line = log_line("example.com", "05/Nov/2026:12:00:00 +0000", "/p", BINGBOT, ip="198.51.100.7", size=5)
     start = datetime(2026, 11, 1, tzinfo=timezone.utc)
     versions = []
     # a long streaming job: each reload of the table brings one more version of the host
@@ -78,7 +78,7 @@ def test_a_refreshed_robots_table_keeps_one_parsed_history_per_host():
 
 
 def test_a_folder_poll_remembers_only_the_files_still_there(tmp_path: Path):
-    poll = streaming.LogFolderPoll("host_combined", None, None)
+    poll = stream_sources.LogFolderPoll("host_combined", None, None)
     line = f'example.com 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "{BINGBOT}"\n'
     pattern = str(tmp_path / "*.log.gz")
     # log rotation: each poll sees one new file and the previous one deleted

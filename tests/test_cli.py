@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli import EXIT_ERROR, main
 
 ROBOTS = b"# example\nUser-agent: *\nDisallow: /\nUser-agent: Googlebot\nDisallow: /%7Euser/\nAllow: /\n"
 
@@ -49,7 +49,7 @@ def test_check_json_is_one_object_per_url(robots_file, capsys):
 def test_missing_file_is_one_line_error(tmp_path, capsys):
     code = main(["check", str(tmp_path / "absent.txt"), "Googlebot", "/"])
     err = capsys.readouterr().err
-    assert code == 2
+    assert code == EXIT_ERROR
     assert err.count("\n") == 1 and "cannot read" in err and "absent.txt" in err
 
 
@@ -72,15 +72,27 @@ def test_lint_of_a_clean_file_exits_zero(robots_file, capsys):
 
 
 def test_run_help_lists_every_option_a_run_reads(capsys):
-    from pipeline.dns import IdentityOptions
     from pipeline.options import CrawlAuditOptions
 
     assert main(["run", "--help"]) == 0
     shown = capsys.readouterr().out
     parser = argparse.ArgumentParser()
     CrawlAuditOptions._add_argparse_args(parser)
-    IdentityOptions._add_argparse_args(parser)
     flags = {flag for action in parser._actions for flag in action.option_strings if flag != "-h"}
     assert {"--dns", "--dns-server", "--dns-record", "--trusted-proxies", "--overwrite", "--logs"} <= flags
     missing = sorted(flag for flag in flags if flag not in shown.split() and f"{flag}," not in shown)
     assert not missing, f"run --help leaves out {missing}"
+
+
+def test_run_refuses_bad_identity_flags_at_launch_with_every_other_problem(tmp_path, capsys):
+    argv = ["run", f"--logs={tmp_path / '*.log'}", f"--robots={tmp_path / 'r.jsonl'}", f"--out={tmp_path / 'out'}"]
+    code = main([*argv, "--window=soon", "--dns-timeout=0", "--dns-retries=-1", "--trusted-proxies=lan"])
+    err = capsys.readouterr().err
+    assert code == EXIT_ERROR
+    assert err.splitlines() == [
+        "crawl-audit: --window: not a duration: 'soon' (try 24h, 90m, 30d); "
+        "--dns-timeout: expected a number of at least 0.001, got '0'; "
+        "--dns-retries: expected a number of at least 0, got '-1'; "
+        "--trusted-proxies: not a network or address: 'lan' (e.g. 10.0.0.0/8, 2001:db8::/32)"
+    ]
+    assert not (tmp_path / "out").exists()

@@ -490,7 +490,8 @@ def test_rows_keep_utc_and_host_key():
 
 
 def test_identical_duplicate_rows_are_one_and_conflicting_ones_are_rejected():
-    assert len(PageDirectivesTable([page(T0, headers=("noindex",)), page(T0, headers=("noindex",))])) == 1
+    table = PageDirectivesTable([page(T0, headers=("noindex",)), page(T0, headers=("noindex",))])
+    assert table.lookup(HOST, "/report.pdf", T0) == page(T0, headers=("noindex",))
     with pytest.raises(PageDirectivesError, match="two different rows"):
         PageDirectivesTable([page(T0, headers=("noindex",)), page(T0, headers=("nofollow",))])
 
@@ -583,6 +584,27 @@ def test_reader_names_file_and_row_of_a_malformed_table(tmp_path, line, message)
     table.write_text(json.dumps(_rows()[0]) + "\n" + line + "\n", encoding="utf-8")
     with pytest.raises(PageDirectivesError, match=message):
         read_page_directives(str(table))
+
+
+def test_reader_reports_unusable_directives_with_file_and_row(tmp_path, capsys):
+    rows = [_rows()[0], {**_rows()[1], "x_robots_tag": ["noindex, nosnipet"],
+                         "meta_robots": [{"name": "robots", "content": "unavailable_after: soon"}]}]
+    table = tmp_path / "pages.jsonl"
+    table.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    read = read_page_directives(str(table))
+    assert read[1].directives.effective(()) == {"noindex": True}
+    assert capsys.readouterr().err.splitlines() == [
+        f"crawl-audit: page directives: {table}:2: X-Robots-Tag 'nosnipet': unknown directive 'nosnipet'",
+        f"crawl-audit: page directives: {table}:2: <meta name=\"robots\"> 'unavailable_after: soon':"
+        " unavailable_after: not a date and time in a known format: 'soon'",
+    ]
+
+
+def test_reader_is_silent_about_a_clean_table(tmp_path, capsys):
+    table = tmp_path / "pages.jsonl"
+    table.write_text("\n".join(json.dumps(row) for row in _rows()) + "\n", encoding="utf-8")
+    read_page_directives(str(table))
+    assert capsys.readouterr().err == ""
 
 
 def test_reader_reports_a_missing_file(tmp_path):

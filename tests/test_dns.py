@@ -27,13 +27,15 @@ from config.registry import default_registry
 from localdns import Dnsmasq, dnsmasq_binary, running_dnsmasq
 from matcher import records
 from matcher.clientip import trusted_proxies
-from matcher.identity import DnsAnswer, Lookup, build_range_index, reverse_dns_address, verify
-from pipeline.auditing import LineAuditor, dns_claim_parts
+from matcher.identity import reverse_dns_address, verify
+from matcher.ip_ranges import build_range_index
+from matcher.reverse_dns import DnsAnswer, Lookup
 from pipeline import graph, streaming
-from pipeline.dns import DnsSettings, ResolveDistinct, client_proxies, dns_lookups
-from pipeline.identity_cli import verify_command
+from pipeline.auditing import LineAuditor, dns_claim_parts
+from pipeline.dns import DnsSettings, ResolveDistinct, dns_lookups
 from pipeline.options import CrawlAuditOptions
-from pipeline.resolvers import (
+from pipeline.plain.identity_cli import verify_command
+from pipeline.plain.resolvers import (
     CachingResolver,
     LiveResolver,
     SnapshotResolver,
@@ -42,6 +44,7 @@ from pipeline.resolvers import (
     rdns_suffixes,
     read_snapshot,
 )
+from pipeline.settings import IdentitySettings, read_settings
 from pipeline.transforms import AuditLogLines, ReadLogLines, ResolveLogClients
 
 REGISTRY = default_registry()
@@ -252,7 +255,7 @@ def test_the_pipeline_resolves_each_address_once_and_replays_identically(dns_ser
     lines = _pipeline_log(tmp_path)
     record = tmp_path / "dns-answers.jsonl"
     live = dns_lookups(
-        PipelineOptions(["--dns=live", f"--dns-server={dns_server.address}", f"--dns-record={record}"]), REGISTRY
+        _identity(["--dns=live", f"--dns-server={dns_server.address}", f"--dns-record={record}"]), REGISTRY
     )
     mark = dns_server.mark()
     verdicts = _audit(tmp_path, live, "live.jsonl")
@@ -280,7 +283,7 @@ def test_the_pipeline_resolves_each_address_once_and_replays_identically(dns_ser
     recorded = read_snapshot(str(record))
     assert sorted(recorded) == sorted(distinct)
 
-    replay = dns_lookups(PipelineOptions([f"--dns=snapshot:{record}"]), REGISTRY)
+    replay = dns_lookups(_identity([f"--dns=snapshot:{record}"]), REGISTRY)
     mark = dns_server.mark()
     replayed = _audit(tmp_path, replay, "replayed.jsonl")
     assert dns_server.queries_since(mark) == []
@@ -334,11 +337,19 @@ def test_an_address_missing_from_the_snapshot_is_unverified(tmp_path):
 
 def test_dns_off_keeps_the_range_only_verdicts(tmp_path):
     _pipeline_log(tmp_path)
-    verdicts = _audit(tmp_path, dns_lookups(PipelineOptions([]), REGISTRY), "off.jsonl")
+    verdicts = _audit(tmp_path, dns_lookups(_identity([]), REGISTRY), "off.jsonl")
     assert {v["identity_evidence"].split(";")[0] for v in verdicts} == {"dns-off: needs reverse DNS"}
 
 
 # ---------------------------------------------------------------------- options, command
+
+
+def _identity(argv: list[str]) -> IdentitySettings:
+    """The identity settings a batch run reads from `argv`, refused as `run` refuses them."""
+    settings, problems = read_settings(PipelineOptions(["--logs=l", "--robots=r", "--out=o", *argv]))
+    if problems:
+        raise ValueError("; ".join(problems))
+    return settings.identity
 
 
 @pytest.mark.parametrize(
@@ -358,7 +369,7 @@ def test_dns_off_keeps_the_range_only_verdicts(tmp_path):
 )
 def test_bad_dns_options_are_clear_errors(argv, message):
     with pytest.raises(ValueError) as raised:
-        dns_lookups(PipelineOptions(argv), REGISTRY)
+        dns_lookups(_identity(argv), REGISTRY)
     assert str(raised.value).startswith(message)
 
 
@@ -377,11 +388,11 @@ def test_dns_server_forms(server, expected):
 
 
 def test_trusted_proxies_option():
-    proxies = client_proxies(PipelineOptions(["--trusted-proxies=10.0.0.0/8, 2001:db8:ff::/48"]))
+    proxies = _identity(["--trusted-proxies=10.0.0.0/8, 2001:db8:ff::/48"]).proxies
     assert [str(n) for n in proxies.networks] == ["10.0.0.0/8", "2001:db8:ff::/48"]
-    assert client_proxies(PipelineOptions([])).networks == ()
+    assert _identity([]).proxies.networks == ()
     with pytest.raises(ValueError, match="--trusted-proxies: not a network or address: 'lan'"):
-        client_proxies(PipelineOptions(["--trusted-proxies=lan"]))
+        _identity(["--trusted-proxies=lan"])
 
 
 def test_verify_command_live(dns_server, tmp_path, capsys):

@@ -19,14 +19,15 @@ from hypothesis import strategies as st
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
+from helpers import GOOGLEBOT
 from matcher import directives, records, robots
 from matcher.directives import PageDirectivesError
 from matcher.history import RobotsTableError
-from matcher.identity import BROADEST_PREFIX, RangeIndex, parse_snapshot
+from matcher.ip_ranges import BROADEST_PREFIX, RangeIndex, parse_snapshot
 from pipeline.auditing import LineAuditor, host_versions
 from pipeline.logformats import FORMATS, LogParseError, parser_for
 from pipeline.page_directives import read_page_directives
-from pipeline.resolvers import read_snapshot
+from pipeline.plain.resolvers import read_snapshot
 from pipeline.robots_table import read_robots_table
 from pipeline.transforms import split_lines
 
@@ -35,7 +36,6 @@ BUDGET = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 FIELD_MAP = {"ts": "ts", "client_ip": "ip", "request": "req", "user_agent": "ua", "host": "host",
              "status": "status", "size": "size", "x_robots_tag": "xrt"}
 

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from config.registry import load_registry
+from helpers import BINGBOT, log_line
 from matcher import robots
 from matcher.history import (
     DISALLOWED_BETWEEN_CAPTURES,
@@ -20,6 +22,8 @@ from matcher.history import (
     version_from_row,
     with_observations,
 )
+from matcher.ip_ranges import build_range_index
+from pipeline.auditing import VERDICT, LineAuditor, host_versions
 
 HOST = "example.com"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
@@ -47,7 +51,7 @@ def history(*versions: RobotsVersion, **settings: timedelta) -> RobotsHistory:
 
 
 def judge(table: RobotsHistory, ts: datetime, path: str = "/private/a"):
-    return table.judge(HOST, ts, TOKENS, path)
+    return table[HOST].judge(ts, TOKENS, path)
 
 
 # RobotsVersion
@@ -104,7 +108,7 @@ def test_host_is_compared_lower_case_without_trailing_dot() -> None:
     table = history(ok(T0, BLOCK_PRIVATE, host="Example.COM."))
     assert list(table) == [HOST]
     assert table["EXAMPLE.com"].versions[0].host == HOST
-    assert table.judge("Example.Com.", day(1), TOKENS, "/private").decision == "disallowed"
+    assert table["Example.Com."].judge(day(1), TOKENS, "/private").decision == "disallowed"
 
 
 # version_from_row
@@ -190,7 +194,7 @@ def test_a_host_history_holds_one_host() -> None:
 def test_each_host_has_its_own_history() -> None:
     table = history(ok(T0, BLOCK_PRIVATE), ok(T0, ALLOW_ALL, host="other.example"))
     assert sorted(table) == [HOST, "other.example"]
-    assert table.judge("other.example", day(1), TOKENS, "/private").decision == "allowed"
+    assert table["other.example"].judge(day(1), TOKENS, "/private").decision == "allowed"
     assert judge(table, day(1)).decision == "disallowed"
 
 
@@ -244,12 +248,18 @@ def test_robots_txt_is_allowed_when_its_rules_disallow_everything() -> None:
     assert (judgement.decision, judgement.reason) == ("allowed", "robots-exempt")
 
 
-def test_unknown_host_is_unknown_except_for_robots_txt() -> None:
-    table = history(ok(T0, ALLOW_ALL))
-    unknown = table.judge("elsewhere.example", day(1), TOKENS, "/page")
-    exempt = table.judge("elsewhere.example", day(1), TOKENS, "/robots.txt")
-    assert (unknown.decision, unknown.reason) == ("unknown", "unknown-host")
-    assert (exempt.decision, exempt.reason) == ("allowed", "robots-exempt")
+def test_a_request_to_a_host_without_history_is_unknown() -> None:
+    auditor = LineAuditor(
+        log_format="host_combined", registry=load_registry(None), ranges=build_range_index([], {}),
+        error_limit=timedelta(days=30), grace=timedelta(hours=24),
+    )
+    lines = [log_line(host, day(3), "/private/a", BINGBOT, ip="198.51.100.7") for host in ("elsewhere.example", "-", HOST)]
+    outcomes = auditor.audit_lines("log", 1, lines, {HOST: host_versions([ok(T0, BLOCK_PRIVATE)])})
+    assert [(kind, verdict["host"], verdict["decision"], verdict["reason"]) for kind, verdict in outcomes] == [
+        (VERDICT, "elsewhere.example", "unknown", "unknown-host"),
+        (VERDICT, None, "unknown", "no-host"),
+        (VERDICT, HOST, "disallowed", "rule"),
+    ]
 
 
 @pytest.mark.parametrize("status", [301, 403, 404, 410])
@@ -425,8 +435,8 @@ DELAYS = "User-agent: examplebot\nCrawl-delay: 5\nDisallow: /x\n\nUser-agent: *\
 
 def test_crawl_delay_comes_from_the_chosen_group() -> None:
     table = history(ok(T0, DELAYS))
-    own = table.judge(HOST, day(1), ("examplebot",), "/page")
-    other = table.judge(HOST, day(1), ("otherbot",), "/page")
+    own = table[HOST].judge(day(1), ("examplebot",), "/page")
+    other = table[HOST].judge(day(1), ("otherbot",), "/page")
     assert (own.crawl_delay, own.crawl_delay_line) == (5.0, 2)
     assert (other.crawl_delay, other.crawl_delay_line) == (1.0, 6)
 
@@ -491,9 +501,7 @@ def test_history_pickles_after_use_and_parses_again_once(monkeypatch: pytest.Mon
 def test_naive_request_time_is_rejected() -> None:
     table = history(ok(T0, ALLOW_ALL))
     with pytest.raises(ValueError, match="timezone-aware"):
-        table.judge(HOST, datetime(2026, 11, 3), TOKENS, "/")
-    with pytest.raises(ValueError, match="timezone-aware"):
-        table.judge("elsewhere.example", datetime(2026, 11, 3), TOKENS, "/")
+        table[HOST].judge(datetime(2026, 11, 3), TOKENS, "/")
 
 
 @pytest.mark.parametrize("setting", ["grace", "error_limit"])

@@ -11,8 +11,8 @@ import pytest
 from loopback import Server
 from matcher import robots
 from pipeline import cli
-from pipeline.captures import checked_host
-from pipeline.history_capture import capture, robots_client
+from pipeline.plain.captures import checked_host
+from pipeline.plain.history_capture import capture, robots_client
 from pipeline.robots_table import read_robots_table
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)

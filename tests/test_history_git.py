@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.git_history import GitError, import_git, read_deploys
+from pipeline.plain.git_history import GitError, import_git, read_deploys
 from pipeline.robots_table import read_robots_table
 
 V1 = b"User-agent: *\nDisallow: /private\n\nUser-agent: Googlebot\nUser-agent: Bingbot\nDisallow: /tmp\n"

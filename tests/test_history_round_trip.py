@@ -4,14 +4,14 @@ capture history cannot settle where it belongs."""
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from helpers import log_line, read_jsonl
 from loopback import Server
 from pipeline import cli, report
-from pipeline.history_capture import capture, robots_client
+from pipeline.plain.history_capture import capture, robots_client
 
 BLOCKING = b"User-agent: *\nDisallow: /private\n"
 OPEN = b"User-agent: *\nAllow: /private\nDisallow: /search\n"
@@ -20,8 +20,7 @@ FOOBOT = "FooBot/1.0 (+https://foo.example/bot)"
 
 
 def _line(when: datetime, path: str) -> str:
-    stamp = when.strftime("%d/%b/%Y:%H:%M:%S +0000")
-    return f'site.example 198.51.100.7 - - [{stamp}] "GET {path} HTTP/1.1" 200 512 "-" "{FOOBOT}"'
+    return log_line("site.example", when, path, FOOBOT, ip="198.51.100.7")
 
 
 # (request time, path, decision, reason)
@@ -55,10 +54,7 @@ def test_a_request_between_two_captures_is_judged_by_both_candidates(captures, t
             "--dns=off", "--runner=FnApiRunner"]
     assert cli.main(argv) == 0
 
-    verdicts = sorted(
-        (json.loads(line) for part in (out / "verdicts").glob("part*.jsonl") for line in part.read_text().splitlines()),
-        key=lambda verdict: verdict["ts"],
-    )
+    verdicts = sorted(read_jsonl(out / "verdicts"), key=lambda verdict: verdict["ts"])
     assert [(v["path"], v["decision"], v["reason"]) for v in verdicts] == [
         (path, decision, reason) for _, path, decision, reason in REQUESTS
     ]

@@ -10,8 +10,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from loopback import Server
-from pipeline import cli, wayback
-from pipeline.http_client import Client
+from pipeline import cli
+from pipeline.plain import wayback
+from pipeline.plain.http_client import Client
 from pipeline.robots_table import read_robots_table
 
 BODY_A = b"User-agent: *\nDisallow: /private\n"

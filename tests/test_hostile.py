@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import GOOGLEBOT, log_line, read_jsonl, write_jsonl
 from pipeline.cli import main
 
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 ROBOTS = "User-agent: *\nCrawl-delay: 5\nDisallow: /x\n"
 FIELD_MAP = '{"ts":"ts","client_ip":"ip","request":"req","user_agent":"ua","host":"host"}'
 
@@ -33,16 +33,14 @@ def _no_hang():
 
 
 def _line(when: str, path: str = "/a") -> str:
-    return f'example.com 66.249.66.1 - - [{when}] "GET {path} HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"'
+    return log_line("example.com", when, path, GOOGLEBOT, ip="66.249.66.1", size=5)
 
 
 def _table(folder: Path, *rows: dict) -> Path:
     rows = rows or ({"host": "example.com", "effective_from": "2000-01-01T00:00:00Z", "status": 200,
                      "body_file": "robots.txt"},)
     (folder / "robots.txt").write_text(ROBOTS)
-    table = folder / "robots.jsonl"
-    table.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return table
+    return write_jsonl(folder / "robots.jsonl", rows)
 
 
 def _run(folder: Path, logs: str, *extra: str, robots: Path | None = None) -> int:
@@ -53,8 +51,7 @@ def _run(folder: Path, logs: str, *extra: str, robots: Path | None = None) -> in
 
 
 def _rows(folder: Path, table: str) -> list[dict]:
-    return [json.loads(line) for part in sorted((folder / "out" / table).glob("part*"))
-            for line in part.read_text().splitlines()]
+    return read_jsonl(folder / "out" / table, "part*")
 
 
 def _counts(folder: Path) -> dict:
@@ -121,7 +118,7 @@ def test_lone_surrogates_in_json_values_are_written_as_escapes(tmp_path):
         {"ts": "2026-01-01T00:00:00Z", "ip": "1.2.3.4", "req": "GET /\ud800 HTTP/1.1", "ua": GOOGLEBOT + "\udfff",
          "host": "example.com\ud800"},
     ]
-    (tmp_path / "a.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    write_jsonl(tmp_path / "a.jsonl", rows)
     code = main([
         "run", f"--logs={tmp_path / 'a.jsonl'}", "--log-format=jsonl", f"--field-map={FIELD_MAP}",
         f"--robots={tmp_path / 'robots.jsonl'}", f"--out={tmp_path / 'out'}", "--runner=FnApiRunner",

@@ -2,17 +2,16 @@
 crawl-delay sequence and one `verdicts.host`."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
+from helpers import BINGBOT, log_line, read_jsonl, write_jsonl, write_range_snapshot
 from matcher.history import RobotsVersion
 from matcher.hosts import host_key
 from pipeline import graph
 
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 SPELLINGS = ("www.example.com", "www.example.com.", "WWW.Example.COM", "www.example.com:443", "WWW.EXAMPLE.COM.:80")
 
 
@@ -71,10 +70,7 @@ def test_a_table_row_keeps_the_one_form():
 
 
 def _log_line(host: str, second: int, path: str) -> str:
-    return (
-        f'{host} 157.55.39.10 - - [02/Nov/2026:10:00:{second:02d} +0000] "GET {path} HTTP/1.1" 200 5'
-        f' "-" "{BINGBOT}"'
-    )
+    return log_line(host, f"02/Nov/2026:10:00:{second:02d} +0000", path, BINGBOT, size=5)
 
 
 def test_one_host_through_a_whole_run(tmp_path: Path, capsys):
@@ -84,30 +80,25 @@ def test_one_host_through_a_whole_run(tmp_path: Path, capsys):
     (tmp_path / "access.log").write_text("\n".join(lines) + "\n")
     robots = {"host": "WWW.Example.COM.", "effective_from": "2026-11-01T00:00:00Z", "status": 200,
               "body": "User-agent: bingbot\nCrawl-delay: 2\nDisallow: /private/\n"}
-    (tmp_path / "robots.jsonl").write_text(json.dumps(robots) + "\n")
+    write_jsonl(tmp_path / "robots.jsonl", [robots])
     pages = {"host": "www.example.com:443", "path": "/doc", "effective_from": "2026-11-01T00:00:00Z",
              "x_robots_tag": ["noindex"]}
-    (tmp_path / "pages.jsonl").write_text(json.dumps(pages) + "\n")
-    ranges = tmp_path / "ranges" / "bingbot"
-    ranges.mkdir(parents=True)
-    (ranges / "2026-10-30.json").write_text(json.dumps({"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}]}))
+    write_jsonl(tmp_path / "pages.jsonl", [pages])
+    write_range_snapshot(tmp_path / "ranges", "bingbot", "2026-10-30", "157.55.39.0/24")
     out = tmp_path / "out"
     assert graph.run([
         f"--logs={tmp_path / 'access.log'}", "--log-format=host_combined", f"--robots={tmp_path / 'robots.jsonl'}",
         f"--page-directives={tmp_path / 'pages.jsonl'}", f"--ranges={tmp_path / 'ranges'}", f"--out={out}",
         "--runner=FnApiRunner",
     ]) == 0
-    verdicts = sorted(_rows(out / "verdicts"), key=lambda v: v["ts"])
+    verdicts = sorted(read_jsonl(out / "verdicts"), key=lambda v: v["ts"])
     assert [v["host"] for v in verdicts] == ["www.example.com"] * 6
     assert [v["decision"] for v in verdicts] == ["allowed"] * 5 + ["disallowed"]
     assert {v["crawl_delay"] for v in verdicts} == {2.0}
     assert [v["indexing"] for v in verdicts[:5]] == [{"noindex": True}] * 5
     # one sequence: each of the five requests a second after the previous one breaks the 2 s delay
-    violations = sorted(_rows(out / "crawl_delay_violations"), key=lambda v: v["ts"])
+    violations = sorted(read_jsonl(out / "crawl_delay_violations"), key=lambda v: v["ts"])
     assert [(v["host"], v["gap_s"]) for v in violations] == [("www.example.com", 1.0)] * 4
-    windows = _rows(out / "crawl_delay_windows")
+    windows = read_jsonl(out / "crawl_delay_windows")
     assert [(w["host"], w["requests"], w["violations"]) for w in windows] == [("www.example.com", 6, 4)]
 
-
-def _rows(folder: Path) -> list[dict]:
-    return [json.loads(line) for part in folder.glob("part*.jsonl") for line in part.read_text().splitlines()]

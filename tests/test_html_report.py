@@ -11,6 +11,7 @@ import pytest
 
 import htmldom
 from config.registry import load_registry
+from helpers import read_jsonl, write_jsonl
 from matcher import robots
 from pipeline import cli, graph, html_report, run_folder, tables
 
@@ -67,7 +68,7 @@ def test_the_crawler_table_equals_the_summary_and_the_counts(sample_out):
     dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
     header, rows, totals = dom.table("crawler-table")
     assert header == ["crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"]
-    summary = [json.loads(line) for part in (sample_out / "summary").glob("part*") for line in part.read_text().splitlines()]
+    summary = read_jsonl(sample_out / "summary", "part*")
     columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
     expected = {(r["crawler"] or "(none)", r["identity"]): tuple(r[c] for c in columns) for r in summary}
     assert {(r[0], r[1]): tuple(map(htmldom.number, r[2:])) for r in rows} == expected
@@ -238,7 +239,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
         })
         summary[(crawler, identity, decision)] += 1
     (out / "verdicts").mkdir(parents=True)
-    (out / "verdicts" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(out / "verdicts" / "part-00000.jsonl", rows)
     columns = {
         "allowed": "allowed", "disallowed": "disallowed", "disallowed-within-grace": "within_grace",
         "disallowed-between-captures": "between_captures", "unknown": "unknown",
@@ -248,7 +249,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
         counts = {column: summary[(crawler, identity, decision)] for decision, column in columns.items()}
         summary_rows.append({"crawler": crawler, "identity": identity, "requests": sum(counts.values()), **counts})
     (out / "summary").mkdir()
-    (out / "summary" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in summary_rows))
+    write_jsonl(out / "summary" / "part-00000.jsonl", summary_rows)
     body = "".join(f"Disallow: /p/{n}\n" for n in range(2_000))
     versions = [
         {"host": f"h{h}.example", "effective_from": f"2026-0{8 + v}-01T00:00:00Z", "status": "200", "kind": "ok",
@@ -256,7 +257,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
         for h in range(400) for v in range(2)
     ]
     (out / "robots_versions").mkdir()
-    (out / "robots_versions" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in versions))
+    write_jsonl(out / "robots_versions" / "part-00000.jsonl", versions)
     (out / "counts.json").write_text(json.dumps({"lines": 100_000, "verdicts": 80_000, "skipped": 20_000, "dead_letters": 0}))
     changes = [
         {"host": f"h{h}.example", "crawler": "bot1", "effective_from": "2026-09-01T00:00:00Z",
@@ -264,7 +265,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
         for h in range(150)
     ]
     (out / "between_captures").mkdir()
-    (out / "between_captures" / "part-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in changes))
+    write_jsonl(out / "between_captures" / "part-00000.jsonl", changes)
     _describe_run(out)
     page = Path(html_report.write(str(out))).read_text(encoding="utf-8")
     assert len(page.encode("utf-8")) < 1_500_000

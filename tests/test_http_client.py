@@ -8,7 +8,7 @@ import time
 import pytest
 
 from loopback import Server
-from pipeline.http_client import Client, FetchError
+from pipeline.plain.http_client import Client, FetchError
 
 
 def _header_drip(handler) -> None:

@@ -13,18 +13,10 @@ import pytest
 from config.registry import default_registry
 from config.snapshots import load_ranges
 from matcher.clientip import NO_PROXIES, trusted_proxies
-from matcher.identity import (
-    DNS_OFF_EVIDENCE,
-    DnsAnswer,
-    IdentityResult,
-    Lookup,
-    RangeIndex,
-    build_range_index,
-    parse_ip,
-    reverse_dns_address,
-    undeclared,
-    verify,
-)
+from matcher.addresses import parse_ip
+from matcher.identity import DNS_OFF_EVIDENCE, IdentityResult, reverse_dns_address, undeclared, verify
+from matcher.ip_ranges import RangeIndex, build_range_index
+from matcher.reverse_dns import DnsAnswer, Lookup
 
 DATA_RANGES = Path(__file__).parent / "data" / "ranges"
 JAN, JUN = date(2026, 1, 1), date(2026, 6, 1)

@@ -1,7 +1,6 @@
 """The indexing facet in real pipeline runs: separate from the crawl decision, in both directions."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import apache_beam as beam
@@ -10,10 +9,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from helpers import BINGBOT, GOOGLEBOT, read_jsonl, write_jsonl
 from pipeline import graph, report
 
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 ROBOTS = "User-agent: *\nDisallow: /private/\n"
 
 
@@ -56,11 +54,9 @@ EXPECTED = [
 @pytest.fixture
 def fixture_dir(tmp_path: Path) -> Path:
     (tmp_path / "access.log").write_text("\n".join(LINES) + "\n")
-    (tmp_path / "robots.jsonl").write_text(
-        json.dumps({"host": "example.com", "effective_from": "2026-11-01T00:00:00Z", "status": 200, "body": ROBOTS})
-        + "\n"
-    )
-    (tmp_path / "pages.jsonl").write_text("".join(json.dumps(row) + "\n" for row in PAGES))
+    write_jsonl(tmp_path / "robots.jsonl",
+                [{"host": "example.com", "effective_from": "2026-11-01T00:00:00Z", "status": 200, "body": ROBOTS}])
+    write_jsonl(tmp_path / "pages.jsonl", PAGES)
     (tmp_path / "ranges").mkdir()
     return tmp_path
 
@@ -97,10 +93,6 @@ def test_report_lists_unseen_noindex_and_expired_pages(fixture_dir, capsys):
     ]
     printed = capsys.readouterr().out
     assert "disallowed yet relying on noindex" in printed and "/private/old" in printed
-    written = [
-        json.loads(line)
-        for part in (fixture_dir / "out" / "verdicts").glob("part*")
-        for line in part.read_text().splitlines()
-    ]
+    written = read_jsonl(fixture_dir / "out" / "verdicts", "part*")
     pdf = next(v for v in written if v["path"] == "/report.pdf" and v["crawler"] == "Googlebot")
     assert (pdf["decision"], pdf["indexing"], pdf["indexing_unseen"]) == ("allowed", {"noindex": True}, False)

@@ -1,7 +1,9 @@
-"""The code's layers: `pipeline` -> `config` -> `matcher`, and no module imports itself back."""
+"""The code's layers: `pipeline` -> `config` -> `matcher`, no module imports itself back, and
+what says it holds no Beam (`matcher`, `config`, `pipeline/plain`) reaches none."""
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -10,31 +12,40 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("matcher", "config", "pipeline")
 # What each package may import from the project: dependencies run one way only.
 ALLOWED = {"matcher": {"matcher"}, "config": {"config", "matcher"}, "pipeline": {"pipeline", "config", "matcher"}}
+# Packages that promise plain Python: no Beam, whether imported directly or through the project.
+WITHOUT_BEAM = ("matcher", "config", "pipeline.plain")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _modules() -> dict[str, Path]:
-    return {
-        ".".join(path.relative_to(REPO).with_suffix("").parts): path
-        for package in PACKAGES
-        for path in sorted((REPO / package).glob("*.py"))
-    }
+    """Every module of the project's packages, subpackages included."""
+    return {_module_name(path): path for package in PACKAGES for path in sorted((REPO / package).rglob("*.py"))}
 
 
-def _imports(path: Path, known: set[str]) -> set[str]:
-    """Project modules `path` imports, at module level or inside functions alike."""
+def _imported_names(path: Path) -> set[str]:
+    """Every module name `path` imports, at module level or inside functions alike."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        found.update(name for name in names if name in known and not name.endswith("__init__"))
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 
 
-GRAPH = {name: _imports(path, set(_modules())) for name, path in _modules().items()}
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """Project modules `path` imports, packages (their `__init__`) aside."""
+    return {name for name in _imported_names(path) if name in known and name not in PACKAGE_INITS}
+
+
+MODULES = _modules()
+PACKAGE_INITS = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+GRAPH = {name: _imports(path, set(MODULES)) for name, path in MODULES.items()}
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))
@@ -60,9 +71,74 @@ def test_no_import_cycle():
         visit(module, ())
 
 
+def test_the_subpackages_are_seen():
+    assert "pipeline.plain.resolvers" in GRAPH
+    assert "pipeline.plain.captures" in GRAPH["pipeline.plain.wayback"]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith(WITHOUT_BEAM)))
+def test_plain_modules_reach_no_beam(module):
+    """Directly or through any project module it imports, however deep."""
+    seen, chain = {module: (module,)}, [module]
+    while chain:
+        current = chain.pop()
+        beam = sorted(n for n in _imported_names(MODULES[current]) if n.split(".")[0] == "apache_beam")
+        assert not beam, f"{' -> '.join(seen[current])} imports {beam}"
+        for imported in GRAPH[current] - set(seen):
+            seen[imported] = seen[current] + (imported,)
+            chain.append(imported)
+
+
 def test_tests_never_import_the_benchmarks():
     stems = {path.stem for path in (REPO / "bench").glob("*.py")}
     benchmarks = stems | {f"bench.{stem}" for stem in stems} | {"bench"}
     for path in sorted((REPO / "tests").glob("*.py")):
         imported = _imports(path, benchmarks)
         assert not imported, f"{path.name} imports {sorted(imported)} from bench/"
+
+
+def _declared_all(path: Path) -> list[str] | None:
+    for node in ast.parse(path.read_text("utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return [element.value for element in node.value.elts]
+    return None
+
+
+PUBLIC = {name: names for name, path in _modules().items() if (names := _declared_all(path)) is not None}
+
+
+def _uses_from_outside(path: Path, module: str) -> set[str]:
+    """Names of `module` that `path` imports, or reads as `module.name` after `from matcher import ...`."""
+    tree = ast.parse(path.read_text("utf-8"))
+    package, _, short = module.rpartition(".")
+    aliases = set()
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module == module:
+                used.update(alias.name for alias in node.names)
+            elif node.module == package:
+                aliases.update(alias.asname or alias.name for alias in node.names if alias.name == short)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.add(node.attr)
+    return used
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_all_names_what_the_module_defines(module):
+    imported = importlib.import_module(module)
+    assert [name for name in PUBLIC[module] if not hasattr(imported, name)] == []
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_other_modules_use_only_what_all_declares(module):
+    """A module's `__all__` is its interface: the other modules and the benchmarks keep to it."""
+    outside = [path for name, path in _modules().items() if name != module and not name.startswith(f"{module}.")]
+    outside += sorted((REPO / "bench").glob("*.py"))
+    stray = sorted(
+        f"{path.relative_to(REPO)}: {name}"
+        for path in outside
+        for name in _uses_from_outside(path, module) - set(PUBLIC[module])
+    )
+    assert not stray, f"{module} is used beyond its __all__"

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from helpers import BINGBOT, GOOGLEBOT
 from pipeline.logformats import (
     FORMATS,
     LogParseError,
@@ -22,8 +23,6 @@ from pipeline.logformats import (
 )
 
 UTC = timezone.utc
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 # 2026-10-10T13:55:36-07:00
 INSTANT = datetime(2026, 10, 10, 20, 55, 36, tzinfo=UTC)
 INSTANT_UNIX = 1791665736

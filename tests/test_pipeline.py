@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import json
 from pathlib import Path
 
 import apache_beam as beam
@@ -15,11 +14,10 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from helpers import BINGBOT, GOOGLEBOT, log_line, read_jsonl, write_jsonl, write_range_snapshot
 from pipeline import graph, report
 from pipeline.transforms import line_batches
 
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot"
 CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"
 FOOBOT = "FooBot/1.0 (+http://foo.example/bot)"
@@ -32,39 +30,35 @@ ROBOTS_V2 = ROBOTS_V1.replace("\ufeff", "") + "\r\nUser-agent: GPTBot\r\nDisallo
 BING_ROBOTS = "User-agent: bingbot\nCrawl-delay: 5\nDisallow: /search\n"
 
 
-def _line(host, ip, when, request, ua, status=200):
-    return f'{host} {ip} - - [{when}] "{request}" {status} 512 "-" "{ua}"'
-
-
 # (log line, expected (crawler, identity, decision, reason, rule_line)) — None: no verdict
 CASES = [
-    (_line("example.com", "66.249.66.1", "02/Nov/2026:11:00:00 +0100", "GET /public HTTP/1.1", GOOGLEBOT),
+    (log_line("example.com", "02/Nov/2026:11:00:00 +0100", "/public", GOOGLEBOT, ip="66.249.66.1"),
      ("Googlebot", "verified", "allowed", "no-match", None)),
-    (_line("example.com", "66.249.66.1", "02/Nov/2026:11:05:00 +0100", "GET /private/a HTTP/1.1", GOOGLEBOT),
+    (log_line("example.com", "02/Nov/2026:11:05:00 +0100", "/private/a", GOOGLEBOT, ip="66.249.66.1"),
      ("Googlebot", "verified", "disallowed", "rule", 2)),
-    (_line("example.com", "203.0.113.9", "02/Nov/2026:11:06:00 +0100", "GET /private/a HTTP/1.1", GOOGLEBOT),
+    (log_line("example.com", "02/Nov/2026:11:06:00 +0100", "/private/a", GOOGLEBOT, ip="203.0.113.9"),
      ("Googlebot", "spoofed", "disallowed", "rule", 2)),
     # v2 blocks GPTBot from 2026-11-03T00:00Z; v1 allowed it until then, so for 24 h it may use its cache
-    (_line("example.com", "20.171.206.5", "03/Nov/2026:06:00:00 +0100", "GET /page HTTP/1.1", GPTBOT),
+    (log_line("example.com", "03/Nov/2026:06:00:00 +0100", "/page", GPTBOT, ip="20.171.206.5"),
      ("GPTBot", "verified", "disallowed-within-grace", "rule", 9)),
-    (_line("example.com", "20.171.206.5", "04/Nov/2026:06:00:00 +0100", "GET /page HTTP/1.1", GPTBOT),
+    (log_line("example.com", "04/Nov/2026:06:00:00 +0100", "/page", GPTBOT, ip="20.171.206.5"),
      ("GPTBot", "verified", "disallowed", "rule", 9)),
     # at the very second v2 takes effect, v2 applies
-    (_line("example.com", "20.171.206.5", "03/Nov/2026:01:00:00 +0100", "GET /x HTTP/1.1", GPTBOT),
+    (log_line("example.com", "03/Nov/2026:01:00:00 +0100", "/x", GPTBOT, ip="20.171.206.5"),
      ("GPTBot", "verified", "disallowed-within-grace", "rule", 9)),
-    (_line("example.com", "20.171.206.7", "02/Nov/2026:12:00:00 +0100", "GET /tmp/x HTTP/1.1", CHROME),
+    (log_line("example.com", "02/Nov/2026:12:00:00 +0100", "/tmp/x", CHROME, ip="20.171.206.7"),
      (None, "undeclared", "disallowed", "rule", 5)),
-    (_line("example.com", "198.51.100.1", "02/Nov/2026:12:00:00 +0100", "GET /tmp/x HTTP/1.1", CHROME), None),
-    (_line("example.com", "198.51.100.2", "02/Nov/2026:12:00:00 +0100", "GET /%7euser/cv HTTP/1.1", FOOBOT),
+    (log_line("example.com", "02/Nov/2026:12:00:00 +0100", "/tmp/x", CHROME, ip="198.51.100.1"), None),
+    (log_line("example.com", "02/Nov/2026:12:00:00 +0100", "/%7euser/cv", FOOBOT, ip="198.51.100.2"),
      ("foobot", "unverifiable", "disallowed", "rule", 6)),
-    (_line("example.com", "66.249.66.1", "01/Nov/2026:23:00:00 +0000", "GET /early HTTP/1.1", GOOGLEBOT),
+    (log_line("example.com", "01/Nov/2026:23:00:00 +0000", "/early", GOOGLEBOT, ip="66.249.66.1"),
      ("Googlebot", "verified", "unknown", "no-robots-version", None)),
     # during the 503 everything is disallowed, but the cached version from before allowed /x
-    (_line("other.test", "157.55.39.10", "02/Nov/2026:13:30:00 +0100", "GET /x HTTP/1.1", BINGBOT),
+    (log_line("other.test", "02/Nov/2026:13:30:00 +0100", "/x", BINGBOT, ip="157.55.39.10"),
      ("bingbot", "verified", "disallowed-within-grace", "robots-server-error", None)),
-    (_line("other.test", "157.55.39.10", "02/Nov/2026:13:31:00 +0100", "GET /robots.txt HTTP/1.1", BINGBOT),
+    (log_line("other.test", "02/Nov/2026:13:31:00 +0100", "/robots.txt", BINGBOT, ip="157.55.39.10"),
      ("bingbot", "verified", "allowed", "robots-exempt", None)),
-    (_line("other.test", "157.55.39.10", "02/Nov/2026:15:00:00 +0100", "GET /search?q=1 HTTP/1.1", BINGBOT),
+    (log_line("other.test", "02/Nov/2026:15:00:00 +0100", "/search?q=1", BINGBOT, ip="157.55.39.10"),
      ("bingbot", "verified", "disallowed", "rule", 3)),
     ("this is not a log line", None),
     ('example.com 198.51.100.3 - - [02/Nov/2026:12:00:00 +0100] "\\x16\\x03\\x01\\x00" 400 0 "-" "-"', None),
@@ -85,16 +79,13 @@ def fixture_dir(tmp_path: Path) -> Path:
         {"host": "other.test", "effective_from": "2026-11-02T12:00:00Z", "status": 503},
         {"host": "other.test", "effective_from": "2026-11-02T13:00:00Z", "status": 200, "body_file": "bodies/bing.txt"},
     ]
-    (tmp_path / "robots.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(tmp_path / "robots.jsonl", rows)
     for source, prefix in (
         ("google-common-crawlers", "66.249.64.0/19"),
         ("bingbot", "157.55.39.0/24"),
         ("openai-gptbot", "20.171.206.0/24"),
     ):
-        folder = tmp_path / "ranges" / source
-        folder.mkdir(parents=True)
-        document = {"creationTime": "2026-10-30T00:00:00Z", "prefixes": [{"ipv4Prefix": prefix}]}
-        (folder / "2026-10-30.json").write_text(json.dumps(document))
+        write_range_snapshot(tmp_path / "ranges", source, "2026-10-30", prefix, creationTime="2026-10-30T00:00:00Z")
     log = "\n".join(line for line, _ in CASES) + "\n"
     (tmp_path / "access.log.gz").write_bytes(gzip.compress(log.encode()))
     return tmp_path
@@ -154,11 +145,7 @@ def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
 
 def test_jsonl_output_and_summary_add_up(fixture_dir):
     graph.run(_argv(fixture_dir))
-    verdicts = [
-        json.loads(line)
-        for part in (fixture_dir / "out" / "verdicts").glob("part*.jsonl")
-        for line in part.read_text().splitlines()
-    ]
+    verdicts = read_jsonl(fixture_dir / "out" / "verdicts")
     assert len(verdicts) == 12
     first = next(v for v in verdicts if v["source"].endswith(":1"))
     assert first["ts"] == "2026-11-02T10:00:00Z"

@@ -15,8 +15,8 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from loopback import Server
 from matcher.identity import verify
-from pipeline import ranges_update
-from pipeline.identity_cli import update_ranges_command
+from pipeline.plain import ranges_update
+from pipeline.plain.identity_cli import update_ranges_command
 
 DAY = date(2026, 11, 29)
 # Bing's file has carried zero-width spaces inside prefixes; this one also starts with a BOM.

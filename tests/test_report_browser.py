@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import htmldom
+from helpers import read_jsonl, write_jsonl
 from pipeline import cli, graph, html_report
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,9 +78,7 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     dom = htmldom.read(dom_text)
     assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
     _, rows, totals = dom.table("crawler-table")
-    summary = [
-        json.loads(line) for part in (sample_report / "summary").glob("part*") for line in part.read_text().splitlines()
-    ]
+    summary = read_jsonl(sample_report / "summary", "part*")
     columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
     assert sorted(tuple([r[0], r[1], *map(htmldom.number, r[2:])]) for r in rows) == sorted(
         (s["crawler"] or "(none)", s["identity"], *(s[c] for c in columns)) for s in summary
@@ -119,7 +118,7 @@ def hostile_report(tmp_path_factory) -> Path:
         {"host": HOSTILE_HOST, "effective_from": "2026-11-02T00:00:00Z", "status": 200, "body": HOSTILE_ROBOTS},
         {"host": "<script>alert(7)</script>", "effective_from": "2026-11-01T00:00:00Z", "status": 503},
     ]
-    (folder / "robots.jsonl").write_text("".join(json.dumps(r) + "\n" for r in robots))
+    write_jsonl(folder / "robots.jsonl", robots)
     lines = []
     for i, injection in enumerate(INJECTIONS):
         for host in (HOSTILE_HOST, "<script>alert(7)</script>", injection):

@@ -12,14 +12,13 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 
+from helpers import BINGBOT, log_line, write_jsonl
 from pipeline import graph, report
 from pipeline.cli import main
 from pipeline.run_folder import MANIFEST, RunFolder, RunFolderError
 
-BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 LINES = [
-    f'example.com 157.55.39.10 - - [02/Nov/2026:10:00:0{n} +0000] "GET /p{n} HTTP/1.1" 200 5 "-" "{BINGBOT}"'
-    for n in range(4)
+    log_line("example.com", f"02/Nov/2026:10:00:0{n} +0000", f"/p{n}", BINGBOT, size=5) for n in range(4)
 ] + ["not a log line"]
 
 
@@ -28,7 +27,7 @@ def site(tmp_path: Path) -> Path:
     (tmp_path / "access.log").write_text("\n".join(LINES) + "\n")
     row = {"host": "example.com", "effective_from": "2026-11-01T00:00:00Z", "status": 200,
            "body": "User-agent: *\nCrawl-delay: 2\nDisallow: /p3\n"}
-    (tmp_path / "robots.jsonl").write_text(json.dumps(row) + "\n")
+    write_jsonl(tmp_path / "robots.jsonl", [row])
     return tmp_path
 
 

@@ -25,11 +25,11 @@ from apache_beam.utils.timestamp import Timestamp
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
-from pipeline import graph, sinks, streaming
+from pipeline import graph, robots_refresh, sinks, stream_sources
 from pipeline.auditing import VERDICT, LineAuditor
 from pipeline.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
 from pipeline.options import CrawlAuditOptions
-from pipeline.schema import bigquery_schema
+from pipeline.plain.schema import bigquery_schema
 from pipeline.settings import read_settings
 from test_crawl_delay import KEYS, T0, brute_force, verdict, violation_tuple, window_tuple
 
@@ -219,7 +219,7 @@ def site(tmp_path: Path) -> Path:
 
 def test_a_poll_lists_the_files_stamped_with_their_first_request(site):
     folder = site / "incoming"
-    poll = streaming.LogFolderPoll("host_combined", None, None)
+    poll = stream_sources.LogFolderPoll("host_combined", None, None)
     assert poll(str(folder / "*.log.gz")).outputs == ()
     assert poll(str(site / "missing" / "*.log.gz")).outputs == ()
     first = T0 + timedelta(minutes=3)
@@ -318,16 +318,16 @@ def test_a_version_added_to_the_table_is_picked_up_by_the_next_reload(site):
         assert kind == VERDICT
         return verdict_
 
-    before = judged(streaming.robots_snapshot(str(table)))
+    before = judged(robots_refresh.robots_snapshot(str(table)))
     assert (before["decision"], before["crawl_delay"]) == ("allowed", 5.0)
     _write_table(table, ("2026-11-01T00:00:00Z", ROBOTS_V1), ("2026-11-05T00:00:00Z", ROBOTS_V2))
-    after = judged(streaming.robots_snapshot(str(table)))
+    after = judged(robots_refresh.robots_snapshot(str(table)))
     assert (after["decision"], after["crawl_delay"]) == ("disallowed", 20.0)
     assert after["robots_version"]["effective_from"] == datetime(2026, 11, 5, tzinfo=timezone.utc)
 
 
 def test_a_broken_table_keeps_the_previous_one_in_force(site):
-    reload = streaming.ReloadRobotsTableFn(str(site / "robots.jsonl"))
+    reload = robots_refresh.ReloadRobotsTableFn(str(site / "robots.jsonl"))
     reload.reloads, reload.failures = _Counter(), _Counter()
     (snapshot,) = reload.process(0)
     assert list(snapshot) == ["example.com"]
@@ -442,9 +442,9 @@ def test_pubsub_and_kafka_messages_become_named_line_batches():
     from apache_beam.io.gcp.pubsub import PubsubMessage
 
     message = PubsubMessage(b"line one\r\nline two\n", {}, message_id="17")
-    assert streaming.pubsub_batch(message) == ("pubsub:17", 1, ["line one", "line two"])
+    assert stream_sources.pubsub_batch(message) == ("pubsub:17", 1, ["line one", "line two"])
     record = beam.Row(topic="logs", partition=3, offset=42, value=b"\xffline")
-    assert streaming.kafka_batch(record) == ("kafka:logs/3@42", 1, ["\\xffline"])
+    assert stream_sources.kafka_batch(record) == ("kafka:logs/3@42", 1, ["\\xffline"])
 
 
 def test_bigquery_rows_follow_the_derived_schema():

@@ -7,9 +7,10 @@ import time
 
 from hypothesis import given, strategies as st
 
-from pipeline import identity_cli, report
+from pipeline import report
 from pipeline.cli import main
-from pipeline.terminal import printable, printable_json
+from pipeline.plain import identity_cli
+from pipeline.plain.terminal import printable, printable_json
 
 HOSTILE = "evil\x1b]0;owned\x07\x1b[2J\x9b31m\x7f\u202e\ud800\n\r\tend"
 

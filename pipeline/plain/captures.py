@@ -1,5 +1,5 @@
-"""Writing a captures folder, the layout `pipeline.robots_table` reads (`HOST/TIMESTAMP.EXT`
-and `HOST/observations.log`).
+"""A captures folder: its layout (`HOST/TIMESTAMP.EXT` and `HOST/observations.log`), which
+`pipeline.robots_table` reads, and its writer.
 
 A capture file is written only when a host's outcome changes; every fetch, changed or not,
 adds one line to the host's observations log (`TIMESTAMP  what  capture-file`), which is what
@@ -20,8 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from matcher.history import RobotsTableError
 from matcher.records import rfc3339
-from pipeline.robots_table import _CAPTURE, OBSERVATIONS_LOG, _capture_time
+
+OBSERVATIONS_LOG = "observations.log"
+# A capture's name: when it was fetched and what the fetch gave.
+CAPTURE_NAME = re.compile(r"(?P<stamp>\d{8}T\d{6}Z|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\.(?P<ext>txt|\d{3}|unreachable)")
 
 # Lower-case DNS labels (the form robots lookups compare in), which also covers IPv4 addresses;
 # nothing that could name another folder.
@@ -86,9 +90,9 @@ class HostFolder:
         found = []
         if self.path.is_dir():
             for path in self.path.iterdir():
-                match = _CAPTURE.fullmatch(path.name)
+                match = CAPTURE_NAME.fullmatch(path.name)
                 if match is not None:
-                    found.append((_capture_time(match["stamp"]), path))
+                    found.append((capture_time(match["stamp"]), path))
         return sorted(found)
 
     def latest(self) -> tuple[datetime, Path, Outcome] | None:
@@ -133,3 +137,12 @@ def outcome_of(path: Path) -> Outcome:
         return Outcome(None)
     status = 200 if extension == "txt" else int(extension)
     return Outcome(status, path.read_bytes() if status // 100 == 2 else None)
+
+
+def capture_time(stamp: str) -> datetime:
+    """The UTC time a capture's name gives, either spelling."""
+    compact = "%Y%m%dT%H%M%SZ" if "-" not in stamp else "%Y-%m-%dT%H:%M:%SZ"
+    try:
+        return datetime.strptime(stamp, compact).replace(tzinfo=timezone.utc)
+    except ValueError as error:
+        raise RobotsTableError(f"{stamp} is not a valid time: {error}") from None

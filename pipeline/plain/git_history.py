@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from matcher.timerange import NoOffset, parse_timestamp
-from pipeline.captures import HostFolder, Outcome, stamp
+from pipeline.plain.captures import HostFolder, Outcome, stamp
 
 
 class GitError(ValueError):

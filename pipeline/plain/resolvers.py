@@ -40,10 +40,11 @@ import dns.rdatatype
 import dns.resolver
 import dns.reversename
 
+from matcher.addresses import parse_ip
 from matcher.agents import Registry
-from matcher.identity import DEFINITE_DNS_ERRORS, DnsAnswer, Lookup, parse_ip, under_suffix
 from matcher.bounded import Lru
-from pipeline.confined import require_regular
+from matcher.reverse_dns import DEFINITE_DNS_ERRORS, DnsAnswer, Lookup, under_suffix
+from pipeline.plain.confined import require_regular
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRIES = 1

@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from matcher import robots
-from pipeline.captures import HostFolder, Outcome
-from pipeline.http_client import Client, FetchError
+from pipeline.plain.captures import HostFolder, Outcome
+from pipeline.plain.http_client import Client, FetchError
 
 USER_AGENT = "crawl-audit-history/0.1"
 DEFAULT_TIMEOUT = 30.0
@@ -54,7 +54,7 @@ def fetch_robots(client: Client, host: str) -> tuple[Outcome, str]:
 def capture(
     hosts: Sequence[str], into: Path, client: Client, now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
 ) -> list[Captured]:
-    """Fetch each host once and record it under `into` (see `pipeline.captures`)."""
+    """Fetch each host once and record it under `into` (see `pipeline.plain.captures`)."""
     folders = [HostFolder(into, host) for host in hosts]  # every name checked before any fetch
     return [_capture_one(folder, client, now) for folder in folders]
 

@@ -6,7 +6,7 @@ usable prefix (an error page, a truncated download) is reported and not saved, s
 before it stays in force. Prefixes the audit would skip are reported; invisible characters inside
 prefixes are not a problem, the audit drops them when it reads the file.
 
-Downloads go through `pipeline.http_client`: HTTPS only (redirects too), an overall deadline per
+Downloads go through `pipeline.plain.http_client`: HTTPS only (redirects too), an overall deadline per
 download however slowly the server answers, and a size cap.
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ from datetime import date
 from pathlib import Path
 
 from matcher.agents import RangeSource, Registry
-from matcher.identity import parse_snapshot
-from pipeline.http_client import Client, FetchError
+from matcher.ip_ranges import parse_snapshot
+from pipeline.plain.http_client import Client, FetchError
 
 DEFAULT_TIMEOUT = 30.0
 # Operators' files are tens of kilobytes; anything near this is not a range file.

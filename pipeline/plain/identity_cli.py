@@ -17,9 +17,9 @@ from config.snapshots import DEFAULT_RANGES_DIR, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
 from matcher.timerange import parse_moment
-from pipeline import ranges_update
-from pipeline.resolvers import DEFAULT_RETRIES, DEFAULT_TIMEOUT, build_resolver
-from pipeline.terminal import printable, printable_json
+from pipeline.plain import ranges_update
+from pipeline.plain.resolvers import DEFAULT_RETRIES, DEFAULT_TIMEOUT, build_resolver
+from pipeline.plain.terminal import printable, printable_json
 
 EXIT_OK, EXIT_OTHER, EXIT_ERROR = 0, 1, 2
 

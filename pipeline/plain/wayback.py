@@ -25,8 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlencode
 
-from pipeline.captures import HostFolder, Outcome, observation_line, stamp
-from pipeline.http_client import Client, FetchError, Response
+from pipeline.plain.captures import HostFolder, Outcome, observation_line, stamp
+from pipeline.plain.http_client import Client, FetchError, Response
 
 DEFAULT_ARCHIVE = "https://web.archive.org"
 DEFAULT_DELAY = 1.0

@@ -1,0 +1,42 @@
+"""Client addresses as log fields carry them, and the UTC day a request falls on."""
+from __future__ import annotations
+
+import functools
+import ipaddress
+from datetime import date, datetime, timezone
+
+__all__ = ["Address", "Network", "parse_ip", "request_day"]
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+_MAX_IP_TEXT = 64
+
+
+def parse_ip(text: str) -> Address | None:
+    """The client address of a log field; `::ffff:a.b.c.d` is `a.b.c.d`; None when unparseable."""
+    # no address is this long; the bound keeps junk fields out of the cache
+    return _parse_ip(text) if len(text) <= _MAX_IP_TEXT else None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_ip(text: str) -> Address | None:
+    candidate = text.strip()
+    if candidate.startswith("[") and candidate.endswith("]"):
+        candidate = candidate[1:-1]
+    try:
+        address = ipaddress.ip_address(candidate)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def request_day(at: date | datetime) -> date:
+    """The UTC day of a timestamp (naive datetimes are taken as UTC)."""
+    if isinstance(at, datetime):
+        if at.tzinfo is not None:
+            at = at.astimezone(timezone.utc)
+        return at.date()
+    return at

@@ -1,0 +1,221 @@
+"""Operators' published IP ranges: dated snapshots and the longest-prefix lookup in them.
+
+Range files are dated snapshots; a request is checked against the snapshot of each source in force
+on its day (UTC): the latest dated on or before it. A request older than every snapshot of a source
+has no range evidence from it: today's list says nothing about who held an address years ago.
+Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one probe
+per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
+
+This module takes already-parsed JSON documents; reading the ranges folder is the caller's job.
+"""
+from __future__ import annotations
+
+import ipaddress
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from types import MappingProxyType
+
+from matcher.addresses import Address, Network
+from matcher.bounded import BoundedCache
+from matcher.in_effect import index_in_effect
+
+__all__ = [
+    "BROADEST_PREFIX",
+    "Document",
+    "RangeHit",
+    "RangeIndex",
+    "Snapshot",
+    "build_range_index",
+    "parse_snapshot",
+]
+
+Document = tuple[str, date, object]  # (source name, snapshot day, parsed JSON)
+
+# Operators' files have carried zero-width spaces and similar invisible characters inside prefixes.
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+# The broadest prefix a range file may list, per IP version. Real crawler files list /19 to /28
+# in IPv4 (Anthropic's broadest is a /22) and /44 to /64 in IPv6. The bound sits at the largest
+# block one organisation holds (Apple's 17.0.0.0/8; the biggest RIR allocations in IPv6 are
+# /19), so no real file trips it, while 0.0.0.0/0, ::/0 and other "verify everyone" entries do.
+BROADEST_PREFIX = MappingProxyType({4: 8, 6: 19})
+_SHOWN_ITEM = 80
+# Request days whose merged range table is kept at hand; a rebuild costs one bisect per source.
+_DAYS_KEPT = 4096
+
+
+@dataclass(frozen=True)
+class RangeHit:
+    source: str
+    operator: str
+    taken: date
+    prefix: str
+
+    @property
+    def evidence(self) -> str:
+        return f"{self.prefix} in {self.source} snapshot {self.taken.isoformat()}"
+
+
+@dataclass(frozen=True)
+class _PrefixTable:
+    # per IP version: (shift, {network number >> shift: hit}), longest prefix (smallest shift) first
+    levels: Mapping[int, tuple[tuple[int, Mapping[int, RangeHit]], ...]]
+
+    def find(self, address: Address) -> RangeHit | None:
+        value = int(address)
+        for shift, networks in self.levels[address.version]:
+            hit = networks.get(value >> shift)
+            if hit is not None:
+                return hit
+        return None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    source: str
+    operator: str
+    taken: date
+    size: int
+    table: _PrefixTable = field(repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.source} snapshot {self.taken.isoformat()}"
+
+    def find(self, address: Address) -> RangeHit | None:
+        return self.table.find(address)
+
+
+class RangeIndex:
+    """Every source's snapshots, with the problems met while reading them."""
+
+    def __init__(self, snapshots: Iterable[Snapshot], problems: Sequence[str] = ()):
+        by_source: dict[str, list[Snapshot]] = {}
+        for snapshot in sorted(snapshots, key=lambda s: (s.source, s.taken)):
+            by_source.setdefault(snapshot.source, []).append(snapshot)
+        self._snapshots = {source: tuple(items) for source, items in by_source.items()}
+        self._days = {source: [s.taken for s in items] for source, items in by_source.items()}
+        self.problems = tuple(problems)
+        self._merged: dict[tuple[Snapshot | None, ...], _PrefixTable] = {}
+        # keyed by request days, which any log line picks (years 1 to 9999)
+        self._by_day: BoundedCache[date, _PrefixTable] = BoundedCache(_DAYS_KEPT)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Sources with at least one snapshot, sorted."""
+        return tuple(self._snapshots)
+
+    def snapshots(self, source: str) -> tuple[Snapshot, ...]:
+        return self._snapshots.get(source, ())
+
+    def snapshot_at(self, source: str, day: date) -> Snapshot | None:
+        """The snapshot in force on `day`: the latest on or before it; None before the first."""
+        items = self._snapshots.get(source)
+        index = index_in_effect(self._days[source], day) if items else -1
+        return items[index] if index >= 0 else None
+
+    def find_any(self, address: Address, day: date) -> RangeHit | None:
+        """The longest prefix containing `address` among all sources in force on `day`."""
+        table = self._by_day.get(day)
+        if table is None:
+            table = self._by_day[day] = self._merged_table(day)
+        return table.find(address)
+
+    def _merged_table(self, day: date) -> _PrefixTable:
+        # days with the same snapshots in force share one merged table
+        in_force = tuple(self.snapshot_at(source, day) for source in self._snapshots)
+        table = self._merged.get(in_force)
+        if table is None:
+            table = self._merged[in_force] = _merge(s.table for s in in_force if s is not None)
+        return table
+
+
+def build_range_index(
+    documents: Iterable[Document], operators: Mapping[str, str], problems: Iterable[str] = ()
+) -> RangeIndex:
+    """Parse snapshot documents of known sources; what cannot be used is reported, not fatal."""
+    found = list(problems)
+    snapshots: dict[tuple[str, date], Snapshot] = {}
+    for source, taken, document in documents:
+        name = f"{source}/{taken.isoformat()}.json"
+        if source not in operators:
+            found.append(f"{name}: '{source}' is not a range source of the registry; ignored")
+        elif (source, taken) in snapshots:
+            found.append(f"{name}: a second snapshot for the same day; ignored")
+        else:
+            snapshot, issues = parse_snapshot(source, operators[source], taken, document)
+            found.extend(issues)
+            if snapshot is not None:
+                snapshots[source, taken] = snapshot
+    return RangeIndex(snapshots.values(), found)
+
+
+def parse_snapshot(
+    source: str, operator: str, taken: date, document: object
+) -> tuple[Snapshot | None, tuple[str, ...]]:
+    """One operator file; bad prefixes are skipped and reported, a file with none is dropped."""
+    name = f"{source}/{taken.isoformat()}.json"
+    prefixes = document.get("prefixes") if isinstance(document, dict) else None
+    if not isinstance(prefixes, list):
+        return None, (f"{name}: no 'prefixes' list; snapshot ignored",)
+    problems: list[str] = []
+    entries: list[tuple[Network, RangeHit]] = []
+    for index, item in enumerate(prefixes):
+        network = _network(item)
+        if network is None:
+            problems.append(f"{name}: prefixes[{index}] {_shown(item)} is not an IP prefix; ignored")
+        elif network.prefixlen < BROADEST_PREFIX[network.version]:
+            problems.append(
+                f"{name}: prefixes[{index}] {network} is broader than /{BROADEST_PREFIX[network.version]},"
+                f" the broadest prefix accepted for IPv{network.version}; ignored"
+            )
+        else:
+            entries.append((network, RangeHit(source, operator, taken, str(network))))
+    if not entries:
+        problems.append(f"{name}: no usable prefix; snapshot ignored")
+        return None, tuple(problems)
+    return Snapshot(source, operator, taken, len(entries), _table(entries)), tuple(problems)
+
+
+def _shown(item: object) -> str:
+    """An entry of a range file as a problem shows it: a repr, cut short."""
+    text = repr(item)
+    return text if len(text) <= _SHOWN_ITEM else text[:_SHOWN_ITEM] + "..."
+
+
+def _network(item: object) -> Network | None:
+    if not isinstance(item, dict):
+        return None
+    text = item.get("ipv4Prefix") or item.get("ipv6Prefix")
+    if not isinstance(text, str):
+        return None
+    visible = "".join(ch for ch in text if unicodedata.category(ch) not in _INVISIBLE)
+    try:
+        return ipaddress.ip_network(visible, strict=False)
+    except ValueError:
+        return None
+
+
+def _table(entries: Iterable[tuple[Network, RangeHit]]) -> _PrefixTable:
+    return _build(
+        (n.version, n.max_prefixlen - n.prefixlen, int(n.network_address), hit) for n, hit in entries
+    )
+
+
+def _merge(tables: Iterable[_PrefixTable]) -> _PrefixTable:
+    return _build(
+        (version, shift, key << shift, hit)
+        for table in tables
+        for version, by_shift in table.levels.items()
+        for shift, networks in by_shift
+        for key, hit in networks.items()
+    )
+
+
+def _build(items: Iterable[tuple[int, int, int, RangeHit]]) -> _PrefixTable:
+    """Index (version, shift, network number, hit); the first hit for a network is kept."""
+    levels: dict[int, dict[int, dict[int, RangeHit]]] = {4: {}, 6: {}}
+    for version, shift, number, hit in items:
+        levels[version].setdefault(shift, {}).setdefault(number >> shift, hit)
+    return _PrefixTable({v: tuple(sorted(by_shift.items())) for v, by_shift in levels.items()})

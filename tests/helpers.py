@@ -1,0 +1,42 @@
+"""What many tests build or read the same way: crawler User-Agents, `host_combined` log lines,
+JSON Lines tables, range snapshots and the part files of a finished run."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
+BINGBOT_IP = "157.55.39.10"  # in 157.55.39.0/24, one of the ranges published for bingbot
+
+
+def log_line(
+    host: str, when: datetime | str, path: str, user_agent: str, *, ip: str = BINGBOT_IP, status: int = 200,
+    size: int = 512,
+) -> str:
+    """One GET in the `host_combined` format; `when` an aware datetime or the log's own time text."""
+    stamp = when if isinstance(when, str) else when.strftime("%d/%b/%Y:%H:%M:%S %z")
+    return f'{host} {ip} - - [{stamp}] "GET {path} HTTP/1.1" {status} {size} "-" "{user_agent}"'
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> Path:
+    """A JSON Lines table (robots history, page directives...): one object per line."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def read_jsonl(folder: Path, pattern: str = "part*.jsonl") -> list[dict]:
+    """Every row of the JSON Lines files of `folder` matching `pattern`, the files in name order."""
+    return [json.loads(line) for part in sorted(folder.glob(pattern)) for line in part.read_text().splitlines()]
+
+
+def write_range_snapshot(ranges: Path, source: str, day: str, *prefixes: str, **fields: str) -> Path:
+    """`ranges/source/day.json`: a published IP-range document holding these IPv4 prefixes."""
+    folder = ranges / source
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {**fields, "prefixes": [{"ipv4Prefix": prefix} for prefix in prefixes]}
+    snapshot = folder / f"{day}.json"
+    snapshot.write_text(json.dumps(document))
+    return snapshot
