@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from matcher.robots import Decision, Rule
 
+__all__ = ["decision_to_dict", "rule_text", "why"]
+
 
 def rule_text(rule: Rule) -> str:
     text = f"{rule.kind.capitalize()}: {rule.pattern} (line {rule.line})"

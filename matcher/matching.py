@@ -18,6 +18,8 @@ from bisect import bisect_left
 from collections import defaultdict
 from typing import Sequence
 
+__all__ = ["RuleIndex", "RuleList", "index_rules"]
+
 # Almost every pattern starts with `/`, so the second character is the first that tells them apart.
 BUCKET = 2
 # Up to this many patterns, trying each in turn costs less than one lookup in a `RuleIndex`.
@@ -28,7 +30,7 @@ FEW = 1
 MANY = 64
 
 
-def wildcard_matches(pieces: Sequence[str], anchored: bool, path: str) -> bool:
+def _wildcard_matches(pieces: Sequence[str], anchored: bool, path: str) -> bool:
     """Whether `path` matches the pattern whose pieces between `*` these are."""
     # Each piece is found at its leftmost place after the previous one: that
     # leaves the most room for the rest, so nothing is ever retried and the
@@ -48,7 +50,7 @@ def wildcard_matches(pieces: Sequence[str], anchored: bool, path: str) -> bool:
     return path.find(tail, position) >= 0
 
 
-def anchored_body(normalized: str) -> tuple[str, bool]:
+def _anchored_body(normalized: str) -> tuple[str, bool]:
     """A pattern without its trailing `$`, and whether it had one."""
     anchored = normalized.endswith("$")
     return (normalized[:-1] if anchored else normalized), anchored
@@ -69,7 +71,7 @@ class RuleList:
     def __init__(self, patterns: Sequence[str]):
         entries = []
         for rank, normalized in enumerate(patterns):
-            body, anchored = anchored_body(normalized)
+            body, anchored = _anchored_body(normalized)
             entries.append((rank, body, anchored, tuple(body.split("*")) if "*" in body else None))
         self._entries = tuple(entries)
         self._none = len(entries)
@@ -79,7 +81,7 @@ class RuleList:
             if pieces is None:
                 if (path == body) if anchored else path.startswith(body):
                     return rank
-            elif wildcard_matches(pieces, anchored, path):
+            elif _wildcard_matches(pieces, anchored, path):
                 return rank
         return self._none
 
@@ -102,7 +104,7 @@ class RuleIndex:
             normalized = patterns[rank]
             if "*" in normalized:
                 start = normalized[:BUCKET]
-                wildcards["" if "*" in start else start].append((rank, *anchored_body(normalized)))
+                wildcards["" if "*" in start else start].append((rank, *_anchored_body(normalized)))
             elif normalized[-1] == "$":
                 exact[normalized[:-1]] = rank
             else:
@@ -136,7 +138,7 @@ class RuleIndex:
         for rank, needle, pieces, anchored in wildcards:
             if rank > best:
                 break
-            if needle in path and wildcard_matches(pieces, anchored, path):
+            if needle in path and _wildcard_matches(pieces, anchored, path):
                 best = rank
                 break
         for together in wide:
@@ -188,7 +190,7 @@ class WildcardSet:
     """Many wildcard patterns of one bucket, matched together: one pass over the path.
 
     A pattern is its head (a prefix of the path), then pieces found one after another
-    at their leftmost places (as `wildcard_matches` does), then for an anchored pattern
+    at their leftmost places (as `_wildcard_matches` does), then for an anchored pattern
     a tail that must end the path. Patterns that share a head and leading pieces share
     a trie node, whose place in the path is the same for all of them.
 

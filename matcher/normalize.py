@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["normalize", "normalize_pattern", "normalized_request_path", "request_path"]
+
 _UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 )

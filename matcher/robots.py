@@ -1,18 +1,22 @@
 """robots.txt parsing and decisions (RFC 9309, with the choices of docs/semantics.md § robots.txt).
 
-`parse` turns bytes into a `RobotsFile` once; `RobotsFile.decide` answers many
-requests against it. Patterns are normalized at parse time and each group's rules
-are kept in precedence order, so a decision is the first matching rule; each group
-builds its lookup index (`matcher.matching`) the first time it is asked, and
-remembers its latest decisions by request path, since logs repeat paths.
+`parse` turns bytes into a `RobotsFile` once: its merged `Group`s by crawler token, each with
+its `Rule`s in precedence order, its sitemaps and its lint `Diagnostic`s. `RobotsFile.decide`
+(and `decide_tokens`, `decide_path` for robots tokens already known) answers many requests
+against it, each with a `Decision`: the verdict, the rule and group behind it, and why.
+
+A decision is the first matching rule in precedence order. What makes many of them cheap
+stays out of the model, in the private `_CompiledRules` a file holds: rules kept as plain
+tuples, each rule set's lookup index (`matcher.matching`) built the first time it is asked,
+and bounded memos of the latest decisions, since logs repeat paths and agents.
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 from matcher import agents
 from matcher.agents import Registry
@@ -21,8 +25,133 @@ from matcher.matching import RuleIndex, RuleList, index_rules
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 from matcher.tokens import product_token
 
+__all__ = [
+    "MAX_BYTES",
+    "ROBOTS_PATH",
+    "Decision",
+    "Diagnostic",
+    "Group",
+    "RobotsFile",
+    "Rule",
+    "is_robots_txt",
+    "parse",
+]
+
 MAX_BYTES = 500 * 1024
 ROBOTS_PATH = "/robots.txt"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One allow or disallow line of a group."""
+
+    kind: str  # "allow" or "disallow"
+    pattern: str  # as written in the file
+    line: int
+    normalized: str  # the pattern as matching compares it (`matcher.normalize`)
+
+    @property
+    def allows(self) -> bool:
+        return self.kind == "allow"
+
+
+@dataclass(frozen=True)
+class Group:
+    """The rules that apply to a crawler, merged from every group naming its token."""
+
+    agents: tuple[str, ...]  # user-agent values as written
+    agent_lines: tuple[int, ...]
+    crawl_delay: float | None
+    crawl_delay_line: int | None
+    # What `rules` reads; Groups of the same rules that differ only in their Crawl-delay share it.
+    _rules: _RuleTable = field(repr=False)
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules in precedence order: longest normalized pattern first, allow before disallow
+        on ties, then file order."""
+        return self._rules.rules
+
+    def runner_up(self, decision: Decision, normalized_path: str) -> Rule | None:
+        """The matching rule next in precedence after the deciding one, for explanations."""
+        if decision.rule is None:
+            return None
+        return self._rules.runner_up(self.rules.index(decision.rule), normalized_path)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict on one request, and the rule and group that gave it."""
+
+    allowed: bool
+    rule: Rule | None
+    group: Group | None
+    reason: str  # "rule" | "no-match" | "no-group" | "robots-exempt"
+
+
+class Diagnostic(NamedTuple):
+    """A line that a stricter crawler may read otherwise, or that was ignored."""
+
+    line: int
+    code: str
+    message: str
+
+
+# Compared and hashed by identity: each parse remembers its own decisions.
+@dataclass(frozen=True, eq=False)
+class RobotsFile:
+    """A parsed robots.txt."""
+
+    groups: Mapping[str, Group]  # merged groups by lower-case token, `*` for the catch-all
+    sitemaps: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    # Made with the file: read as a plain attribute, it costs a tenth less per decision than one
+    # made on first use (`cached_property`) in bench/matcher_bench.py.
+    _compiled: _CompiledRules = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_compiled", _CompiledRules(self.groups))
+
+    def decide(self, agent: str, url: str, registry: Registry) -> Decision:
+        """Decide a URL for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
+        return self._compiled.decide(agent, url, registry)
+
+    def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
+        """Decide a URL for a crawler's robots tokens, most specific first."""
+        return self._compiled.decide_path(tokens, request_path(url), catch_all)
+
+    def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool = True) -> Decision:
+        """Decide a request path as a log carries it (`//a` is a path here, not a host).
+
+        The group is the one of the first token that names one, else `*`, else none;
+        `catch_all=False` is for crawlers that obey only groups naming them (Google's
+        AdsBot ignores `User-agent: *`).
+        """
+        return self._compiled.decide_path(tokens, path, catch_all)
+
+
+def is_robots_txt(normalized_path: str) -> bool:
+    """robots.txt itself is always fetchable, whatever its rules say."""
+    return normalized_path == ROBOTS_PATH or normalized_path.startswith(ROBOTS_PATH + "?")
+
+
+def parse(body: bytes | str) -> RobotsFile:
+    """Parse a robots.txt body; never raises, whatever the bytes."""
+    data = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else bytes(body)
+    parser = _Parser()
+    data = _strip_bom(data)
+    lines = _LINE_BREAK.split(data[:MAX_BYTES])
+    if len(data) > MAX_BYTES:
+        # The last line was cut at the limit: a truncated pattern would be a
+        # different, broader rule, so the partial line is dropped too.
+        lines.pop()
+        parser.note(len(lines) + 1, "truncated", f"only the first {MAX_BYTES} bytes are parsed")
+    for number, raw in enumerate(lines, start=1):
+        parser.feed(number, raw)
+    return parser.finish()
+
+
+# ----------------------------------------------------------------- parsing
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
@@ -48,203 +177,6 @@ _MISSPELLINGS = {
     "crawl delay": "crawl-delay",
     "crawldelay": "crawl-delay",
 }
-
-
-class Diagnostic(NamedTuple):
-    line: int
-    code: str
-    message: str
-
-
-class Rule(NamedTuple):
-    kind: str  # "allow" or "disallow"
-    pattern: str  # as written in the file
-    line: int
-    normalized: str
-
-    @property
-    def allows(self) -> bool:
-        return self.kind == "allow"
-
-
-class Decision(NamedTuple):
-    allowed: bool
-    rule: Rule | None
-    group: Group | None
-    reason: str  # "rule" | "no-match" | "no-group" | "robots-exempt"
-
-
-_NO_GROUP = Decision(True, None, None, "no-group")
-_EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
-# Bounds on what a parsed file remembers between decisions; past them it starts afresh.
-_REMEMBERED_PATHS = 4096
-_REMEMBERED_AGENTS = 1024
-_REMEMBERED_CHOICES = 1024
-
-
-@dataclass(frozen=True)
-class Group:
-    """The rules that apply to a crawler, merged from every group naming its token."""
-
-    agents: tuple[str, ...]  # user-agent values as written
-    agent_lines: tuple[int, ...]
-    # Each rule's fields in precedence order: longest normalized first, allow first on ties.
-    # Plain tuples of strings and numbers leave the garbage collector's watch, where Rules (a
-    # tuple subclass) never do: files hold thousands of rules, and a pipeline worker thousands
-    # of files, which every full collection would walk.
-    rule_fields: tuple[tuple[str, str, int, str], ...]
-    crawl_delay: float | None = None
-    crawl_delay_line: int | None = None
-    # Holds the rule index once built; Groups of the same rules that differ only in their
-    # Crawl-delay (`dataclasses.replace`) share it.
-    shared_index: list[RuleList | RuleIndex] = field(default_factory=list, compare=False, repr=False)
-
-    def decide(self, normalized_path: str) -> Decision:
-        # `in` rules out almost every path before the exact test, and costs less than a call.
-        if ROBOTS_PATH in normalized_path and is_robots_txt(normalized_path):
-            return self.exempt
-        rank = self._index.best(normalized_path)
-        decision = self._by_rank[rank]
-        if decision is None:
-            decision = self._by_rank[rank] = self._decision_of(rank)
-        return decision
-
-    def _decision_of(self, rank: int) -> Decision:
-        if rank == len(self.rule_fields):
-            return Decision(True, None, self, "no-match")
-        rule = Rule(*self.rule_fields[rank])
-        return Decision(rule.allows, rule, self, "rule")
-
-    def decide_request(self, path: str) -> Decision:
-        """Decide a request path as it was requested (not yet normalized)."""
-        decision = self._by_request.get(path)
-        if decision is None:
-            decision = self._by_request[path] = self.decide(normalize(path))
-        return decision
-
-    def runner_up(self, decision: Decision, normalized_path: str) -> Rule | None:
-        """The matching rule next in precedence after the deciding one, for explanations."""
-        if decision.rule is None:
-            return None
-        later = self.rules[self.rules.index(decision.rule) + 1 :]
-        # An index, not each rule in turn: thousands of wildcard rules must not cost a pass each.
-        rank = index_rules([rule.normalized for rule in later]).best(normalized_path)
-        return later[rank] if rank < len(later) else None
-
-    @cached_property
-    def rules(self) -> tuple[Rule, ...]:
-        """The rules in precedence order."""
-        return tuple(Rule(*fields) for fields in self.rule_fields)
-
-    # Built on first use: most groups of most files are never asked about.
-    @cached_property
-    def _index(self) -> RuleList | RuleIndex:
-        if not self.shared_index:
-            self.shared_index.append(index_rules([normalized for _, _, _, normalized in self.rule_fields]))
-        return self.shared_index[0]
-
-    # Made as rules first decide: a group's rules far outnumber the ones a log ever meets.
-    @cached_property
-    def _by_rank(self) -> list[Decision | None]:
-        # One slot per rule, and a last one for no match.
-        return [None] * (len(self.rule_fields) + 1)
-
-    @cached_property
-    def exempt(self) -> Decision:
-        return Decision(True, None, self, "robots-exempt")
-
-    # Logs and link lists ask about the same paths again and again, for several crawlers that
-    # share a group.
-    @cached_property
-    def _by_request(self) -> BoundedCache[str, Decision]:
-        return BoundedCache(_REMEMBERED_PATHS)
-
-
-class RobotsFile:
-    """A parsed robots.txt: groups by token, sitemaps and lint diagnostics."""
-
-    def __init__(
-        self,
-        groups: dict[str, Group],
-        sitemaps: tuple[str, ...],
-        diagnostics: tuple[Diagnostic, ...],
-    ) -> None:
-        self._groups = groups
-        self._chosen: BoundedCache[tuple, Group | None] = BoundedCache(_REMEMBERED_CHOICES)
-        # agent -> its group and that group's decisions by URL, shared by every agent of the group;
-        # valid for one registry, the last one asked
-        self._by_agent: BoundedCache[str, tuple[Group | None, dict[str, Decision]]] = BoundedCache(_REMEMBERED_AGENTS)
-        self._agents_registry: Registry | None = None
-        self._by_url: dict[int, dict[str, Decision]] = {}  # id of a group (or None) -> decisions by URL
-        self.sitemaps = sitemaps
-        self.diagnostics = diagnostics
-
-    @property
-    def groups(self) -> dict[str, Group]:
-        """Merged groups keyed by lower-case token (`*` for the catch-all)."""
-        return dict(self._groups)
-
-    def group_for(self, tokens: Sequence[str], catch_all: bool = True) -> Group | None:
-        """The group of the first token that names one, else `*`, else None.
-
-        `catch_all=False` is for crawlers that obey only groups naming them
-        (Google's AdsBot ignores `User-agent: *`).
-        """
-        key = (tuple(tokens), catch_all)
-        if key in self._chosen:
-            return self._chosen[key]
-        named = (self._groups[t] for t in tokens if t in self._groups)
-        group = self._chosen[key] = next(named, self._groups.get("*") if catch_all else None)
-        return group
-
-    def decide(self, agent: str, url: str, registry: Registry) -> Decision:
-        """Decide for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
-        if registry is not self._agents_registry:
-            self._by_agent.clear()
-            self._agents_registry = registry
-        chosen = self._by_agent.get(agent)
-        if chosen is None:
-            chosen = self._choose(agent, registry)
-        group, by_url = chosen
-        decision = by_url.get(url)
-        if decision is None:
-            path = normalized_request_path(url)
-            decision = _without_group(path) if group is None else group.decide(path)
-            # A plain dict bounded as `BoundedCache` does, written out: every first decision of a
-            # URL takes this path, where an overridden `__setitem__` would cost a call.
-            if len(by_url) >= _REMEMBERED_PATHS:
-                by_url.clear()
-            by_url[url] = decision
-        return decision
-
-    def _choose(self, agent: str, registry: Registry) -> tuple[Group | None, dict[str, Decision]]:
-        group = self.group_for(agents.robots_tokens(agent, registry))
-        chosen = self._by_agent[agent] = (group, self._by_url.setdefault(id(group), {}))
-        return chosen
-
-    def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
-        return self.decide_path(tokens, request_path(url), catch_all)
-
-    def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool = True) -> Decision:
-        """Decide for a request path as a log carries it (`//a` is a path here, not a host)."""
-        group = self.group_for(tokens, catch_all)
-        return _without_group(normalize(path)) if group is None else group.decide_request(path)
-
-    def crawl_delay(self, agent: str, registry: Registry) -> float | None:
-        group = self.group_for(agents.robots_tokens(agent, registry))
-        return group.crawl_delay if group is not None else None
-
-
-def _without_group(normalized_path: str) -> Decision:
-    return _EXEMPT_WITHOUT_GROUP if is_robots_txt(normalized_path) else _NO_GROUP
-
-
-def is_robots_txt(normalized_path: str) -> bool:
-    """robots.txt itself is always fetchable, whatever its rules say."""
-    return normalized_path == ROBOTS_PATH or normalized_path.startswith(ROBOTS_PATH + "?")
-
-
-# ----------------------------------------------------------------- parsing
 
 
 @dataclass
@@ -354,7 +286,7 @@ class _Parser:
             self.note(line, "duplicate-crawl-delay", "a user-agent has several crawl-delays; the first applies")
         # Tokens of the same groups share their rules and index, and with the same delay one
         # Group: a run of a thousand user-agent lines must not build a thousand indexes.
-        merged: dict[tuple[int, ...], Group] = {}
+        merged: dict[tuple[int, ...], tuple[tuple[str, ...], tuple[int, ...], _RuleTable]] = {}
         shared: dict[tuple, Group] = {}
         groups = {}
         for token, raws in members.items():
@@ -363,12 +295,11 @@ class _Parser:
             key = (same_raws, delay, delay_line)
             group = shared.get(key)
             if group is None:
-                like = merged.get(same_raws)
-                if like is None:
-                    group = merged[same_raws] = self.merge(raws, delay, delay_line)
-                else:
-                    group = replace(like, crawl_delay=delay, crawl_delay_line=delay_line)
-                shared[key] = group
+                common = merged.get(same_raws)
+                if common is None:
+                    common = merged[same_raws] = self.merge(raws)
+                names, lines, rules = common
+                group = shared[key] = Group(names, lines, delay, delay_line, rules)
             groups[token] = group
         return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
 
@@ -383,16 +314,15 @@ class _Parser:
         return token
 
     @staticmethod
-    def merge(raws: list[_RawGroup], delay: float | None, delay_line: int | None) -> Group:
+    def merge(raws: list[_RawGroup]) -> tuple[tuple[str, ...], tuple[int, ...], _RuleTable]:
+        """The user-agents, their lines and the rules of groups naming one token."""
         rules = [rule for raw in raws for rule in raw.rules if rule[3]]
         # Longest normalized pattern first, then allow before disallow, then file order.
         rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
-        return Group(
-            agents=tuple(value for raw in raws for value, _ in raw.agents),
-            agent_lines=tuple(line for raw in raws for _, line in raw.agents),
-            rule_fields=tuple(rules),
-            crawl_delay=delay,
-            crawl_delay_line=delay_line,
+        return (
+            tuple(value for raw in raws for value, _ in raw.agents),
+            tuple(line for raw in raws for _, line in raw.agents),
+            _RuleTable(tuple(rules)),
         )
 
 
@@ -417,22 +347,6 @@ def _parse_delay(value: str) -> float | None:
     return delay if math.isfinite(delay) and delay >= 0 else None
 
 
-def parse(body: bytes | str) -> RobotsFile:
-    """Parse a robots.txt body; never raises, whatever the bytes."""
-    data = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else bytes(body)
-    parser = _Parser()
-    data = _strip_bom(data)
-    lines = _LINE_BREAK.split(data[:MAX_BYTES])
-    if len(data) > MAX_BYTES:
-        # The last line was cut at the limit: a truncated pattern would be a
-        # different, broader rule, so the partial line is dropped too.
-        lines.pop()
-        parser.note(len(lines) + 1, "truncated", f"only the first {MAX_BYTES} bytes are parsed")
-    for number, raw in enumerate(lines, start=1):
-        parser.feed(number, raw)
-    return parser.finish()
-
-
 def _strip_bom(data: bytes) -> bytes:
     # Like Google's parser, a partial byte order mark at the very start is
     # skipped too; a broken one leaves the first line unreadable.
@@ -440,3 +354,159 @@ def _strip_bom(data: bytes) -> bytes:
         if data[:size] == _BOM[:size]:
             return data[size:]
     return data
+
+
+# ----------------------------------------------------------------- deciding fast
+# Nothing below is part of the model: it only makes deciding many requests cheap.
+
+# Bounds on what a parsed file remembers between decisions; past them it starts afresh.
+_REMEMBERED_PATHS = 4096
+_REMEMBERED_AGENTS = 1024
+_REMEMBERED_CHOICES = 1024
+
+
+class _RuleTable:
+    """A group's rules as plain tuples of a Rule's fields, in precedence order, and their index.
+
+    Plain tuples of strings and numbers leave the garbage collector's watch, where objects never
+    do: files hold thousands of rules, and a pipeline worker thousands of files, which every full
+    collection would walk. `Rule`s are made only when asked for.
+    """
+
+    def __init__(self, fields: tuple[tuple[str, str, int, str], ...]):
+        self.fields = fields
+
+    # Built on first use: most groups of most files are never asked about.
+    @cached_property
+    def index(self) -> RuleList | RuleIndex:
+        return index_rules([normalized for _, _, _, normalized in self.fields])
+
+    @cached_property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(Rule(*fields) for fields in self.fields)
+
+    def runner_up(self, rank: int, normalized_path: str) -> Rule | None:
+        """The first rule after `rank` in precedence that matches."""
+        later = self.fields[rank + 1 :]
+        # An index, not each rule in turn: thousands of wildcard rules must not cost a pass each.
+        found = index_rules([normalized for _, _, _, normalized in later]).best(normalized_path)
+        return Rule(*later[found]) if found < len(later) else None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _RuleTable) and self.fields == other.fields
+
+    def __hash__(self) -> int:
+        return hash(self.fields)
+
+    def __reduce__(self):
+        # Shipped to a worker as its rules alone: the index is rebuilt where it is used.
+        return _RuleTable, (self.fields,)
+
+
+_NO_GROUP = Decision(True, None, None, "no-group")
+_EXEMPT_WITHOUT_GROUP = Decision(True, None, None, "robots-exempt")
+
+
+class _GroupDecisions:
+    """The decisions of one group (or of no group), remembered by deciding rule, by request path
+    and by URL: logs and link lists ask about the same paths again and again, for several
+    crawlers that share a group."""
+
+    __slots__ = ("group", "by_rank", "by_request", "by_url")
+
+    def __init__(self, group: Group | None):
+        self.group = group
+        # Made as rules first decide, one slot per rule and a last one for no match: a group's
+        # rules far outnumber the ones a log ever meets.
+        rules = () if group is None else group._rules.fields
+        self.by_rank: list[Decision | None] = [None] * (len(rules) + 1)
+        # Plain dicts bounded as `BoundedCache` does, written out where they fill: every first
+        # decision of a path or URL goes there, where an overridden `__setitem__` would cost a call.
+        self.by_request: dict[str, Decision] = {}
+        self.by_url: dict[str, Decision] = {}
+
+    def decide(self, normalized_path: str) -> Decision:
+        group = self.group
+        # `in` rules out almost every path before the exact test, and costs less than a call.
+        if ROBOTS_PATH in normalized_path and is_robots_txt(normalized_path):
+            return _EXEMPT_WITHOUT_GROUP if group is None else Decision(True, None, group, "robots-exempt")
+        if group is None:
+            return _NO_GROUP
+        rank = group._rules.index.best(normalized_path)
+        decision = self.by_rank[rank]
+        if decision is None:
+            decision = self.by_rank[rank] = self._decision_at(rank)
+        return decision
+
+    def _decision_at(self, rank: int) -> Decision:
+        fields = self.group._rules.fields
+        if rank == len(fields):
+            return Decision(True, None, self.group, "no-match")
+        rule = Rule(*fields[rank])
+        return Decision(rule.allows, rule, self.group, "rule")
+
+    def decide_request(self, path: str) -> Decision:
+        """Decide a request path as it was requested (not yet normalized)."""
+        by_request = self.by_request
+        decision = by_request.get(path)
+        if decision is None:
+            decision = self.decide(normalize(path))
+            if len(by_request) >= _REMEMBERED_PATHS:
+                by_request.clear()
+            by_request[path] = decision
+        return decision
+
+
+class _CompiledRules:
+    """What a `RobotsFile` decides with: the group chosen for each token chain and for each
+    agent, and each chosen group's decisions, all bounded."""
+
+    def __init__(self, groups: Mapping[str, Group]):
+        self._groups = dict(groups)
+        self._chosen: BoundedCache[tuple, _GroupDecisions] = BoundedCache(_REMEMBERED_CHOICES)
+        # Keyed by the id of a group of `_groups` (or of None), so every token chain and agent that
+        # chooses a group shares its decisions.
+        self._of_group: dict[int, _GroupDecisions] = {}
+        # Valid for one registry, the last one asked.
+        self._by_agent: BoundedCache[str, _GroupDecisions] = BoundedCache(_REMEMBERED_AGENTS)
+        self._agents_registry: Registry | None = None
+
+    def decide(self, agent: str, url: str, registry: Registry) -> Decision:
+        if registry is not self._agents_registry:
+            self._by_agent.clear()
+            self._agents_registry = registry
+        chosen = self._by_agent.get(agent)
+        if chosen is None:
+            chosen = self._by_agent[agent] = self._choose(agents.robots_tokens(agent, registry), True)
+        by_url = chosen.by_url
+        decision = by_url.get(url)
+        if decision is None:
+            decision = chosen.decide(normalized_request_path(url))
+            if len(by_url) >= _REMEMBERED_PATHS:
+                by_url.clear()
+            by_url[url] = decision
+        return decision
+
+    def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool) -> Decision:
+        chosen = self._chosen.get((tuple(tokens), catch_all))
+        if chosen is None:
+            chosen = self._choose(tokens, catch_all)
+        return chosen.decide_request(path)
+
+    def _choose(self, tokens: Sequence[str], catch_all: bool) -> _GroupDecisions:
+        """The decisions of the group of the first token that names one, else `*`, else none."""
+        key = (tuple(tokens), catch_all)
+        chosen = self._chosen.get(key)
+        if chosen is None:
+            groups = self._groups
+            named = (groups[token] for token in tokens if token in groups)
+            group = next(named, groups.get("*") if catch_all else None)
+            chosen = self._of_group.get(id(group))
+            if chosen is None:
+                chosen = self._of_group[id(group)] = _GroupDecisions(group)
+            self._chosen[key] = chosen
+        return chosen
+
+    def __reduce__(self):
+        # Shipped to a worker as its groups alone: what it remembers is rebuilt where it is used.
+        return _CompiledRules, (self._groups,)

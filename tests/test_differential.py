@@ -191,7 +191,7 @@ def _protego_agrees_after(case: Case, rewritten: bytes) -> bool:
 
 
 def _our_group(case: Case) -> robots.Group | None:
-    return _ours(case.body).group_for(agents.robots_tokens(case.agent, REGISTRY))
+    return _ours(case.body).decide(case.agent, "/", REGISTRY).group
 
 
 def _we_follow_design(case: Case) -> bool:
@@ -544,5 +544,5 @@ def test_a_wrong_decision_of_ours_is_never_explained(body, agent):
     account for the disagreement, though the file carries the difference it knows."""
     honest = _case(body, agent, "/private")
     assert honest.ours.allowed == honest.theirs
-    bug = replace(honest, ours=honest.ours._replace(allowed=not honest.ours.allowed))
+    bug = replace(honest, ours=replace(honest.ours, allowed=not honest.ours.allowed))
     assert classify(bug) is None

@@ -163,8 +163,8 @@ def test_the_robots_parser_takes_any_bytes(body):
     for path in ("/", "/private/a.php", "/tmp/x", "/%2A$", "/robots.txt"):
         decision = parsed.decide("Googlebot/2.1", path, REGISTRY)
         assert isinstance(decision.allowed, bool)
-    delay = parsed.crawl_delay("googlebot", REGISTRY)
-    assert delay is None or delay >= 0
+        delay = None if decision.group is None else decision.group.crawl_delay
+        assert delay is None or delay >= 0
     for diagnostic in parsed.diagnostics:
         str(diagnostic.message).encode("utf-8")
 

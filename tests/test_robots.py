@@ -1,6 +1,7 @@
 """Each robots.txt rule of docs/semantics.md § robots.txt, with a case that fails without it."""
 from __future__ import annotations
 
+import pickle
 import time
 from datetime import datetime, timezone
 
@@ -15,6 +16,12 @@ REGISTRY = default_registry()
 
 def allowed(body: str | bytes, agent: str, url: str) -> bool:
     return robots.parse(body).decide(agent, url, REGISTRY).allowed
+
+
+def crawl_delay(rf: robots.RobotsFile, agent: str) -> float | None:
+    """The Crawl-delay of the group chosen for `agent`, where the audit reads it."""
+    group = rf.decide(agent, "/", REGISTRY).group
+    return None if group is None else group.crawl_delay
 
 
 def codes(body: str | bytes) -> list[str]:
@@ -427,14 +434,26 @@ def test_memos_stay_bounded_after_many_distinct_inputs():
         rf.decide_path((f"bot{i}", "foobot"), f"/p{i}")
         rf.decide(f"Crawler{i}/1.0", f"https://x.test/q{i}", REGISTRY)
         rf.decide("FooBot", f"https://x.test/r{i}", REGISTRY)
-    assert len(rf._chosen) <= robots._REMEMBERED_CHOICES
-    assert len(rf._by_agent) <= robots._REMEMBERED_AGENTS
-    assert len(rf._by_url) <= len(rf.groups) + 1  # one per group, and one for no group
-    assert all(len(by_url) <= robots._REMEMBERED_PATHS for by_url in rf._by_url.values())
-    assert all(len(group._by_request) <= robots._REMEMBERED_PATHS for group in rf.groups.values())
+    compiled = rf._compiled
+    assert len(compiled._chosen) <= robots._REMEMBERED_CHOICES
+    assert len(compiled._by_agent) <= robots._REMEMBERED_AGENTS
+    assert len(compiled._of_group) <= len(rf.groups) + 1  # one per group, and one for no group
+    for decisions in compiled._of_group.values():
+        assert len(decisions.by_url) <= robots._REMEMBERED_PATHS
+        assert len(decisions.by_request) <= robots._REMEMBERED_PATHS
     # Still right after the memos started afresh.
     assert not rf.decide_path(("bot1", "foobot"), "/b").allowed
     assert rf.decide_path(("bot1",), "/b").allowed
+
+
+def test_a_parsed_file_ships_to_a_worker_without_its_memos():
+    rf = robots.parse("User-agent: *\nDisallow: /a\nAllow: /a/b\n\nUser-agent: FooBot\nDisallow: /\n")
+    urls = ("/a/x", "/a/b", "/c", "/robots.txt")
+    before = [rf.decide(agent, url, REGISTRY) for agent in ("FooBot", "BarBot") for url in urls]
+    copy = pickle.loads(pickle.dumps(rf))
+    assert not copy._compiled._of_group and not copy._compiled._by_agent
+    assert (copy.groups, copy.sitemaps, copy.diagnostics) == (rf.groups, rf.sitemaps, rf.diagnostics)
+    assert [copy.decide(agent, url, REGISTRY) for agent in ("FooBot", "BarBot") for url in urls] == before
 
 
 # ---------------------------------------------------------------- explanation
@@ -452,9 +471,9 @@ def test_decision_names_rule_as_written_line_and_group():
 def test_crawl_delay_of_the_chosen_group():
     body = "User-agent: *\nCrawl-delay: 10\nDisallow: /b\n\nUser-agent: FooBot\nCrawl-delay: 2.5\nDisallow: /a\n"
     rf = robots.parse(body)
-    assert rf.crawl_delay("FooBot", REGISTRY) == 2.5
-    assert rf.crawl_delay("OtherBot", REGISTRY) == 10
-    assert robots.parse("User-agent: *\nDisallow: /\n").crawl_delay("FooBot", REGISTRY) is None
+    assert crawl_delay(rf, "FooBot") == 2.5
+    assert crawl_delay(rf, "OtherBot") == 10
+    assert crawl_delay(robots.parse("User-agent: *\nDisallow: /\n"), "FooBot") is None
 
 
 def test_the_registry_given_decides_which_group_an_agent_reads():
@@ -477,18 +496,18 @@ def test_crawl_delay_does_not_end_a_run_of_user_agent_lines():
     rf = robots.parse(body)
     assert not rf.decide_tokens(("a",), "/x").allowed  # `a` no longer escapes the Disallow
     assert not rf.decide_tokens(("b",), "/x").allowed
-    assert rf.group_for(("a",)).agents == ("a", "b")
+    assert rf.groups["a"].agents == ("a", "b")
 
 
 def test_crawl_delay_belongs_to_the_user_agents_named_since_the_previous_one():
     body = "User-agent: a\nCrawl-delay: 1\nUser-agent: b\nDisallow: /\n"
     rf = robots.parse(body)
-    assert (rf.group_for(("a",)).crawl_delay, rf.group_for(("a",)).crawl_delay_line) == (1, 2)
-    assert rf.group_for(("b",)).crawl_delay is None
+    assert (rf.groups["a"].crawl_delay, rf.groups["a"].crawl_delay_line) == (1, 2)
+    assert rf.groups["b"].crawl_delay is None
 
     body = "User-agent: a\nUser-agent: b\nCrawl-delay: 1\nUser-agent: c\nCrawl-delay: 2\nDisallow: /x\n"
     rf = robots.parse(body)
-    delays = {token: (rf.group_for((token,)).crawl_delay, rf.group_for((token,)).crawl_delay_line) for token in "abc"}
+    delays = {token: (rf.groups[token].crawl_delay, rf.groups[token].crawl_delay_line) for token in "abc"}
     assert delays == {"a": (1, 3), "b": (1, 3), "c": (2, 5)}
 
 
@@ -497,21 +516,21 @@ def test_user_agents_of_one_group_share_one_index():
     rf = robots.parse(body)
     assert len({id(group) for group in rf.groups.values()}) == 1
     assert not rf.decide_tokens(("bot999",), "/axby").allowed
-    assert rf.group_for(("bot0",)).crawl_delay == 2
+    assert rf.groups["bot0"].crawl_delay == 2
 
     # Delays of their own make Groups of their own, still over one index.
     body = "".join(f"User-agent: bot{i}\nCrawl-delay: {i}\n" for i in range(1000)) + "Disallow: *x*y\n" * 40
     rf = robots.parse(body)
-    assert rf.group_for(("bot7",)).crawl_delay == 7
+    assert rf.groups["bot7"].crawl_delay == 7
     assert not rf.decide_tokens(("bot999",), "/axby").allowed
     assert not rf.decide_tokens(("bot7",), "/axby").allowed
-    assert len({id(group._index) for group in rf.groups.values()}) == 1
+    assert len({id(group._rules.index) for group in rf.groups.values()}) == 1
 
 
 def test_crawl_delay_after_the_rules_belongs_to_the_whole_run():
     body = "User-agent: a\nUser-agent: b\nDisallow: /x\nCrawl-delay: 4\n"
     rf = robots.parse(body)
-    assert rf.group_for(("a",)).crawl_delay == rf.group_for(("b",)).crawl_delay == 4
+    assert rf.groups["a"].crawl_delay == rf.groups["b"].crawl_delay == 4
     assert "crawl-delay-between-user-agents" not in codes(body)
 
 
@@ -521,8 +540,8 @@ def test_first_crawl_delay_per_token_wins_when_groups_merge():
         "User-agent: b\nCrawl-delay: 3\nUser-agent: a\nDisallow: /y\n"
     )
     rf = robots.parse(body)
-    assert rf.group_for(("a",)).crawl_delay == 1
-    assert rf.group_for(("b",)).crawl_delay == 2
+    assert rf.groups["a"].crawl_delay == 1
+    assert rf.groups["b"].crawl_delay == 2
     duplicates = [d.line for d in rf.diagnostics if d.code == "duplicate-crawl-delay"]
     assert duplicates == [8]
 
@@ -550,5 +569,5 @@ def test_crawl_delay_figures_reach_the_history_judgement():
 @pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
 def test_invalid_crawl_delay_is_reported_and_ignored(value):
     body = f"User-agent: *\nCrawl-delay: {value}\n"
-    assert robots.parse(body).crawl_delay("FooBot", REGISTRY) is None
+    assert crawl_delay(robots.parse(body), "FooBot") is None
     assert "invalid-crawl-delay" in codes(body)
