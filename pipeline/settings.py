@@ -43,6 +43,7 @@ class RunSettings:
     kafka_topic: str | None
     kafka_config: dict
     kafka_expansion_service: str | None
+    progress: str
 
 
 def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[str]]:
@@ -81,6 +82,7 @@ def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[st
         kafka_topic=flags.kafka_topic,
         kafka_config=kafka_config or {},
         kafka_expansion_service=flags.kafka_expansion_service,
+        progress=flags.progress,
         **spans,
     )
     return settings, problems
