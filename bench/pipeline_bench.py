@@ -33,13 +33,13 @@ each in its own process:
 Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
 child's process tree polled from /proc every 0.1 s (what matters when a runner spawns workers), or
 the child's `ru_maxrss` (from wait4, exact for one process) when larger and above this process's
-own, which a forked child's `ru_maxrss` starts from; cpu is the
-child's user + system time (workers included when the runner waits for them). `loop`, `pipeline`
-and `baseline` must produce the same counts, the same summary rows and the same number of records
-in every table any of them wrote, and GoAccess and the regex loop must have read every line; a
-mismatch fails the benchmark (exit 1; a missed target does not). Targets: pipeline >= 1.0x
-GoAccess's lines/s; stretch: pipeline >= 0.10x the regex loop's; the pipeline's peak RSS at the
-largest size <= 1.5x that at the smallest.
+own, which a forked child's `ru_maxrss` starts from; cpu is the child's user + system time
+(workers included when the runner waits for them). `loop`, `pipeline` and `baseline` must produce
+the same counts, the same summary rows and the same number of records in every table any of them
+wrote, and GoAccess and the regex loop must have read every line; a mismatch fails the benchmark
+(exit 1; a missed target does not). Targets: pipeline >= 1.0x GoAccess's lines/s; stretch:
+pipeline >= 0.10x the regex loop's; the pipeline's peak RSS at the largest size <= 1.5x that at
+the smallest.
 """
 from __future__ import annotations
 
