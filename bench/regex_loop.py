@@ -14,10 +14,12 @@ import re
 import sys
 from typing import Sequence
 
-# Apache's `%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"`, quoted fields with escapes.
+# A quoted field with backslash escapes, written as runs of plain characters between escapes: about
+# three times faster than an alternation tried at every character, and the floor should be fast.
+_QUOTED = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
+# Apache's `%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"`.
 VHOST_COMBINED = re.compile(
-    r'(\S+) (\S+) (\S+) (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\d+|-) '
-    r'"((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"'
+    rf'(\S+) (\S+) (\S+) (\S+) \[([^\]]+)\] {_QUOTED} (\d{{3}}) (\d+|-) {_QUOTED} {_QUOTED}'
 )
 
 
