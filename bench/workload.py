@@ -19,9 +19,9 @@ Hosts, robots.txt bodies and paths come from the shared corpus (`corpus/robots/H
 other registry crawlers, unknown bots, undeclared clients inside crawler ranges); the rest are
 browsers, scripts, an uptime probe and a few unparseable lines. Lines are nginx `host_combined`
 (`$host` then the combined format) or, with --format vhost_combined, Apache's
-`%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"` (GoAccess's VCOMBINED). Crawlers work through one host at a time, so their
-requests to a host come in bursts and some gaps fall below a Crawl-delay. Lines are streamed to
-disk, so memory stays flat in N.
+`%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"` (GoAccess's VCOMBINED). Crawlers
+work through one host at a time, so their requests to a host come in bursts and some gaps fall
+below a Crawl-delay. Lines are streamed to disk, so memory stays flat in N.
 Standard library only; the same arguments give the same files, byte for byte.
 """
 from __future__ import annotations
