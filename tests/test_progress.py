@@ -154,22 +154,27 @@ def _run_with_stderr_on_a_terminal(command: list[str]) -> tuple[int, str, str]:
     process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=follower)
     os.close(follower)
-    shown = bytearray()
-    while True:
-        ready, _, _ = select.select([leader], [], [], 300)
+    # Both read as they come, so that neither a full pipe nor a full terminal stalls the child.
+    piped = process.stdout.fileno()
+    received = {leader: bytearray(), piped: bytearray()}
+    open_ends = set(received)
+    while open_ends:
+        ready, _, _ = select.select(list(open_ends), [], [], 300)
         if not ready:
             process.kill()
-            raise AssertionError("no output on the terminal for 300 s")
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not chunk:
-            break
-        shown += chunk
+            raise AssertionError("no output for 300 s")
+        for end in ready:
+            try:
+                chunk = os.read(end, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                chunk = b""
+            if chunk:
+                received[end] += chunk
+            else:
+                open_ends.discard(end)
     os.close(leader)
-    stdout = process.stdout.read().decode()
-    return process.wait(timeout=60), stdout, shown.decode("utf-8", "replace")
+    process.stdout.close()
+    return process.wait(timeout=60), received[piped].decode(), received[leader].decode("utf-8", "replace")
 
 
 def test_a_run_on_a_terminal_shows_progress_on_stderr_and_the_same_report_on_stdout(tmp_path):
