@@ -1,34 +1,45 @@
-"""Lines per second and peak memory of `crawl-audit run` against a plain Python loop, in one run.
+"""Throughput of `crawl-audit run` against GoAccess, a bare regex loop and a plain audit loop, in one run.
 
-    python bench/pipeline_bench.py --lines 1000000 4000000
-    python bench/pipeline_bench.py --lines 1000000 4000000 --runner direct multi_processing --keep
-    python bench/pipeline_bench.py loop --logs 'W/logs/*.log.gz' --robots W/robots/history.jsonl \
-        --ranges W/ranges --out OUT            # the plain loop alone
+    python bench/pipeline_bench.py                                   # 1M and 4M lines
+    python bench/pipeline_bench.py --lines 10000000 --keep
+    python bench/pipeline_bench.py --lines 1000000 --baseline ../crawl-audit-before
+    python bench/pipeline_bench.py loop --logs 'W/logs/web-*' --robots W/robots/history.jsonl \
+        --ranges W/ranges --log-format vhost_combined --out OUT       # the plain loop alone
 
 Run it from the checkout with the package installed (`pip install -e .`, as run_local.sh does) or
-with PYTHONPATH=. . For each size a workload is written by `bench/workload.py` under --work (or reused when a
-previous `--keep` run left one with the same parameters), then measured, each in its own process:
+with PYTHONPATH=. . For each size a workload is written by `bench/workload.py` under --work (or
+reused when a previous `--keep` run left one with the same parameters): by default the workload of
+issue 14, 200 hosts, 3 robots.txt versions each, 30% crawler traffic, Apache `vhost_combined`,
+uncompressed, so that every contestant reads the very same plain files. Then, one after the other,
+each in its own process:
 
-- `pipeline/<runner>`: the `crawl-audit` script of this interpreter's environment, exactly as a
-  user runs it, with `--log-format host_combined` and one of these runner modes:
-  `direct` = `--runner=DirectRunner` (in this offline setup Beam's DirectRunner first tries Prism,
-  cannot fetch it, and runs on the in-process FnApiRunner, one core); `multi_processing` = the same
-  plus `--direct_running_mode=multi_processing --direct_num_workers=2` (SDK worker processes).
-- `loop`: one process that reads the same gzip files line by line, hands batches of the pipeline's
-  batch size to the same `LineAuditor.audit_lines` with the same robots mapping (built with
+- `goaccess`: `goaccess FILES --log-format=VCOMBINED -o OUT.json --no-global-config` (the JSON
+  report is written once at the end; its `total_requests` shows that every line was parsed).
+  Skipped with a message when `goaccess` is not installed (Debian package `goaccess`).
+- `regex-loop`: `bench/regex_loop.py`, a bare Python loop matching one compiled vhost_combined
+  regex against every line, the floor of any audit that reads the lines in Python.
+- `loop`: one process that reads the same files, hands batches of the pipeline's batch size to the
+  same `LineAuditor.audit_lines` with the same robots mapping (built with
   `pipeline.auditing.host_versions`), and writes every table a batch run writes, with the same
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
   (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json, the robots
   versions and report.html at the end.
+- `pipeline`: the `crawl-audit` script of this interpreter's environment run as README's local run
+  runs it (`--runner=FnApiRunner`; `--runner direct` or `multi_processing` for the DirectRunner's
+  modes), with `--log-format vhost_combined`.
+- `baseline` (with `--baseline DIR`): the same command from another checkout's own environment,
+  `DIR/.venv/bin/crawl-audit`, so that before and after come from one run on one machine.
 
-Time is the child's wall clock, start-up included. Peak RSS is the larger of the child's
-`ru_maxrss` (from wait4, exact for one process) and the peak of the summed RSS of the child's
-process tree polled from /proc every 0.1 s (what matters when a runner spawns workers); cpu is the
-child's user + system time (workers included when the runner waits for them). Both runs must
-produce the same counts, the same summary rows and the same number of records in every table
-either of them wrote; a mismatch fails the benchmark (exit 1), and so does a table the pipeline
-gained that the loop does not write yet. Targets: pipeline >= 0.5x the loop's lines/s;
-peak RSS at the largest size <= 1.5x that at the smallest.
+Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
+child's process tree polled from /proc every 0.1 s (what matters when a runner spawns workers), or
+the child's `ru_maxrss` (from wait4, exact for one process) when larger and above this process's
+own, which a forked child's `ru_maxrss` starts from; cpu is the child's user + system time
+(workers included when the runner waits for them). `loop`, `pipeline` and `baseline` must produce
+the same counts, the same summary rows and the same number of records in every table any of them
+wrote, and GoAccess and the regex loop must have read every line; a mismatch fails the benchmark
+(exit 1; a missed target does not). Targets: pipeline >= 1.0x GoAccess's lines/s; stretch:
+pipeline >= 0.10x the regex loop's; the pipeline's peak RSS at the largest size <= 1.5x that at
+the smallest.
 """
 from __future__ import annotations
 
@@ -37,6 +48,7 @@ import glob
 import gzip
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -49,12 +61,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Sequence
 
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
 from matcher.records import (
+    BETWEEN_CAPTURES_TABLE,
     DEAD_LETTERS_TABLE,
     INDEXING_FINDINGS_TABLE,
     ROBOTS_VERSIONS_TABLE,
@@ -62,8 +76,9 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report
+from pipeline import html_report, run_folder
 from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
+from pipeline.between_captures import between_captures_row, change_straddled
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration
 from pipeline.robots_table import read_robots_table
@@ -72,34 +87,50 @@ from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
+REGEX_SCRIPT = REPO / "bench" / "regex_loop.py"
 RUNNER_FLAGS = {
+    "local": ["--runner=FnApiRunner"],  # README's local run (run_local.sh)
     "direct": ["--runner=DirectRunner"],
     "multi_processing": ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
                          "--direct_num_workers=2"],
 }
-THROUGHPUT_TARGET = 0.5
+CONTESTANTS = ("goaccess", "regex-loop", "loop", "pipeline", "baseline")
+# The runs whose tables and counts must agree, each compared with the pipeline.
+AUDITS = ("loop", "baseline")
+GOACCESS_TARGET = 1.0
+REGEX_TARGET = 0.10
 MEMORY_TARGET = 1.5
 POLL_SECONDS = 0.1
 
 # --------------------------------------------------------------------------- the plain loop
 
 
-def plain_loop(logs: str, robots: str, ranges: str, out: Path) -> dict:
+def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) -> dict:
     """Audit every line of `logs` without Beam, writing the tables `crawl-audit run` writes."""
-    auditor, robots_by_host = loop_auditor(robots, ranges)
+    auditor, robots_by_host = loop_auditor(robots, ranges, log_format)
     with LoopOutputs(out) as outputs:
         for path in sorted(glob.glob(logs)):
             for first, batch in file_batches(path, LINES_PER_BATCH):
                 outputs.counts["lines"] += len(batch)
                 for kind, record in auditor.audit_lines(path, first, batch, robots_by_host):
                     outputs.take(kind, record)
-    # The history the verdicts were judged by, and the HTML report, as a batch run ends.
+    # The history the verdicts were judged by, the manifest and the HTML report, as a batch run ends.
     versions = TableWriter(out, ROBOTS_VERSIONS_TABLE)
     for version in read_robots_table(robots):
         versions.write(records.robots_version_record(version))
     versions.close()
+    write_manifest(out, ["--logs", logs, "--robots", robots, "--ranges", ranges, "--log-format", log_format])
     html_report.write(str(out))
     return dict(outputs.counts)
+
+
+def write_manifest(out: Path, flags: list[str]) -> None:
+    """The manifest a batch run commits last, which the HTML report reads."""
+    options = PipelineOptions([*flags, "--out", str(out)])
+    log_files = FileSystems.match([options.view_as(CrawlAuditOptions).logs])[0].metadata_list
+    formats = {path.stem: "json" if path.is_file() else "jsonl" for path in out.iterdir()}
+    manifest = run_folder.manifest(out, options, log_files, formats)
+    (out / run_folder.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
 
 
 def cli_defaults() -> CrawlAuditOptions:
@@ -107,11 +138,11 @@ def cli_defaults() -> CrawlAuditOptions:
     return PipelineOptions([]).view_as(CrawlAuditOptions)
 
 
-def loop_auditor(robots: str, ranges: str) -> tuple[LineAuditor, dict]:
+def loop_auditor(robots: str, ranges: str, log_format: str) -> tuple[LineAuditor, dict]:
     """The LineAuditor and robots mapping `pipeline.graph.build` makes, with the CLI's defaults."""
     registry, defaults = load_registry(), cli_defaults()
     auditor = LineAuditor(
-        log_format="host_combined", registry=registry, ranges=load_ranges(ranges, registry),
+        log_format=log_format, registry=registry, ranges=load_ranges(ranges, registry),
         error_limit=duration(defaults.error_limit), grace=duration(defaults.cache_grace),
     )
     by_host: dict[str, list] = {}
@@ -152,7 +183,8 @@ class TableWriter:
 
 class LoopOutputs:
     """Where the loop's records go: verdicts and dead letters as they come; the summary, counts,
-    indexing findings and crawl-delay tables when the input is done, as a batch run does."""
+    indexing findings, between-captures changes and crawl-delay tables when the input is done, as a
+    batch run does."""
 
     _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped"}
 
@@ -162,6 +194,7 @@ class LoopOutputs:
         self._verdicts, self._dead = TableWriter(out, VERDICTS_TABLE), TableWriter(out, DEAD_LETTERS_TABLE)
         self._decisions: dict[tuple, Counter] = {}
         self._findings: Counter = Counter()
+        self._straddled: Counter = Counter()
         self._delays: dict[tuple, list] = {}
 
     def take(self, kind: str, record: dict | None) -> None:
@@ -173,6 +206,7 @@ class LoopOutputs:
             key = (record["crawler"] or record["operator"], record["identity"])
             self._decisions.setdefault(key, Counter())[record["decision"]] += 1
             self._findings.update(request_findings(record))
+            self._straddled.update(change_straddled(record))
             self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))
 
     def __enter__(self) -> "LoopOutputs":
@@ -184,6 +218,7 @@ class LoopOutputs:
         if error_type is None:
             self._write_crawl_delay(duration(cli_defaults().window))
             self._write_rows(INDEXING_FINDINGS_TABLE, (finding_row(k, n) for k, n in self._findings.items()))
+            self._write_rows(BETWEEN_CAPTURES_TABLE, (between_captures_row(k, n) for k, n in self._straddled.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
             (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
 
@@ -248,13 +283,14 @@ class TreeSampler(threading.Thread):
             self.peak = max(self.peak, tree_rss(self.pid))
 
 
-def measure(command: Sequence[str], log: Path) -> Measurement:
-    """Run `command` to completion; its wall time, cpu time and peak memory. A failure raises
-    RunFailed with the end of its log."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+def measure(command: Sequence[str], log: Path, checkout: Path = REPO) -> Measurement:
+    """Run `command` in `checkout` (first on its import path) to completion; its wall time, cpu time
+    and peak memory. A failure raises RunFailed with the end of its log."""
+    path = os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     started = time.perf_counter()
     with log.open("wb") as output:
-        child = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=checkout)
         sampler = TreeSampler(child.pid)
         sampler.start()
         _, status, usage = os.wait4(child.pid, 0)
@@ -265,7 +301,10 @@ def measure(command: Sequence[str], log: Path) -> Measurement:
     if child.returncode != 0:
         tail = log.read_text("utf-8", "replace")[-2000:]
         raise RunFailed(f"{' '.join(command[:3])} ... exited {child.returncode}; log {log}:\n{tail}")
-    return Measurement(seconds, usage.ru_utime + usage.ru_stime, max(usage.ru_maxrss * 1024, sampler.peak))
+    # A child's ru_maxrss starts from the high-water mark of the process it was forked from (this
+    # one, with Beam imported): only above that mark is it the child's own peak.
+    own = usage.ru_maxrss if usage.ru_maxrss > resource.getrusage(resource.RUSAGE_SELF).ru_maxrss else 0
+    return Measurement(seconds, usage.ru_utime + usage.ru_stime, max(own * 1024, sampler.peak))
 
 
 # --------------------------------------------------------------------------- what a run produced
@@ -297,17 +336,19 @@ def read_outcome(out: Path) -> Outcome:
     return Outcome(counts, summary, {table: count_lines(str(out / table / "part*")) for table in tables})
 
 
-def differences(pipeline: Outcome, loop: Outcome, lines: int) -> list[str]:
-    """What differs between the two runs' outputs; a table only one of them wrote counts too."""
-    found = [] if loop.counts.get("lines") == lines else [f"loop read {loop.counts.get('lines')} of {lines} lines"]
-    if pipeline.counts != loop.counts:
-        found.append(f"counts: pipeline {pipeline.counts} != loop {loop.counts}")
-    if pipeline.summary != loop.summary:
-        found.append("summary rows differ")
-    for table in sorted(set(pipeline.records) | set(loop.records)):
-        ours, theirs = pipeline.records.get(table), loop.records.get(table)
+def differences(pipeline: Outcome, other: Outcome, name: str, lines: int) -> list[str]:
+    """What differs between the pipeline's outputs and another audit's; a table only one of them
+    wrote counts too."""
+    found = [f"{run} read {outcome.counts.get('lines')} of {lines} lines"
+             for run, outcome in (("pipeline", pipeline), (name, other)) if outcome.counts.get("lines") != lines]
+    if pipeline.counts != other.counts:
+        found.append(f"counts: pipeline {pipeline.counts} != {name} {other.counts}")
+    if pipeline.summary != other.summary:
+        found.append(f"summary rows: pipeline and {name} differ")
+    for table in sorted(set(pipeline.records) | set(other.records)):
+        ours, theirs = pipeline.records.get(table), other.records.get(table)
         if ours != theirs:
-            found.append(f"{table} records: pipeline {ours} != loop {theirs}")
+            found.append(f"{table} records: pipeline {ours} != {name} {theirs}")
     return found
 
 
@@ -318,10 +359,11 @@ def differences(pipeline: Outcome, loop: Outcome, lines: int) -> list[str]:
 class Workload:
     folder: Path
     lines: int
+    log_format: str
 
     @property
     def logs(self) -> str:
-        return str(self.folder / "logs" / "*.log.gz")
+        return str(self.folder / "logs" / "web-*")
 
     @property
     def robots(self) -> str:
@@ -331,41 +373,38 @@ class Workload:
     def ranges(self) -> str:
         return str(self.folder / "ranges")
 
+    def files(self) -> list[str]:
+        return sorted(glob.glob(self.logs))
+
     def inputs(self) -> list[str]:
-        return ["--logs", self.logs, "--robots", self.robots, "--ranges", self.ranges]
+        return ["--logs", self.logs, "--robots", self.robots, "--ranges", self.ranges, "--log-format", self.log_format]
 
 
-@dataclass(frozen=True)
-class Row:
-    lines: int
-    runner: str
-    pipeline: Measurement
-    loop: Measurement
-    records: dict
-    problems: tuple[str, ...]
-
-    @property
-    def ratio(self) -> float:
-        return self.loop.seconds / self.pipeline.seconds
+# workload.py's flag for each workload parameter the benchmark sets
+WORKLOAD_FLAGS = {"lines": "--lines", "hosts": "--hosts", "versions": "--versions", "seed": "--seed",
+                  "log_format": "--format", "crawler_share": "--crawler-share", "compress": "--compress",
+                  "files": "--files"}
 
 
-def workload_args(lines: int, args: argparse.Namespace) -> list[str]:
-    return ["--lines", str(lines), "--hosts", str(args.hosts), "--versions", str(args.versions),
-            "--seed", str(args.seed), "--shared", args.shared]
+def workload_params(lines: int, args: argparse.Namespace) -> dict:
+    return {"lines": lines, "hosts": args.hosts, "versions": args.versions, "seed": args.seed,
+            "log_format": args.format, "crawler_share": args.crawler_share, "compress": args.compress,
+            "files": args.files}
 
 
 def ensure_workload(lines: int, args: argparse.Namespace, work: Path) -> tuple[Workload, bool]:
     """The workload for `lines`, reused when its manifest matches; (workload, generated here)."""
-    folder = work / f"workload-{lines}-h{args.hosts}-v{args.versions}-s{args.seed}"
+    wanted = workload_params(lines, args)
+    folder = work / ("workload-" + "-".join(str(value) for value in wanted.values()))
     manifest = folder / "workload.json"
-    wanted = {"lines": lines, "hosts": args.hosts, "versions": args.versions, "seed": args.seed}
     if manifest.is_file() and wanted.items() <= json.loads(manifest.read_text("utf-8")).items():
-        return Workload(folder, lines), False
+        return Workload(folder, lines, args.format), False
     shutil.rmtree(folder, ignore_errors=True)
     print(f"generating {lines:,} lines in {folder} ...", flush=True)
-    command = [sys.executable, str(WORKLOAD_SCRIPT), *workload_args(lines, args), "--out", str(folder)]
+    flags = [part for key, value in wanted.items() for part in (WORKLOAD_FLAGS[key], str(value))]
+    command = [sys.executable, str(WORKLOAD_SCRIPT), *flags, "--shared", args.shared, "--out", str(folder)]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
-    return Workload(folder, lines), True
+    return Workload(folder, lines, args.format), True
 
 
 def crawl_audit_command() -> list[str]:
@@ -376,35 +415,107 @@ def crawl_audit_command() -> list[str]:
     return [found, "run"]
 
 
-def run_pipeline(workload: Workload, runner: str, out: Path) -> Measurement:
-    command = [*crawl_audit_command(), *workload.inputs(), "--log-format", "host_combined", "--out", str(out),
-               *RUNNER_FLAGS[runner]]
-    return measure(command, out.with_suffix(".log"))
+# GoAccess's predefined VCOMBINED; nginx host_combined spelled out in its format specifiers.
+GOACCESS_FORMATS = {
+    "vhost_combined": ["--log-format=VCOMBINED"],
+    "host_combined": ['--log-format=%v %h %^[%d:%t %^] "%r" %s %b "%R" "%u"', "--date-format=%d/%b/%Y",
+                      "--time-format=%T"],
+}
 
 
-def run_loop(workload: Workload, out: Path) -> Measurement:
-    command = [sys.executable, str(Path(__file__).resolve()), "loop", *workload.inputs(), "--out", str(out)]
-    return measure(command, out.with_suffix(".log"))
+@dataclass(frozen=True)
+class Run:
+    """One contestant on one workload: what it cost, or why it was not measured."""
+
+    name: str
+    measurement: Measurement | None = None
+    skipped: str = ""
 
 
-def bench_size(workload: Workload, runners: Sequence[str], work: Path, keep: bool) -> list[Row]:
-    loop_out = work / f"out-{workload.lines}-loop"
-    loop = run_loop(workload, loop_out)
-    loop_outcome = read_outcome(loop_out)
-    rows = []
-    for runner in runners:
-        out = work / f"out-{workload.lines}-{runner}"
-        measured = run_pipeline(workload, runner, out)
-        outcome = read_outcome(out)
-        rows.append(Row(workload.lines, runner, measured, loop, outcome.records,
-                        tuple(differences(outcome, loop_outcome, workload.lines))))
-        print(f"  {workload.lines:,} lines, pipeline/{runner}: {measured.seconds:.1f} s; loop {loop.seconds:.1f} s",
-              flush=True)
-        if not keep:
+def goaccess(workload: Workload, out: Path, problems: list[str]) -> Run:
+    binary = shutil.which("goaccess")
+    if binary is None:
+        return Run("goaccess", skipped="goaccess is not installed (Debian package `goaccess`)")
+    if any(path.endswith(".gz") for path in workload.files()):
+        return Run("goaccess", skipped="GoAccess reads plain files only: use --compress none")
+    report = out.with_suffix(".json")
+    command = [binary, *workload.files(), *GOACCESS_FORMATS[workload.log_format], "-o", str(report),
+               "--no-global-config"]
+    measured = measure(command, out.with_suffix(".log"))
+    parsed = json.loads(report.read_text("utf-8"))["general"]["total_requests"]
+    if parsed != workload.lines:
+        problems.append(f"goaccess read {parsed:,} of {workload.lines:,} lines")
+    report.unlink()
+    return Run("goaccess", measured)
+
+
+def regex(workload: Workload, out: Path, problems: list[str]) -> Run:
+    log = out.with_suffix(".log")
+    measured = measure([sys.executable, str(REGEX_SCRIPT), workload.logs], log)
+    read = json.loads(log.read_text("utf-8"))["lines"]
+    if read != workload.lines:
+        problems.append(f"regex-loop read {read:,} of {workload.lines:,} lines")
+    return Run("regex-loop", measured)
+
+
+def audit_commands(workload: Workload, args: argparse.Namespace, out: Path) -> dict[str, tuple[list[str], Path]]:
+    """The command of each audit contestant writing into `out`-NAME, and the checkout it runs in."""
+    runner = RUNNER_FLAGS[args.runner]
+    commands = {
+        "loop": ([sys.executable, str(Path(__file__).resolve()), "loop", *workload.inputs()], REPO),
+        "pipeline": ([*crawl_audit_command(), *workload.inputs(), *runner], REPO),
+    }
+    if args.baseline:
+        baseline = Path(args.baseline).resolve()
+        commands["baseline"] = ([str(baseline / ".venv" / "bin" / "crawl-audit"), "run", *workload.inputs(), *runner],
+                                baseline)
+    return {name: ([*command, "--out", f"{out}-{name}"], checkout) for name, (command, checkout) in commands.items()}
+
+
+@dataclass(frozen=True)
+class Size:
+    lines: int
+    runs: dict  # contestant -> Run
+    records: dict  # the pipeline's table folder -> records written
+    problems: tuple[str, ...]
+
+    def rate(self, name: str) -> float | None:
+        run = self.runs.get(name)
+        return self.lines / run.measurement.seconds if run and run.measurement else None
+
+    def ratio(self, name: str, to: str) -> float | None:
+        ours, theirs = self.rate(name), self.rate(to)
+        return ours / theirs if ours and theirs else None
+
+
+def bench_size(workload: Workload, args: argparse.Namespace, work: Path) -> Size:
+    """Every chosen contestant on one workload, one after the other."""
+    base, problems = work / f"out-{workload.lines}", []
+    runs: dict[str, Run] = {}
+    if "goaccess" in args.only:
+        runs["goaccess"] = goaccess(workload, base.with_name(base.name + "-goaccess"), problems)
+    if "regex-loop" in args.only:
+        runs["regex-loop"] = regex(workload, base.with_name(base.name + "-regex-loop"), problems)
+    outcomes = {}
+    for name, (command, checkout) in audit_commands(workload, args, base).items():
+        if name not in args.only:
+            continue
+        out = Path(f"{base}-{name}")
+        shutil.rmtree(out, ignore_errors=True)  # what a --keep run left
+        runs[name] = Run(name, measure(command, out.with_suffix(".log"), checkout))
+        outcomes[name] = read_outcome(out)
+        if not args.keep:
             shutil.rmtree(out, ignore_errors=True)
-    if not keep:
-        shutil.rmtree(loop_out, ignore_errors=True)
-    return rows
+    for name, run in runs.items():
+        rate = f"{workload.lines / run.measurement.seconds:,.0f} lines/s" if run.measurement else run.skipped
+        print(f"  {workload.lines:,} lines, {name}: {rate}", flush=True)
+    pipeline = outcomes.get("pipeline")
+    if pipeline is not None:
+        for name in AUDITS:
+            if name in outcomes:
+                problems += differences(pipeline, outcomes[name], name, workload.lines)
+    records_written = pipeline.records if pipeline is not None else {}
+    return Size(workload.lines, runs, records_written, tuple(problems))
 
 
 # --------------------------------------------------------------------------- report
@@ -414,48 +525,69 @@ def mib(size: int) -> str:
     return f"{size / 2**20:,.0f} MiB"
 
 
-def table(rows: Sequence[Row]) -> str:
-    header = ("lines", "runner", "pipeline lines/s", "loop lines/s", "pipeline/loop", "peak RSS pipeline",
-              "peak RSS loop", "verdicts", "dead letters", "same output")
-    cells = [header] + [
-        (f"{r.lines:,}", r.runner, f"{r.lines / r.pipeline.seconds:,.0f}", f"{r.lines / r.loop.seconds:,.0f}",
-         f"{r.ratio:.2f}", mib(r.pipeline.peak_rss), mib(r.loop.peak_rss), f"{r.records.get('verdicts', 0):,}",
-         f"{r.records.get('dead_letters', 0):,}",
-         "yes" if not r.problems else "NO")
-        for r in rows
-    ]
+def times(ratio: float | None, digits: int = 2) -> str:
+    return "-" if ratio is None else f"{ratio:.{digits}f}x"
+
+
+def table(sizes: Sequence[Size]) -> str:
+    header = ("lines", "contestant", "lines/s", "vs goaccess", "vs regex-loop", "peak RSS", "cpu s", "wall s")
+    cells = [header]
+    for size in sizes:
+        for name, run in size.runs.items():
+            if run.measurement is None:
+                cells.append((f"{size.lines:,}", name, "skipped", "", "", "", "", ""))
+                continue
+            m = run.measurement
+            cells.append((f"{size.lines:,}", name, f"{size.rate(name):,.0f}", times(size.ratio(name, "goaccess")),
+                          times(size.ratio(name, "regex-loop"), 3), mib(m.peak_rss), f"{m.cpu_seconds:.1f}",
+                          f"{m.seconds:.1f}"))
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in cells)
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() for line in cells)
 
 
-def memory_lines(rows: Sequence[Row]) -> list[str]:
-    """Peak RSS at the largest size over the smallest, per runner, for pipeline and loop."""
-    out = []
-    for runner in dict.fromkeys(r.runner for r in rows):
-        sized = sorted((r for r in rows if r.runner == runner), key=lambda r: r.lines)
-        if len(sized) < 2:
-            continue
-        small, large = sized[0], sized[-1]
-        scale = f"{large.lines // 1000:,}k/{small.lines // 1000:,}k"
-        pipeline = large.pipeline.peak_rss / small.pipeline.peak_rss
-        loop = large.loop.peak_rss / small.loop.peak_rss
-        verdict = "met" if pipeline <= MEMORY_TARGET else "MISSED"
-        out.append(f"peak RSS {scale}, {runner}: pipeline {pipeline:.2f}x, loop {loop:.2f}x "
-                   f"(target <= {MEMORY_TARGET}x: {verdict})")
-    return out
+def target(value: float | None, goal: float, at_least: bool = True) -> str:
+    if value is None:
+        return "not measured"
+    return "met" if (value >= goal if at_least else value <= goal) else "MISSED"
 
 
-def report(rows: Sequence[Row]) -> str:
-    lines = [table(rows), ""]
-    for row in rows:
-        verdict = "met" if row.ratio >= THROUGHPUT_TARGET else "MISSED"
-        lines.append(f"{row.lines:,} lines, {row.runner}: pipeline/loop {row.ratio:.2f} "
-                     f"(target >= {THROUGHPUT_TARGET}: {verdict}); "
-                     f"wall s pipeline {row.pipeline.seconds:.1f}, loop {row.loop.seconds:.1f}; "
-                     f"cpu s pipeline {row.pipeline.cpu_seconds:.1f}, loop {row.loop.cpu_seconds:.1f}")
-        lines.append("  records: " + ", ".join(f"{table} {count:,}" for table, count in row.records.items()))
-        lines += [f"  MISMATCH {problem}" for problem in row.problems]
-    return "\n".join(lines + memory_lines(rows))
+def size_lines(size: Size) -> list[str]:
+    to_goaccess, to_regex = size.ratio("pipeline", "goaccess"), size.ratio("pipeline", "regex-loop")
+    lines = [f"{size.lines:,} lines: pipeline {times(to_goaccess)} GoAccess "
+             f"(target >= {GOACCESS_TARGET}x: {target(to_goaccess, GOACCESS_TARGET)}); "
+             f"{times(to_regex, 3)} the regex loop (stretch >= {REGEX_TARGET}x: {target(to_regex, REGEX_TARGET)})"]
+    if size.ratio("pipeline", "baseline") is not None:
+        lines.append(f"  pipeline vs baseline: {times(size.ratio('pipeline', 'baseline'))} the lines/s")
+    for name, run in size.runs.items():
+        if run.skipped:
+            lines.append(f"  {name} skipped: {run.skipped}")
+    if size.records:
+        lines.append("  records: " + ", ".join(f"{name} {count:,}" for name, count in size.records.items()))
+    return lines + [f"  MISMATCH {problem}" for problem in size.problems]
+
+
+def memory_lines(sizes: Sequence[Size]) -> list[str]:
+    """Peak RSS at the largest size over the smallest, per contestant; the target is the pipeline's."""
+    ordered = sorted(sizes, key=lambda size: size.lines)
+    if len(ordered) < 2:
+        return []
+    small, large = ordered[0], ordered[-1]
+    growth = {}
+    for name, run in large.runs.items():
+        before = small.runs.get(name)
+        if run.measurement and before and before.measurement:
+            growth[name] = run.measurement.peak_rss / before.measurement.peak_rss
+    scale = f"{large.lines // 1000:,}k/{small.lines // 1000:,}k"
+    shown = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in growth.items())
+    verdict = target(growth.get("pipeline"), MEMORY_TARGET, at_least=False)
+    return [f"peak RSS {scale}: {shown} (pipeline target <= {MEMORY_TARGET}x: {verdict})"]
+
+
+def report(sizes: Sequence[Size]) -> str:
+    lines = [table(sizes), ""]
+    for size in sizes:
+        lines += size_lines(size)
+    return "\n".join(lines + memory_lines(sizes))
 
 
 # --------------------------------------------------------------------------- command line
@@ -463,43 +595,51 @@ def report(rows: Sequence[Row]) -> str:
 
 def bench(args: argparse.Namespace) -> int:
     try:
-        rows = measure_sizes(args)
+        sizes = measure_sizes(args)
     except (RunFailed, subprocess.CalledProcessError) as error:
         print(f"pipeline_bench.py: {error}", file=sys.stderr)
         return 2
-    print(report(rows))
-    return 1 if any(row.problems for row in rows) else 0
+    print(report(sizes))
+    return 1 if any(size.problems for size in sizes) else 0
 
 
-def measure_sizes(args: argparse.Namespace) -> list[Row]:
-    """Every size and runner mode; workloads generated here are removed afterwards unless --keep."""
+def measure_sizes(args: argparse.Namespace) -> list[Size]:
+    """Every size; workloads generated here are removed afterwards unless --keep."""
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    rows, generated = [], []
+    sizes, generated = [], []
     for lines in args.lines:
         workload, fresh = ensure_workload(lines, args, work)
         if fresh:
             generated.append(workload.folder)
-        rows += bench_size(workload, args.runner, work, args.keep)
+        sizes.append(bench_size(workload, args, work))
     if not args.keep:
         for folder in generated:
             shutil.rmtree(folder, ignore_errors=True)
-    return rows
+    return sizes
 
 
 def loop_command(args: argparse.Namespace) -> int:
-    counts = plain_loop(args.logs, args.robots, args.ranges, Path(args.out))
+    counts = plain_loop(args.logs, args.robots, args.ranges, args.log_format, Path(args.out))
     print(json.dumps(counts, sort_keys=True))
     return 0
 
 
 def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 4_000_000], help="workload sizes")
-    parser.add_argument("--runner", nargs="+", choices=sorted(RUNNER_FLAGS), default=["direct"],
-                        help="runner modes of the pipeline to measure")
+    parser.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 4_000_000],
+                        help="workload sizes (10000000 for the 10M run)")
+    parser.add_argument("--only", nargs="+", choices=CONTESTANTS, default=list(CONTESTANTS),
+                        help="contestants to measure (baseline only with --baseline)")
+    parser.add_argument("--baseline", metavar="DIR", help="another checkout with its own .venv, measured alike")
+    parser.add_argument("--runner", choices=sorted(RUNNER_FLAGS), default="local",
+                        help="the pipeline's runner: local = --runner=FnApiRunner, as README's local run")
     parser.add_argument("--hosts", type=int, default=200)
-    parser.add_argument("--versions", type=int, default=4)
+    parser.add_argument("--versions", type=int, default=3)
+    parser.add_argument("--crawler-share", type=float, default=0.3)
+    parser.add_argument("--format", choices=sorted(GOACCESS_FORMATS), default="vhost_combined")
+    parser.add_argument("--compress", choices=("gzip", "none"), default="none")
+    parser.add_argument("--files", type=int, default=8, help="log files per workload")
     parser.add_argument("--seed", type=int, default=20261102)
     parser.add_argument("--shared", default=str(REPO.parent / "shared"), help="shared folder with corpus/")
     parser.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "crawl-audit-bench"),
@@ -509,12 +649,18 @@ def argument_parser() -> argparse.ArgumentParser:
     loop = commands.add_parser("loop", help="run only the plain loop over one workload")
     for flag in ("--logs", "--robots", "--ranges", "--out"):
         loop.add_argument(flag, required=True)
+    loop.add_argument("--log-format", default="vhost_combined")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
-    return loop_command(args) if args.command == "loop" else bench(args)
+    if args.command == "loop":
+        return loop_command(args)
+    if args.baseline and not (Path(args.baseline) / ".venv" / "bin" / "crawl-audit").exists():
+        raise SystemExit(f"pipeline_bench.py: no {args.baseline}/.venv/bin/crawl-audit; "
+                         "make a venv there and `pip install -e .` into it")
+    return bench(args)
 
 
 if __name__ == "__main__":

@@ -2,22 +2,26 @@
 
     python bench/workload.py --lines 1000000 --hosts 200 --versions 4 --out /tmp/wl-1m
     python bench/workload.py --lines 4000000 --hosts 200 --versions 4 --out /tmp/wl-4m --shared ../shared --seed 7
+    python bench/workload.py --lines 1000000 --versions 3 --format vhost_combined --crawler-share 0.3 \
+        --compress none --out /tmp/wl-vhost-1m
 
 Writes, under --out:
 
-    logs/web-NN.log.gz          nginx `host_combined` lines, time-ordered, one file per front-end server
-                                (--files of them, so a runner can read them in parallel)
+    logs/web-NN.log.gz          log lines, time-ordered, one file per front-end server (--files of them,
+                                so a runner can read them in parallel); web-NN.log with --compress none
     robots/history.jsonl        V versions per host over the logs' time span, bodies in robots/bodies/
     ranges/<source>/<day>.json  IP-range snapshots of four `range_sources` of config/crawlers.yaml
     workload.json               the parameters and how many lines of each kind were written
 
 Hosts, robots.txt bodies and paths come from the shared corpus (`corpus/robots/HOST`,
-`corpus/links/HOST`) when it exists, else they are synthetic. About a fifth of the lines are
-crawler traffic (Googlebot verified and spoofed, bingbot, GPTBot, ClaudeBot, other registry
-crawlers, unknown bots, undeclared clients inside crawler ranges); the rest are browsers, scripts,
-an uptime probe and a few unparseable lines. Crawlers work through one host at a time, so their
-requests to a host come in bursts and some gaps fall below a Crawl-delay. Lines are streamed to
-disk, so memory stays flat in N.
+`corpus/links/HOST`) when it exists, else they are synthetic. About a fifth of the lines
+(--crawler-share) are crawler traffic (Googlebot verified and spoofed, bingbot, GPTBot, ClaudeBot,
+other registry crawlers, unknown bots, undeclared clients inside crawler ranges); the rest are
+browsers, scripts, an uptime probe and a few unparseable lines. Lines are nginx `host_combined`
+(`$host` then the combined format) or, with --format vhost_combined, Apache's
+`%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"` (GoAccess's VCOMBINED). Crawlers
+work through one host at a time, so their requests to a host come in bursts and some gaps fall
+below a Crawl-delay. Lines are streamed to disk, so memory stays flat in N.
 Standard library only; the same arguments give the same files, byte for byte.
 """
 from __future__ import annotations
@@ -32,6 +36,7 @@ import time
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from typing import BinaryIO
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from itertools import accumulate
@@ -47,6 +52,9 @@ MAX_PATHS_PER_HOST = 400
 MAX_BLOCKED_PER_HOST = 40
 FLUSH_EVERY = 4096
 CRAWL_RUN = 40
+LOG_FORMATS = ("host_combined", "vhost_combined")
+COMPRESSIONS = ("gzip", "none")
+VHOST_PORT = 443
 
 # --------------------------------------------------------------------------- sites
 
@@ -305,6 +313,25 @@ class Session:
     referer: str
 
 
+CRAWLER_KINDS = ("googlebot", "googlebot-spoofed", "bingbot", "gptbot", "claudebot", "other-crawler",
+                 "unknown-bot", "undeclared")
+
+
+def kind_shares(crawler_share: float | None) -> tuple[tuple[str, float], ...]:
+    """Traffic.KINDS, or with the crawler kinds scaled to `crawler_share` of all lines and browsers
+    taking the rest; None keeps KINDS exactly, so default workloads stay byte for byte the same."""
+    if crawler_share is None:
+        return Traffic.KINDS
+    crawlers = sum(share for name, share in Traffic.KINDS if name in CRAWLER_KINDS)
+    others = sum(share for name, share in Traffic.KINDS if name not in CRAWLER_KINDS and name != "browser")
+    if not 0 < crawler_share <= 1 - others:
+        raise ValueError(f"--crawler-share must be above 0 and at most {1 - others:.4f}")
+    scaled = {name: share * crawler_share / crawlers if name in CRAWLER_KINDS else share
+              for name, share in Traffic.KINDS}
+    scaled["browser"] = 1 - crawler_share - others
+    return tuple(scaled.items())
+
+
 class Traffic:
     """Makes one log line of a chosen kind for a moment; `KINDS` says how often each kind occurs."""
 
@@ -315,8 +342,10 @@ class Traffic:
     )
 
     def __init__(self, sites: Sequence[Site], versions: Sequence[Sequence[Version]], span: timedelta,
-                 rng: random.Random):
+                 rng: random.Random, log_format: str = "host_combined"):
         self.rng = rng
+        # vhost_combined's `%v:%p`; host_combined's `$host` carries no port.
+        self.port = f":{VHOST_PORT}" if log_format == "vhost_combined" else ""
         self.sites = sites
         self.hosts_cum = list(accumulate(1 / (rank + 1) ** 0.8 for rank in range(len(sites))))
         self.version_times = [[v.effective_from for v in host] for host in versions]
@@ -359,7 +388,8 @@ class Traffic:
             closed = bool(site.blocked) and roll < 0.02 + misbehaves
             path = self.rng.choice(site.blocked if closed else site.paths)
             status = 200 if roll < 0.92 else self.rng.choice((301, 304, 404))
-        return line(site.host, ip, stamp, "GET", path, status, self.rng.randrange(300, 90_000), "-", agent)
+        return line(site.host + self.port, ip, stamp, "GET", path, status, self.rng.randrange(300, 90_000), "-",
+                    agent)
 
     def new_session(self) -> Session:
         rng = self.rng
@@ -409,17 +439,19 @@ class Traffic:
         rng = self.rng
         site = self.sites[self.host_index()]
         if rng.random() < 0.4:
-            return line(site.host, "192.0.2.10", stamp, "HEAD", "/", 200, 0, "-", "Blackbox-Exporter/0.25.0")
-        return line(site.host, visitor_address(rng), stamp, "GET", rng.choice(site.paths), 200,
+            return line(site.host + self.port, "192.0.2.10", stamp, "HEAD", "/", 200, 0, "-",
+                        "Blackbox-Exporter/0.25.0")
+        return line(site.host + self.port, visitor_address(rng), stamp, "GET", rng.choice(site.paths), 200,
                     rng.randrange(300, 90_000), "-", rng.choice(TOOLS))
 
     def malformed(self, ts: datetime, stamp: str) -> str:
         host = self.sites[self.host_index()].host
+        vhost = host + self.port
         return self.rng.choice((
-            f'{host} 203.0.113.9 - - [{stamp}] "{TLS_HANDSHAKE}" 400 157 "-" "-"',
-            f'{host} 198.51.100.77 - - [{stamp}] "-" 400 0 "-" "-"',
-            f'{host} 203.0.113.201 - - [{stamp}] "CONNECT {host}:443 HTTP/1.1" 400 157 "-" "-"',
-            f'{host} 192.0.2.131 - - [{stamp}] "GET / HTTP/2.0" 200 1',
+            f'{vhost} 203.0.113.9 - - [{stamp}] "{TLS_HANDSHAKE}" 400 157 "-" "-"',
+            f'{vhost} 198.51.100.77 - - [{stamp}] "-" 400 0 "-" "-"',
+            f'{vhost} 203.0.113.201 - - [{stamp}] "CONNECT {host}:443 HTTP/1.1" 400 157 "-" "-"',
+            f'{vhost} 192.0.2.131 - - [{stamp}] "GET / HTTP/2.0" 200 1',
         ))
 
     def browser(self, ts: datetime, stamp: str) -> str:
@@ -434,14 +466,14 @@ class Traffic:
             path, status = rng.choice(ASSETS), rng.choice((200, 200, 304))
         else:
             path, status = rng.choice(site.paths), 200 if rng.random() < 0.97 else 404
-        return line(site.host, session.ip, stamp, "GET", path, status, rng.randrange(200, 250_000),
+        return line(site.host + self.port, session.ip, stamp, "GET", path, status, rng.randrange(200, 250_000),
                     session.referer, session.agent)
 
 
-def line(host: str, ip: str, stamp: str, method: str, path: str, status: int, size: int, referer: str,
+def line(vhost: str, ip: str, stamp: str, method: str, path: str, status: int, size: int, referer: str,
          agent: str) -> str:
-    """nginx `host_combined`: $host, then the combined format."""
-    return f'{host} {ip} - - [{stamp}] "{method} {path} HTTP/1.1" {status} {size} "{referer}" "{agent}"'
+    """The virtual host field (`host` or `host:port`), then the combined format."""
+    return f'{vhost} {ip} - - [{stamp}] "{method} {path} HTTP/1.1" {status} {size} "{referer}" "{agent}"'
 
 
 def local_stamp(ts: datetime) -> str:
@@ -465,14 +497,21 @@ def moments(count: int, span: timedelta) -> Iterator[tuple[datetime, str]]:
         yield ts, stamp
 
 
-def write_logs(out: Path, traffic: Traffic, count: int, files: int, span: timedelta) -> Counter:
-    """Stream `count` lines into `files` gzip files, as a load balancer spreads requests; kind counts."""
+def log_writer(folder: Path, number: int, compress: str) -> BinaryIO:
+    if compress == "none":
+        return (folder / f"web-{number:02d}.log").open("wb")
+    return gzip.GzipFile(folder / f"web-{number:02d}.log.gz", "wb", compresslevel=6, mtime=0)
+
+
+def write_logs(out: Path, traffic: Traffic, count: int, files: int, span: timedelta,
+               kinds: Sequence[tuple[str, float]] = Traffic.KINDS, compress: str = "gzip") -> Counter:
+    """Stream `count` lines into `files` files, as a load balancer spreads requests; kind counts."""
     folder = out / "logs"
     folder.mkdir(parents=True, exist_ok=True)
-    names = [name for name, _ in Traffic.KINDS]
-    cumulative = list(accumulate(share for _, share in Traffic.KINDS))
+    names = [name for name, _ in kinds]
+    cumulative = list(accumulate(share for _, share in kinds))
     makers = [traffic.makers()[name] for name in names]
-    writers = [gzip.GzipFile(folder / f"web-{n:02d}.log.gz", "wb", compresslevel=6, mtime=0) for n in range(files)]
+    writers = [log_writer(folder, n, compress) for n in range(files)]
     buffers: list[list[str]] = [[] for _ in range(files)]
     counts: Counter = Counter()
     rng = traffic.rng
@@ -492,7 +531,7 @@ def write_logs(out: Path, traffic: Traffic, count: int, files: int, span: timede
     return counts
 
 
-def flush(writer: gzip.GzipFile, buffer: list[str]) -> None:
+def flush(writer: BinaryIO, buffer: list[str]) -> None:
     if buffer:
         writer.write(("\n".join(buffer) + "\n").encode("utf-8"))
         buffer.clear()
@@ -510,6 +549,9 @@ class Params:
     days: int
     files: int
     corpus: bool
+    log_format: str = "host_combined"
+    crawler_share: float | None = None  # None: Traffic.KINDS as they are (about a fifth)
+    compress: str = "gzip"
 
     def manifest(self) -> dict:
         return dict(self.__dict__)
@@ -524,7 +566,9 @@ def generate(out: Path, params: Params, shared: Path | None) -> dict:
     histories = [history(site, params.versions, span, sites, rng) for site in sites]
     write_history(out, [version for host in histories for version in host])
     write_ranges(out, span)
-    counts = write_logs(out, Traffic(sites, histories, span, rng), params.lines, params.files, span)
+    traffic = Traffic(sites, histories, span, rng, params.log_format)
+    counts = write_logs(out, traffic, params.lines, params.files, span, kind_shares(params.crawler_share),
+                        params.compress)
     manifest = {**params.manifest(), "kinds": dict(sorted(counts.items())),
                 "seconds": round(time.perf_counter() - started, 1)}
     (out / "workload.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -534,7 +578,8 @@ def generate(out: Path, params: Params, shared: Path | None) -> dict:
 def params_from(args: argparse.Namespace) -> Params:
     shared = Path(args.shared) if args.shared else None
     corpus = shared is not None and (shared / "corpus" / "links").is_dir()
-    return Params(args.lines, args.hosts, args.versions, args.seed, args.days, args.files, corpus)
+    return Params(args.lines, args.hosts, args.versions, args.seed, args.days, args.files, corpus,
+                  args.log_format, args.crawler_share, args.compress)
 
 
 def argument_parser() -> argparse.ArgumentParser:
@@ -547,6 +592,11 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=20261102)
     parser.add_argument("--days", type=int, default=2, help="time span of the logs")
     parser.add_argument("--files", type=int, default=8, help="log files (front-end servers)")
+    parser.add_argument("--format", dest="log_format", choices=LOG_FORMATS, default="host_combined",
+                        help="nginx host_combined, or Apache vhost_combined (GoAccess: VCOMBINED)")
+    parser.add_argument("--crawler-share", type=float, default=None,
+                        help="share of crawler lines, e.g. 0.3 (default: about a fifth, as always)")
+    parser.add_argument("--compress", choices=COMPRESSIONS, default="gzip", help="gzip each log file, or not")
     return parser
 
 
@@ -554,6 +604,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
     if args.lines < 1 or args.hosts < 1 or args.versions < 1 or args.days < 1 or args.files < 1:
         raise SystemExit("workload.py: --lines, --hosts, --versions, --days and --files must be positive")
+    try:
+        kind_shares(args.crawler_share)
+    except ValueError as error:
+        raise SystemExit(f"workload.py: {error}") from None
     manifest = generate(Path(args.out), params_from(args), Path(args.shared) if args.shared else None)
     print(json.dumps(manifest))
     return 0

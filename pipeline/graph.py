@@ -35,7 +35,7 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report, report, robots_refresh, run_folder, stream_sources
+from pipeline import html_report, progress, report, robots_refresh, run_folder, stream_sources
 from pipeline.auditing import LineAuditor, robots_by_host
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import CrawlDelayAudit
@@ -239,7 +239,8 @@ def run(argv: list[str]) -> int:
     log_files = _log_files(settings.logs)
     folder = RunFolder.prepare(settings.out, settings.overwrite)
     try:
-        with beam.Pipeline(options=options) as pipeline:
+        log_bytes = sum(match.size_in_bytes for match in log_files)
+        with progress.reporting(log_bytes, settings.progress), beam.Pipeline(options=options) as pipeline:
             write_outputs(build(pipeline, options, settings), str(folder.staging), settings.output_format)
         folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
     except BaseException:

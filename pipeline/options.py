@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from pipeline import progress
 from pipeline.logformats import FORMATS
 from pipeline.plain.resolvers import (
     DEFAULT_CACHE_SIZE,
@@ -74,6 +75,10 @@ class CrawlAuditOptions(PipelineOptions):
             help="how long a 5xx/unreachable robots.txt disallows before the last good version applies",
         )
 
+        parser.add_argument(
+            "--progress", default="auto", choices=progress.MODES,
+            help="batch, local runner: a progress line on stderr (auto: only when stderr is a terminal)",
+        )
         parser.add_argument("--window", default="1h", help="crawl-delay aggregates: window size (epoch-aligned)")
         parser.add_argument(
             "--allowed-lateness", dest="allowed_lateness", default="15m",

@@ -13,6 +13,7 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline import progress
 from pipeline.plain.confined import require_regular
 
 LINES_PER_BATCH = 2000
@@ -65,6 +66,7 @@ def line_batches(
             # Undecodable bytes become \xNN, the escape servers use themselves.
             batch.append(raw.decode("utf-8", "backslashreplace"))
             if len(batch) == size:
+                progress.file_read(path, position.file_bytes(), size)
                 yield path, first, batch
                 first, batch = first + size, []
     # Whatever stops one file (any decompressor's complaint, an I/O error) stops that file only.
@@ -73,6 +75,7 @@ def line_batches(
             yield path, first, batch
         yield UnreadableRest(path, first + len(batch), f"{type(error).__name__}: {error}; {position}")
         return
+    progress.file_read(path, readable.metadata.size_in_bytes, len(batch))
     if batch:
         yield path, first, batch
 
@@ -116,6 +119,13 @@ class _Position:
             self.file_offset = self.raw.tell() if self.raw is not None else None
         except (OSError, ValueError):
             self.file_offset = None
+
+    def file_bytes(self) -> int:
+        """Bytes of the file itself read so far (of a compressed file, the compressed bytes); 0 once
+        it is closed, when the file's size says it all."""
+        if self.raw is None:
+            return self.decompressed
+        return 0 if self.raw.closed else self.raw.tell()
 
     def __str__(self) -> str:
         where = f"{self.decompressed:,} bytes read"

@@ -61,6 +61,7 @@ class RunSettings:
     kafka_config: dict
     kafka_expansion_service: str | None
     identity: IdentitySettings
+    progress: str
 
 
 def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[str]]:
@@ -101,6 +102,7 @@ def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[st
         kafka_config=kafka_config or {},
         kafka_expansion_service=flags.kafka_expansion_service,
         identity=identity,
+        progress=flags.progress,
         **spans,
     )
     return settings, problems
