@@ -8,8 +8,8 @@
 
 Run it from the checkout with the package installed (`pip install -e .`, as run_local.sh does) or
 with PYTHONPATH=. . For each size a workload is written by `bench/workload.py` under --work (or
-reused when a previous `--keep` run left one with the same parameters): by default the workload of
-issue 14, 200 hosts, 3 robots.txt versions each, 30% crawler traffic, Apache `vhost_combined`,
+reused when a previous `--keep` run left one with the same parameters): by default the standard
+workload, 200 hosts, 3 robots.txt versions each, 30% crawler traffic, Apache `vhost_combined`,
 uncompressed, so that every contestant reads the very same plain files. Then, one after the other,
 each in its own process:
 
