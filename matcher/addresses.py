@@ -19,7 +19,8 @@ def parse_ip(text: str) -> Address | None:
     return _parse_ip(text) if len(text) <= _MAX_IP_TEXT else None
 
 
-@functools.lru_cache(maxsize=1 << 16)
+# A busy site's log names more crawler and visitor addresses than fit 2**16.
+@functools.lru_cache(maxsize=1 << 17)
 def _parse_ip(text: str) -> Address | None:
     candidate = text.strip()
     if candidate.startswith("[") and candidate.endswith("]"):
@@ -36,7 +37,7 @@ def _parse_ip(text: str) -> Address | None:
 def request_day(at: date | datetime) -> date:
     """The UTC day of a timestamp (naive datetimes are taken as UTC)."""
     if isinstance(at, datetime):
-        if at.tzinfo is not None:
+        if at.tzinfo is not None and at.tzinfo is not timezone.utc:
             at = at.astimezone(timezone.utc)
         return at.date()
     return at

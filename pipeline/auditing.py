@@ -32,7 +32,7 @@ VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
 # parsed robots.txt files stay warm; a host beyond it is parsed again when next seen.
 MAX_HISTORIES = 1024
 # Distinct User-Agents, and distinct (address, day) pairs, whose answers a worker remembers.
-MAX_REMEMBERED = 1 << 16
+MAX_REMEMBERED = 1 << 17
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from pipeline.plain.resolvers import (
     DEFAULT_TTL,
 )
 
+# The runners Beam's DirectRunner options steer: one process, or local worker processes.
+LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"})
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 3600}
 

@@ -1,23 +1,31 @@
 """The progress line of a local batch run: log bytes read of the total, lines/s and ETA, on stderr.
 
 `crawl-audit run` installs one reporter for the whole process at launch (`reporting`), and the
-step that reads the log files tells it how far each file got (`file_read`). The local runner runs
-that step in the launching process, so the line moves there. Where the step runs in other
-processes (`--direct_running_mode=multi_processing`, Dataflow) no reporter is installed and
-nothing is printed. The line is redrawn in place with a carriage return, at most every half
+step that reads the log files tells it how far each file got (`file_read`). When the local runner
+reads in the launching process the reporter hears directly; when it reads in worker processes
+(`--direct_running_mode=multi_processing`, which a large local run chooses itself) the workers
+note how far each file got in a folder the reporter polls, named to them in the environment they
+inherit. On Dataflow nothing is printed. The line is redrawn in place with a carriage return, at most every half
 second and only once a run has gone on for a few seconds, and wiped before the closing report;
 with `--progress auto` it is drawn only when stderr is a terminal, so piped output stays clean.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
 MODES = ("auto", "always", "never")
+# Names the folder where worker processes of a local run note how far each file got.
+FOLDER_VARIABLE = "CRAWL_AUDIT_PROGRESS_DIR"
 FIRST_DRAW_SECONDS = 2.5
 REDRAW_SECONDS = 0.5
 
@@ -129,15 +137,57 @@ def reporting(total_bytes: int, mode: str, stream: TextIO | None = None) -> Iter
         yield None
         return
     reporter = _active = Progress(total_bytes, stream, first_draw=FIRST_DRAW_SECONDS, redraw=REDRAW_SECONDS)
+    folder = Path(tempfile.mkdtemp(prefix="crawl-audit-progress-"))
+    os.environ[FOLDER_VARIABLE] = str(folder)
+    stop = threading.Event()
+    poller = threading.Thread(target=_poll, args=(folder, reporter, stop), daemon=True)
+    poller.start()
     try:
         yield reporter
     finally:
         _active = None
+        os.environ.pop(FOLDER_VARIABLE, None)
+        stop.set()
+        poller.join()
+        shutil.rmtree(folder, ignore_errors=True)
         reporter.finish()
 
 
 def file_read(path: str, offset: int, nlines: int) -> None:
-    """Tell the installed reporter, if this process has one, how far `path` has been read."""
+    """Tell the reporter how far `path` has been read: directly in the launching process, through
+    the folder of `FOLDER_VARIABLE` in a worker process of a local run; else nothing."""
     reporter = _active
     if reporter is not None:
         reporter.file_read(path, offset, nlines)
+        return
+    folder = os.environ.get(FOLDER_VARIABLE)
+    if folder:
+        _note(Path(folder), path, offset, nlines)
+
+
+_lines_noted: dict[str, int] = {}  # in a worker: lines of each file read so far
+
+
+def _note(folder: Path, path: str, offset: int, nlines: int) -> None:
+    """One small file per log file and worker: the offset reached and the lines read, replaced
+    whole so the reporter never reads half a note."""
+    lines = _lines_noted[path] = _lines_noted.get(path, 0) + nlines
+    name = f"{hashlib.sha1(path.encode()).hexdigest()}.{os.getpid()}"
+    try:
+        temporary = folder / f".{name}"
+        temporary.write_text(f"{offset} {lines}")
+        os.replace(temporary, folder / name)
+    except OSError:
+        pass  # the run has ended and the folder is gone: nothing left to show
+
+
+def _poll(folder: Path, reporter: Progress, stop: threading.Event) -> None:
+    lines_seen: dict[str, int] = {}
+    while not stop.wait(REDRAW_SECONDS / 2):
+        for note in folder.glob("[!.]*"):
+            try:
+                offset, lines = map(int, note.read_text().split())
+            except (OSError, ValueError):
+                continue
+            reporter.file_read(note.name, offset, lines - lines_seen.get(note.name, 0))
+            lines_seen[note.name] = lines

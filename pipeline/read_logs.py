@@ -35,6 +35,7 @@ class ReadLogLines(beam.PTransform):
         return (
             pbegin
             | "MatchLogFiles" >> fileio.MatchFiles(self._pattern)
+            | "SpreadLogFiles" >> beam.Reshuffle()
             | "OpenLogFiles" >> fileio.ReadMatches()
             | "BatchLines" >> beam.FlatMap(line_batches, self._lines_per_batch)
         )

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Sequence
 
 from apache_beam.io.filesystem import FileMetadata
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipeline.options import CrawlAuditOptions
+from pipeline.options import LOCAL_RUNNERS, CrawlAuditOptions
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "crawl-audit-run"
@@ -185,10 +185,19 @@ def manifest(staging: Path, options: PipelineOptions, log_files: Sequence[FileMe
             "window": settings.window,
             "format": settings.output_format,
             "runner": options.view_as(StandardOptions).runner,
+            "worker_processes": _worker_processes(options),
         },
         "counts": json.loads((staging / "counts.json").read_text(encoding="utf-8")),
         "tables": {table: {"format": formats.get(table, "unknown"), "files": names} for table, names in files.items()},
     }
+
+
+def _worker_processes(options: PipelineOptions) -> int | None:
+    """How many processes a local runner read and audited in; None for other runners."""
+    direct = options.view_as(DirectOptions)
+    if options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
+        return None
+    return direct.direct_num_workers if direct.direct_running_mode == "multi_processing" else 1
 
 
 def _version() -> str:

@@ -188,11 +188,15 @@ def _written(out: Path) -> dict[str, list]:
     return written
 
 
-@pytest.mark.parametrize("source", ["sample", "generated"])
-def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, capsys, source):
+@pytest.mark.parametrize("source, workers", [("sample", 1), ("generated", 1), ("generated", 2)])
+def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeypatch, capsys, source, workers):
     logs = str(SAMPLES / "logs" / "*.log.gz") if source == "sample" else _generated_logs(tmp_path / "logs")
     expected = _straightforward(logs)
+    if workers > 1:  # as a large input would: the files read and audited in worker processes
+        monkeypatch.setattr(graph, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
     assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
     written = _written(tmp_path / "out")
     assert expected[records.VERDICTS_TABLE] and expected[records.DEAD_LETTERS_TABLE]
     assert expected[records.VIOLATIONS_TABLE] and expected[records.WINDOWS_TABLE]

@@ -8,6 +8,7 @@ import re
 import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,22 @@ def test_a_run_piped_with_progress_auto_prints_no_progress_line(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "read " not in result.stderr and "lines/s" not in result.stderr
     assert "\r" not in result.stderr
+
+
+def test_worker_processes_report_through_the_folder_their_environment_names(monkeypatch):
+    monkeypatch.setattr(progress, "FIRST_DRAW_SECONDS", 0.0)
+    stream = FakeStream(tty=True)
+    worker = (
+        "from pipeline import progress\n"
+        "progress.file_read('/logs/a.log', 3 << 20, 2000)\n"
+        "progress.file_read('/logs/a.log', 5 << 20, 1500)\n"
+        "progress.file_read('/logs/b.log', 1 << 20, 500)\n"
+    )
+    with reporting(10 * MIB, "auto", stream):
+        subprocess.run([sys.executable, "-c", worker], check=True, cwd=REPO)
+        deadline = time.monotonic() + 10
+        while "4,000 lines" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        folder = Path(os.environ[progress.FOLDER_VARIABLE])
+    assert "read 6.0 MiB of 10 MiB (60%), 4,000 lines" in stream.getvalue()
+    assert progress.FOLDER_VARIABLE not in os.environ and not folder.exists()
