@@ -20,7 +20,7 @@ each in its own process:
   regex against every line, the floor of any audit that reads the lines in Python.
 - `loop`: one process that reads the same files, hands batches of the pipeline's batch size to the
   same `LineAuditor.audit_lines` with the same robots mapping (built with
-  `pipeline.auditing.host_versions`), and writes every table a batch run writes, with the same
+  `pipeline.plain.auditing.host_versions`), and writes every table a batch run writes, with the same
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
   (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json, the robots
   versions and report.html at the end.
@@ -77,7 +77,7 @@ from matcher.records import (
     WINDOWS_TABLE,
 )
 from pipeline import html_report, run_folder
-from pipeline.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
+from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
 from pipeline.between_captures import between_captures_row, change_straddled
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration

@@ -58,7 +58,7 @@ from apache_beam.utils.timestamp import Timestamp
 from matcher import crawl_delay, records
 from matcher.crawl_delay import CrawlRequest
 from matcher.records import DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
-from pipeline.auditing import dead_letter
+from pipeline.plain.auditing import dead_letter
 from pipeline.sinks import beam_timestamp
 
 LATE_REASON = "late-beyond-allowed-lateness"

@@ -36,7 +36,7 @@ from matcher.records import (
     WINDOWS_TABLE,
 )
 from pipeline import html_report, progress, report, robots_refresh, run_folder, stream_sources
-from pipeline.auditing import LineAuditor, robots_by_host
+from pipeline.plain.auditing import LineAuditor, robots_by_host
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import CrawlDelayAudit
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_settings

@@ -12,7 +12,7 @@ from datetime import timedelta
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline import progress
-from pipeline.logformats import FORMATS
+from pipeline.plain.logformats import FORMATS
 from pipeline.plain.resolvers import (
     DEFAULT_CACHE_SIZE,
     DEFAULT_CONCURRENCY,

@@ -16,7 +16,7 @@ from apache_beam.transforms.periodicsequence import PeriodicImpulse
 from apache_beam.utils.timestamp import Timestamp
 
 from matcher.history import RobotsTableError
-from pipeline.auditing import RobotsByHost, robots_by_host
+from pipeline.plain.auditing import RobotsByHost, robots_by_host
 from pipeline.robots_table import read_robots_table
 
 _LOG = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms import window
 from apache_beam.utils.timestamp import Timestamp
 
-from pipeline.logformats import LogParseError, parser_for
+from pipeline.plain.logformats import LogParseError, parser_for
 from pipeline.sinks import beam_timestamp
 from pipeline.read_logs import LINES_PER_BATCH, line_batches
 

@@ -16,7 +16,7 @@ from matcher.addresses import parse_ip
 from matcher.ip_ranges import build_range_index
 from matcher.history import RobotsVersion
 from pipeline import stream_sources
-from pipeline.auditing import VERDICT, LineAuditor, host_versions
+from pipeline.plain.auditing import VERDICT, LineAuditor, host_versions
 
 
 def test_a_bounded_cache_never_holds_more_than_its_limit():

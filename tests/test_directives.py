@@ -27,7 +27,7 @@ from matcher.directives import (
     unavailable_after_passed,
     x_robots_tag_directives,
 )
-from pipeline.logformats import parser_for
+from pipeline.plain.logformats import parser_for
 from pipeline.page_directives import read_page_directives
 
 GOOGLEBOT = ("googlebot",)

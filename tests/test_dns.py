@@ -31,7 +31,7 @@ from matcher.identity import reverse_dns_address, verify
 from matcher.ip_ranges import build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
 from pipeline import graph
-from pipeline.auditing import LineAuditor, dns_claim_parts
+from pipeline.plain.auditing import LineAuditor, dns_claim_parts
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_lookups
 from pipeline.options import CrawlAuditOptions
 from pipeline.plain.identity_cli import verify_command

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from matcher import crawl_delay, records
 from matcher.clientip import trusted_proxies
 from pipeline import graph, tables
-from pipeline.auditing import DEAD_LETTER, VERDICT, LineAuditor, robots_by_host
+from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, robots_by_host
 from pipeline.robots_table import read_robots_table
 from pipeline.settings import read_settings
 from pipeline.read_logs import LINES_PER_BATCH

@@ -24,8 +24,8 @@ from matcher import directives, records, robots
 from matcher.directives import PageDirectivesError
 from matcher.history import RobotsTableError
 from matcher.ip_ranges import BROADEST_PREFIX, RangeIndex, parse_snapshot
-from pipeline.auditing import LineAuditor, host_versions
-from pipeline.logformats import FORMATS, LogParseError, parser_for
+from pipeline.plain.auditing import LineAuditor, host_versions
+from pipeline.plain.logformats import FORMATS, LogParseError, parser_for
 from pipeline.page_directives import read_page_directives
 from pipeline.plain.resolvers import read_snapshot
 from pipeline.robots_table import read_robots_table

@@ -23,7 +23,7 @@ from matcher.history import (
     with_observations,
 )
 from matcher.ip_ranges import build_range_index
-from pipeline.auditing import VERDICT, LineAuditor, host_versions
+from pipeline.plain.auditing import VERDICT, LineAuditor, host_versions
 
 HOST = "example.com"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)

@@ -11,12 +11,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from helpers import BINGBOT, GOOGLEBOT
-from pipeline.logformats import (
+from pipeline.plain.logformats import (
     FORMATS,
     LogParseError,
     LogRecord,
-    _TextLayout,
-    _TextParser,
+    TextLayout,
+    TextParser,
     epoch_timestamp,
     iso_timestamp,
     parser_for,
@@ -299,9 +299,9 @@ def test_nginx_hex_escapes_in_user_agent():
 def test_fast_pattern_reads_lines_exactly_as_the_general_one(path: str, user_agent: str, forwarded: str | None):
     tail = f'"-" "{user_agent}"' + ("" if forwarded is None else f' "{forwarded}"')
     line = combined(f"GET /{path} HTTP/1.1", tail=tail)
-    layout = _TextLayout.of()
-    general_only = _TextParser("combined", _TextLayout(layout.general, layout.general), None)
-    fast = _TextParser("combined", layout, None)
+    layout = TextLayout.of()
+    general_only = TextParser("combined", TextLayout(layout.general, layout.general), None)
+    fast = TextParser("combined", layout, None)
     try:
         expected = general_only(line)
     except LogParseError as error:

@@ -26,7 +26,7 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
 from pipeline import graph, robots_refresh, sinks, stream_sources
-from pipeline.auditing import VERDICT, LineAuditor
+from pipeline.plain.auditing import VERDICT, LineAuditor
 from pipeline.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
 from pipeline.options import CrawlAuditOptions
 from pipeline.plain.schema import bigquery_schema
@@ -519,7 +519,7 @@ def test_a_long_stream_of_table_refreshes_keeps_the_worker_bounded():
     import tracemalloc
 
     from matcher.history import RobotsVersion
-    from pipeline.auditing import host_versions
+    from pipeline.plain.auditing import host_versions
 
     registry = load_registry(None)
     auditor = LineAuditor(

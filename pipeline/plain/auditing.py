@@ -25,7 +25,7 @@ from matcher.identity import undeclared
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
 from matcher.bounded import BoundedCache, Lru
-from pipeline.logformats import LogParseError, Skim, encodable, parser_for
+from pipeline.plain.logformats import LogParseError, Skim, encodable, parser_for
 
 VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
 # Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
