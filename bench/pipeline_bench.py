@@ -77,12 +77,12 @@ from matcher.records import (
     WINDOWS_TABLE,
 )
 from pipeline import html_report, run_folder
-from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
 from pipeline.between_captures import between_captures_row, change_straddled
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration
-from pipeline.robots_table import read_robots_table
+from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
 from pipeline.read_logs import LINES_PER_BATCH
+from pipeline.robots_table import read_robots_table
 from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]

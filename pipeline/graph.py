@@ -36,21 +36,21 @@ from matcher.records import (
     WINDOWS_TABLE,
 )
 from pipeline import html_report, progress, report, robots_refresh, run_folder, stream_sources
-from pipeline.plain.auditing import LineAuditor, robots_by_host
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import CrawlDelayAudit
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.indexing import IndexingFindings
+from pipeline.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.options import LOCAL_RUNNERS, CrawlAuditOptions
 from pipeline.page_directives import read_page_directives
+from pipeline.plain.auditing import LineAuditor, robots_by_host
 from pipeline.plain.confined import is_url
 from pipeline.plain.resolvers import LiveResolver
+from pipeline.read_logs import ReadLogLines
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings
 from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_batched_table, write_table
-from pipeline.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
-from pipeline.read_logs import ReadLogLines
 from pipeline.summaries import CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,

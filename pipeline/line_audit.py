@@ -18,8 +18,8 @@ from apache_beam.utils.shared import Shared
 
 from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
 from matcher.reverse_dns import DnsAnswer
-from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, dead_letter
 from pipeline.dns import DnsSettings, count_trouble
+from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, dead_letter
 from pipeline.plain.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.read_logs import ReadLogLines, UnreadableRest
 

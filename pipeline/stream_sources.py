@@ -27,8 +27,8 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import Timestamp
 
 from pipeline.plain.logformats import LogParseError, parser_for
-from pipeline.sinks import beam_timestamp
 from pipeline.read_logs import LINES_PER_BATCH, line_batches
+from pipeline.sinks import beam_timestamp
 
 # How far into a new file to look for a line that parses, to stamp the file with its time.
 _FIRST_REQUEST_SEARCH = 100

@@ -27,8 +27,8 @@ from matcher.directives import (
     unavailable_after_passed,
     x_robots_tag_directives,
 )
-from pipeline.plain.logformats import parser_for
 from pipeline.page_directives import read_page_directives
+from pipeline.plain.logformats import parser_for
 
 GOOGLEBOT = ("googlebot",)
 GOOGLEBOT_IMAGE = ("googlebot-image", "googlebot")

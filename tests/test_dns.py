@@ -31,9 +31,9 @@ from matcher.identity import reverse_dns_address, verify
 from matcher.ip_ranges import build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
 from pipeline import graph
-from pipeline.plain.auditing import LineAuditor, dns_claim_parts
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_lookups
 from pipeline.options import CrawlAuditOptions
+from pipeline.plain.auditing import LineAuditor, dns_claim_parts
 from pipeline.plain.identity_cli import verify_command
 from pipeline.plain.resolvers import (
     CachingResolver,
@@ -44,9 +44,9 @@ from pipeline.plain.resolvers import (
     rdns_suffixes,
     read_snapshot,
 )
-from pipeline.settings import IdentitySettings, read_settings
 from pipeline.line_audit import AuditLogLines, AuditWithDnsFn, ResolveLogClients
 from pipeline.read_logs import ReadLogLines
+from pipeline.settings import IdentitySettings, read_settings
 
 REGISTRY = default_registry()
 NO_RANGES = build_range_index([], {})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import pickle
 import random
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -23,10 +24,10 @@ from hypothesis import strategies as st
 from matcher import crawl_delay, records
 from matcher.clientip import trusted_proxies
 from pipeline import graph, tables
-from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, robots_by_host
+from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, RobotsByHost, robots_by_host
+from pipeline.read_logs import LINES_PER_BATCH
 from pipeline.robots_table import read_robots_table
 from pipeline.settings import read_settings
-from pipeline.read_logs import LINES_PER_BATCH
 from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,6 +98,13 @@ AUDITORS = {
     for log_format in FORMATS
     for proxies in (False, True)
 }
+
+
+def test_the_robots_table_travels_whole_and_compressed():
+    # Beam pickles the table into the graph several times over; its bodies travel compressed.
+    copy = pickle.loads(pickle.dumps(ROBOTS_BY_HOST))
+    assert type(copy) is RobotsByHost and copy == ROBOTS_BY_HOST
+    assert len(pickle.dumps(ROBOTS_BY_HOST)) < len(pickle.dumps(dict(ROBOTS_BY_HOST))) / 2
 
 
 @settings(max_examples=300, deadline=None)

@@ -26,9 +26,9 @@ from config.registry import load_registry
 from config.snapshots import load_ranges
 from matcher import crawl_delay, records
 from pipeline import graph, robots_refresh, sinks, stream_sources
-from pipeline.plain.auditing import VERDICT, LineAuditor
 from pipeline.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
 from pipeline.options import CrawlAuditOptions
+from pipeline.plain.auditing import VERDICT, LineAuditor
 from pipeline.plain.schema import bigquery_schema
 from pipeline.settings import read_settings
 from test_crawl_delay import KEYS, T0, brute_force, verdict, violation_tuple, window_tuple
