@@ -64,8 +64,6 @@ from typing import Sequence
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from config.registry import load_registry
-from config.snapshots import load_ranges
 from matcher import crawl_delay, records
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
@@ -76,13 +74,14 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report, run_folder
+from pipeline import graph, html_report, run_folder
 from pipeline.between_captures import between_captures_row, change_straddled
 from pipeline.indexing import finding_row, request_findings
 from pipeline.options import CrawlAuditOptions, duration
-from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, host_versions
+from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, robots_by_host
 from pipeline.read_logs import LINES_PER_BATCH
 from pipeline.robots_table import read_robots_table
+from pipeline.settings import read_settings
 from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -140,15 +139,11 @@ def cli_defaults() -> CrawlAuditOptions:
 
 def loop_auditor(robots: str, ranges: str, log_format: str) -> tuple[LineAuditor, dict]:
     """The LineAuditor and robots mapping `pipeline.graph.build` makes, with the CLI's defaults."""
-    registry, defaults = load_registry(), cli_defaults()
-    auditor = LineAuditor(
-        log_format=log_format, registry=registry, ranges=load_ranges(ranges, registry),
-        error_limit=duration(defaults.error_limit), grace=duration(defaults.cache_grace),
-    )
-    by_host: dict[str, list] = {}
-    for version in read_robots_table(robots):
-        by_host.setdefault(version.host, []).append(version)
-    return auditor, {host: host_versions(versions) for host, versions in by_host.items()}
+    flags = [f"--robots={robots}", f"--ranges={ranges}", f"--log-format={log_format}", "--logs=-", "--out=-"]
+    settings, problems = read_settings(PipelineOptions(flags))
+    if problems:
+        raise ValueError("; ".join(problems))
+    return graph.line_auditor(settings), robots_by_host(read_robots_table(robots))
 
 
 def file_batches(path: str, size: int):

@@ -271,8 +271,22 @@ def to_json_ready(record: dict, columns: tuple[Column, ...]) -> dict:
     return shaped(record, columns, json_ready=True)
 
 
+# Shapers made so far, by the identity of their columns (kept alive here, so an id is never reused):
+# the column tuples are the module's constants, and hashing one would cost more than shaping a row.
+_SHAPERS: dict[tuple[int, bool], tuple[tuple[Column, ...], Callable[[dict], dict]]] = {}
+
+
 def shaper(columns: tuple[Column, ...], *, json_ready: bool = False) -> Callable[[dict], dict]:
-    """`shaped` for one table, each column's conversion chosen once: sinks shape every row."""
+    """`shaped` for one table, each column's conversion chosen once and the result kept."""
+    known = _SHAPERS.get((id(columns), json_ready))
+    if known is not None and known[0] is columns:
+        return known[1]
+    shape = _new_shaper(columns, json_ready)
+    _SHAPERS[id(columns), json_ready] = (columns, shape)
+    return shape
+
+
+def _new_shaper(columns: tuple[Column, ...], json_ready: bool) -> Callable[[dict], dict]:
     names = tuple(column.name for column in columns)
     conversions = tuple(
         (column.name, convert) for column in columns if (convert := _conversion(column, json_ready)) is not None

@@ -70,7 +70,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
         settings, problems = read_settings(options)
         if settings is None:
             raise ValueError("; ".join(problems))
-    auditor = line_auditor(settings, options)
+    auditor = line_auditor(settings)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
     for problem in auditor.ranges.problems:
         print(f"crawl-audit: ranges: {problem}", file=sys.stderr)
@@ -98,8 +98,8 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
     return _with_crawl_delay(outputs, settings, bounded=True)
 
 
-def line_auditor(settings: RunSettings, options: PipelineOptions) -> LineAuditor:
-    """The per-line audit a run's options ask for, its registry, ranges and pages read."""
+def line_auditor(settings: RunSettings) -> LineAuditor:
+    """The per-line audit a run's settings ask for, its registry, ranges and pages read."""
     registry = load_registry(settings.registry)
     return LineAuditor(
         log_format=settings.log_format,

@@ -78,7 +78,7 @@ def _line(draw_one, *, host: bool) -> str:
 
 def _auditor(log_format: str, *, proxies: bool = False, skim: bool = True) -> LineAuditor:
     options = PipelineOptions(_argv("unused", "unused", log_format))
-    auditor = graph.line_auditor(read_settings(options)[0], options)
+    auditor = graph.line_auditor(read_settings(options)[0])
     if proxies:
         auditor = dataclasses.replace(auditor, proxies=trusted_proxies(["10.0.0.0/8"]))
     return dataclasses.replace(auditor, skim=skim)
@@ -142,7 +142,7 @@ def _straightforward(logs: str) -> dict[str, list]:
     """Every table `crawl-audit run` writes that depends on the lines, one verdict at a time."""
     options = PipelineOptions(_argv(logs, "unused"))
     run_settings = read_settings(options)[0]
-    auditor = dataclasses.replace(graph.line_auditor(run_settings, options), skim=False)
+    auditor = dataclasses.replace(graph.line_auditor(run_settings), skim=False)
     verdicts, dead_letters, counts = [], [], Counter(lines=0, skipped=0)
     for path in sorted(Path(logs).parent.glob(Path(logs).name)):
         with gzip.open(path, "rt", encoding="utf-8", errors="backslashreplace", newline="") as handle:

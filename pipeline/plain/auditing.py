@@ -164,19 +164,18 @@ class LineAuditor:
         skim = parse.skim if self.skim else _never
         for offset, line in enumerate(lines):
             skimmed = skim(line)
+            if skimmed is not None and self._surely_not_crawler(skimmed):
+                yield SKIPPED, None
+                continue
+            source = f"{path}:{first_number + offset}"
             if skimmed is not None:
-                if self._surely_not_crawler(skimmed):
-                    yield SKIPPED, None
-                    continue
                 request = parse.record(skimmed.match)
             else:
                 try:
                     request = parse(line)
                 except LogParseError as error:
-                    source = f"{path}:{first_number + offset}"
                     yield DEAD_LETTER, dead_letter(source, error.reason, error.message, encodable(line))
                     continue
-            source = f"{path}:{first_number + offset}"
             history = self._history(request.host, robots_by_host)
             verdict = audit(
                 request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages
