@@ -17,7 +17,7 @@ import sys
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, PortableOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions, StandardOptions
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
@@ -35,7 +35,7 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import html_report, progress, report, robots_refresh, run_folder, stream_sources
+from pipeline import html_report, local_workers, progress, report, robots_refresh, run_folder, stream_sources
 from pipeline.between_captures import BetweenCaptures
 from pipeline.crawl_delay import CrawlDelayAudit
 from pipeline.dns import DnsSettings, ResolveDistinct, dns_settings
@@ -221,28 +221,6 @@ def _log_files(pattern: str) -> list:
     return matched
 
 
-# Input from which a local batch run reads its files in worker processes, one per core: below it,
-# starting the workers costs more than they save.
-PARALLEL_FROM_BYTES = 64 << 20
-
-
-def _use_both_cores(options: PipelineOptions, argv: list[str], log_files: list) -> None:
-    """Read and audit large local input in worker processes, one per core (up to one per file),
-    unless the command line chose how the local runner runs.
-
-    Measured on a 1M-line log in 8 files on 2 cores: 35.4 s in one process, 27.1 s with two
-    workers, the same tables. Below `PARALLEL_FROM_BYTES` one process is as fast.
-    """
-    runner = options.view_as(StandardOptions).runner
-    chosen = any(arg.startswith(("--direct_num_workers", "--direct_running_mode")) for arg in argv)
-    cores = min(os.cpu_count() or 1, len(log_files))
-    size = sum(match.size_in_bytes for match in log_files)
-    if runner in LOCAL_RUNNERS and not chosen and cores > 1 and size >= PARALLEL_FROM_BYTES:
-        direct = options.view_as(DirectOptions)
-        direct.direct_running_mode = "multi_processing"
-        direct.direct_num_workers = cores
-
-
 def run(argv: list[str]) -> int:
     options = PipelineOptions(argv)
     settings, problems = read_settings(options)
@@ -259,11 +237,13 @@ def run(argv: list[str]) -> int:
             write_stream_outputs(build(pipeline, options, settings), options.view_as(CrawlAuditOptions))
         return 0
     log_files = _log_files(settings.logs)
-    _use_both_cores(options, argv, log_files)
+    local_workers.use_both_cores(options, argv, log_files)
     folder = RunFolder.prepare(settings.out, settings.overwrite)
     try:
         log_bytes = sum(match.size_in_bytes for match in log_files)
-        with progress.reporting(log_bytes, settings.progress), beam.Pipeline(options=options) as pipeline:
+        with local_workers.launching(), progress.reporting(log_bytes, settings.progress), beam.Pipeline(
+            options=options
+        ) as pipeline:
             write_outputs(build(pipeline, options, settings), str(folder.staging), settings.output_format)
         folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
     except BaseException:

@@ -18,6 +18,7 @@ from apache_beam.utils.shared import Shared
 
 from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
 from matcher.reverse_dns import DnsAnswer
+from pipeline import local_workers
 from pipeline.dns import DnsSettings, count_trouble
 from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, dead_letter
 from pipeline.plain.resolvers import CachingResolver, LiveResolver, answer_to_json
@@ -38,6 +39,9 @@ class AuditLineBatchFn(beam.DoFn):
         self.verdicts = Metrics.counter(self.__class__, "verdicts")
         self.skipped = Metrics.counter(self.__class__, "skipped_non_crawlers")
         self.dead = Metrics.counter(self.__class__, "dead_letters")
+
+    def setup(self):
+        local_workers.leave_quickly_when_done()
 
     def process(self, batch, robots_by_host, dns_answers=None):
         if isinstance(batch, UnreadableRest):
@@ -85,6 +89,7 @@ class AuditWithDnsFn(AuditLineBatchFn):
         self.cut_off = Metrics.counter(self.__class__, "dns_unanswered_in_time")
 
     def setup(self):
+        super().setup()
         self._cache = None
         if isinstance(self._dns.resolver, LiveResolver):
             self._cache = self._shared.acquire(self._new_cache)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from matcher import crawl_delay, records
 from matcher.clientip import trusted_proxies
-from pipeline import graph, tables
+from pipeline import graph, local_workers, tables
 from pipeline.plain.auditing import DEAD_LETTER, VERDICT, LineAuditor, RobotsByHost, robots_by_host
 from pipeline.read_logs import LINES_PER_BATCH
 from pipeline.robots_table import read_robots_table
@@ -201,7 +201,7 @@ def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeyp
     logs = str(SAMPLES / "logs" / "*.log.gz") if source == "sample" else _generated_logs(tmp_path / "logs")
     expected = _straightforward(logs)
     if workers > 1:  # as a large input would: the files read and audited in worker processes
-        monkeypatch.setattr(graph, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(local_workers, "PARALLEL_FROM_BYTES", 0)
         monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
     assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
