@@ -101,6 +101,7 @@ class RangeIndex:
         self._merged: dict[tuple[Snapshot | None, ...], _PrefixTable] = {}
         # keyed by request days, which any log line picks (years 1 to 9999)
         self._by_day: BoundedCache[date, _PrefixTable] = BoundedCache(_DAYS_KEPT)
+        self._all_snapshots: _PrefixTable | None = None
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -122,6 +123,13 @@ class RangeIndex:
         if table is None:
             table = self._by_day[day] = self._merged_table(day)
         return table.find(address)
+
+    def ever_holds(self, address: Address) -> bool:
+        """Whether any snapshot of any source, whatever its day, holds `address`: when none
+        does, no request from it is in a crawler range, on any day."""
+        if self._all_snapshots is None:
+            self._all_snapshots = _merge(s.table for items in self._snapshots.values() for s in items)
+        return self._all_snapshots.find(address) is not None
 
     def _merged_table(self, day: date) -> _PrefixTable:
         # days with the same snapshots in force share one merged table

@@ -218,6 +218,15 @@ def test_no_crawler_range_no_undeclared(index, ip):
     assert undeclared(ip, at("2026-03-01"), index) is None
 
 
+@pytest.mark.parametrize(
+    "ip", ["192.0.2.7", "198.51.100.9", "2001:db8:2::1", "203.0.113.200", "198.18.0.1", "2001:db8:ffff::1", "0.0.0.0"]
+)
+def test_an_address_is_ever_held_exactly_when_some_day_finds_it_in_a_range(index, ip):
+    # The snapshot days and the days between them: on each, a different set of snapshots is in force.
+    days = [date(2025, 12, 31), JAN, date(2026, 3, 1), JUN, date(2026, 7, 1)]
+    assert index.ever_holds(parse_ip(ip)) == any(undeclared(ip, day, index) for day in days)
+
+
 # ------------------------------------------------------------------- parsing snapshots
 
 

@@ -20,7 +20,7 @@ from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
 from matcher.hosts import host_key
-from matcher.addresses import request_day
+from matcher.addresses import parse_ip, request_day
 from matcher.identity import undeclared
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
@@ -131,11 +131,13 @@ class LineAuditor:
     _parse: object = field(default=None, init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
     _claims: BoundedCache[str, bool] = field(init=False, repr=False)
+    _ever_in_ranges: BoundedCache[str, bool] = field(init=False, repr=False)
     _in_ranges: BoundedCache[tuple[str, date], bool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._histories = Lru(self.max_histories)
         self._claims = BoundedCache(MAX_REMEMBERED)
+        self._ever_in_ranges = BoundedCache(MAX_REMEMBERED)
         self._in_ranges = BoundedCache(MAX_REMEMBERED)
 
     def __getstate__(self) -> dict:
@@ -184,13 +186,21 @@ class LineAuditor:
 
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
         """What `audit` answers with None: a request that claims no crawler, from an address in
-        no crawler range on its day; both remembered per User-Agent and per (address, day)."""
+        no crawler range on its day; remembered per User-Agent, per address and per (address, day)."""
         claims = self._claims.get(skimmed.user_agent)
         if claims is None:
             claims = self._claims[skimmed.user_agent] = claim_of(skimmed.user_agent, self.registry) is not None
         if claims:
             return False
-        key = (self.proxies.client(skimmed.client_ip, skimmed.forwarded_for), request_day(skimmed.ts))
+        client = self.proxies.client(skimmed.client_ip, skimmed.forwarded_for)
+        # Most senders are in no crawler range of any day: one lookup per address settles them.
+        ever_in_ranges = self._ever_in_ranges.get(client)
+        if ever_in_ranges is None:
+            address = parse_ip(client)
+            ever_in_ranges = self._ever_in_ranges[client] = address is not None and self.ranges.ever_holds(address)
+        if not ever_in_ranges:
+            return True
+        key = (client, request_day(skimmed.ts))
         in_ranges = self._in_ranges.get(key)
         if in_ranges is None:
             in_ranges = self._in_ranges[key] = undeclared(key[0], key[1], self.ranges) is not None
