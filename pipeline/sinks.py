@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable
 from datetime import datetime
 
 import apache_beam as beam
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
@@ -42,7 +42,7 @@ def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> 
     else:
         (
             pcoll
-            | f"Encode{title}" >> beam.Map(json_line, records.shaper(columns, json_ready=True))
+            | f"Encode{title}" >> beam.Map(JsonRows(columns).line)
             | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
         )
 
@@ -64,7 +64,7 @@ def write_batched_table(batches, folder: str, columns, output_format: str, label
     else:
         (
             batches
-            | f"Encode{title}" >> beam.Map(json_lines, columns)
+            | f"Encode{title}" >> beam.Map(JsonRows(columns).lines)
             | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
         )
 
@@ -73,18 +73,39 @@ def arrow_table(rows: list[dict], columns: tuple[Column, ...], schema: pa.Schema
     return pa.Table.from_pylist(list(map(records.shaper(columns), rows)), schema=schema)
 
 
-# One encoder for every row: json.dumps with options builds a new one per call.
-_ENCODE_JSON = json.JSONEncoder(ensure_ascii=False).encode
+class JsonRows:
+    """Rows of one table as JSON Lines: compact UTF-8 JSON, keys in column order, timestamps in
+    RFC 3339 with a Z.
+
+    A row already in the table's shape (as the audit builds its verdicts) goes straight to
+    orjson, which writes a verdict in a tenth of the time of the standard encoder; any other row,
+    or one orjson refuses (an integer beyond 64 bits), is shaped first and written by the standard
+    encoder with the same separators."""
+
+    def __init__(self, columns: tuple[Column, ...]):
+        self._columns = columns
+        self._names = tuple(column.name for column in columns)
+        self._structs = tuple(
+            (column.name, tuple(field.name for field in column.fields)) for column in columns if column.type == "struct"
+        )
+
+    def line(self, row: dict) -> bytes:
+        if tuple(row) == self._names and all(
+            row[name] is None or tuple(row[name]) == fields for name, fields in self._structs
+        ):
+            try:
+                # A record's timestamps are UTC, which orjson writes as RFC 3339 with a Z.
+                return orjson.dumps(row, option=orjson.OPT_UTC_Z)
+            except TypeError:
+                pass
+        return _COMPACT_JSON(records.shaper(self._columns, json_ready=True)(row)).encode("utf-8")
+
+    def lines(self, rows: list[dict]) -> bytes:
+        """The rows as JSON Lines without the final newline (the text sink adds one)."""
+        return b"\n".join(map(self.line, rows))
 
 
-def json_line(row: dict, shape: Callable[[dict], dict]) -> str:
-    return _ENCODE_JSON(shape(row))
-
-
-def json_lines(rows: list[dict], columns: tuple[Column, ...]) -> str:
-    """The rows as JSON Lines without the final newline (the text sink adds one)."""
-    shape = records.shaper(columns, json_ready=True)
-    return "\n".join(json_line(row, shape) for row in rows)
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class WriteBundleFiles(beam.PTransform):
@@ -136,7 +157,7 @@ def _encode(rows: list[dict], columns: tuple[Column, ...], output_format: str) -
         buffer = io.BytesIO()
         pq.write_table(arrow_table(rows, columns, arrow_schema(columns)), buffer, compression="snappy")
         return buffer.getvalue()
-    return (json_lines(rows, columns) + "\n").encode("utf-8")
+    return JsonRows(columns).lines(rows) + b"\n"
 
 
 class WriteBigQueryTable(beam.PTransform):
