@@ -37,12 +37,12 @@ __all__ = [
     "Shared",
     "Step",
     "batch_rows",
-    "delay_micros",
     "from_micros",
     "key_of",
     "micros",
     "release",
     "request_of",
+    "shortest_gap_micros",
     "violation_record",
     "window_end",
     "window_records",
@@ -123,11 +123,14 @@ def request_of(verdict: Mapping) -> CrawlRequest:
 
 def violates(gap: timedelta | None, delay: float | None) -> bool:
     """A gap shorter than the Crawl-delay in effect; no gap or no delay is never a violation."""
-    return gap is not None and delay is not None and gap // _MICROSECOND < delay_micros(delay)
+    return gap is not None and gap // _MICROSECOND < shortest_gap_micros(delay)
 
 
-def delay_micros(delay: float) -> int | float:
-    """A Crawl-delay in microseconds, rounded as `timedelta` rounds it: a gap shorter is a violation."""
+def shortest_gap_micros(delay: float | None) -> int | float:
+    """The shortest gap in microseconds that keeps to a Crawl-delay (`timedelta` rounds the delay);
+    minus infinity without a delay, so that no gap is shorter."""
+    if delay is None:
+        return -math.inf
     # A delay longer than any two times can be apart has no timedelta; every gap is shorter.
     return math.inf if delay > LONGEST_SPAN_S else timedelta(seconds=delay) // _MICROSECOND
 
@@ -155,8 +158,11 @@ def release(previous: CrawlRequest | None, pending: Iterable[CrawlRequest], cut:
 
 def window_start(moment: datetime, size: timedelta) -> datetime:
     """Start of the epoch-aligned window of `size` holding `moment` (at the earliest 0001-01-01)."""
-    step = size // _MICROSECOND
-    return from_micros(micros(moment) // step * step)
+    return from_micros(_window_start_micros(micros(moment), size // _MICROSECOND))
+
+
+def _window_start_micros(moment: int, size: int) -> int:
+    return moment // size * size
 
 
 def window_end(start: datetime, size: timedelta) -> datetime:
@@ -201,24 +207,26 @@ def batch_rows(
 ) -> tuple[list[dict], list[dict]]:
     """The violation rows and window rows of all of a key's requests: what `violation_record` and
     `window_records` make of `release(None, requests, None)`, without an object per request."""
-    limits = [None if delay is None else delay_micros(delay) for delay, *_ in shared]
-    step = size // _MICROSECOND
+    shortest = [shortest_gap_micros(delay) for delay, *_ in shared]
+    size_micros = size // _MICROSECOND
     columns = _key_columns(key)
     violations: list[dict] = []
     windows: list[dict] = []
-    window = previous_ts = previous_source = last = count = late = smallest = None
+    start = previous_ts = previous_source = last = count = late = smallest = None
+    end = -math.inf
+    # In time order, a request past the current window's end opens the next window that has one.
     for ts, source, index in sorted(requests, key=_TS_AND_SOURCE):
-        if ts // step != window:
-            if window is not None:
-                windows.append(_window_row(columns, from_micros(window * step), size, count, late, smallest, shared[last]))
-            window, count, late, smallest = ts // step, 0, 0, None
+        if ts >= end:
+            if start is not None:
+                windows.append(_window_row(columns, from_micros(start), size, count, late, smallest, shared[last]))
+            start = _window_start_micros(ts, size_micros)
+            end, count, late, smallest = start + size_micros, 0, 0, None
         count += 1
         if previous_ts is not None:
             gap = ts - previous_ts
             if smallest is None or gap < smallest:
                 smallest = gap
-            limit = limits[index]
-            if limit is not None and gap < limit:
+            if gap < shortest[index]:
                 late += 1
                 violations.append(
                     _violation_row(
@@ -226,8 +234,8 @@ def batch_rows(
                     )
                 )
         previous_ts, previous_source, last = ts, source, index
-    if window is not None:
-        windows.append(_window_row(columns, from_micros(window * step), size, count, late, smallest, shared[last]))
+    if start is not None:
+        windows.append(_window_row(columns, from_micros(start), size, count, late, smallest, shared[last]))
     return violations, windows
 
 

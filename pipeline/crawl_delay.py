@@ -33,8 +33,9 @@ Bounded input. A batch watermark jumps from the start to the end of time in one 
 release per window would re-read a key's whole buffer once per window (measured: 50,000
 requests of 20 keys over 72 hourly windows, 100 s against 11 s for the same pipeline without the
 step), and nothing can be late. So a batch run groups each key's requests and releases them
-once, with the same `release`. Only packed `CrawlRequest`s are grouped, never the verdicts,
-because a local runner holds the whole grouped collection in memory.
+once, with `crawl_delay.batch_rows`, which gives the rows `release` would. Only packed requests
+are grouped, never the verdicts, because a local runner holds the whole grouped collection in
+memory.
 
 State per key after a release: the last request and the cut. Records leave with the timer's
 timestamp, where the watermark hold sits, so no downstream window sees them as late.
@@ -145,12 +146,16 @@ class CrawlRequestCoder(coders.Coder):
 
 # A batch run groups every crawler request before releasing any, and a local runner holds the
 # grouped values decoded in memory. So requests travel packed, up to `_PACK` of one key per value:
-# what they share (log file, delay, robots version) is written once, leaving about fifteen bytes
-# per request where a verdict would take kilobytes and a lone encoded request two hundred. A pack
-# is (shared, rows): shared holds (file, delay, delay line, robots version as primitives,
+# what they share (log file, delay, robots version) is written once, leaving fifteen to thirty
+# bytes per request where a verdict would take kilobytes and a lone encoded request two hundred.
+# A pack is (shared, rows): shared holds (file, delay, delay line, robots version as primitives,
 # honours), rows three values a request (ts in micros, line number or None, index in shared).
+# Neither end makes an object per request: packing reads the verdict's fields, and the release
+# (`crawl_delay.batch_rows`) works on the primitives.
 _PACK = 512
-_PENDING_LIMIT = 20_000  # requests waiting to be packed, across keys
+# Requests waiting to be packed, across keys: some 120 bytes each, twelve megabytes in all. Fewer
+# would mean more and smaller packs, and each value grouped has its cost in the runner.
+_PENDING_LIMIT = 100_000
 _PRIMITIVES = coders.FastPrimitivesCoder()
 
 
