@@ -197,7 +197,9 @@ def window_records(key: Key, steps: Sequence[Step], size: timedelta) -> list[dic
         window[3] = step.request
     columns = _key_columns(key)
     return [
-        _window_row(columns, start, size, requests, violations, None if gap is None else gap // _MICROSECOND, last.shared)
+        _window_row(
+            columns, start, size, requests, violations, None if gap is None else gap // _MICROSECOND, last.shared
+        )
         for start, (requests, violations, gap, last) in windows.items()
     ]
 
@@ -240,7 +242,13 @@ def batch_rows(
 
 
 def _violation_row(
-    columns: dict, previous_ts: datetime, previous_source: str, ts: datetime, source: str, gap_micros: int, shared: Shared
+    columns: dict,
+    previous_ts: datetime,
+    previous_source: str,
+    ts: datetime,
+    source: str,
+    gap_micros: int,
+    shared: Shared,
 ) -> dict:
     delay, delay_line, version, honours = shared
     return {

@@ -180,19 +180,13 @@ class _Pending:
         return len(self.rows) // 3
 
     def packed(self) -> bytes:
-        shared = tuple(
-            (file, delay, delay_line, None if version is None else (crawl_delay.micros(version[0]), *version[1:]), honours)
-            for file, delay, delay_line, version, honours in self.shared
-        )
-        return _PRIMITIVES.encode((shared, tuple(self.rows)))
-
-
-def pack_verdicts(verdicts: Iterable[dict]) -> bytes:
-    """The crawl-delay fields of verdicts of one key, packed."""
-    pending = _Pending()
-    for verdict in verdicts:
-        pending.add(verdict)
-    return pending.packed()
+        shared = []
+        for file, delay, delay_line, version, honours in self.shared:
+            if version is not None:
+                effective_from, status, sha256 = version
+                version = (crawl_delay.micros(effective_from), status, sha256)
+            shared.append((file, delay, delay_line, version, honours))
+        return _PRIMITIVES.encode((tuple(shared), tuple(self.rows)))
 
 
 def unpack_requests(packs: Iterable[bytes]) -> tuple[list[crawl_delay.BatchRequest], list[crawl_delay.Shared]]:
@@ -205,7 +199,9 @@ def unpack_requests(packs: Iterable[bytes]) -> tuple[list[crawl_delay.BatchReque
         for file, delay, delay_line, version, honours in pack_shared:
             if version is not None:
                 effective_from, status, sha256 = version
-                version = {"effective_from": crawl_delay.from_micros(effective_from), "status": status, "sha256": sha256}
+                version = {
+                    "effective_from": crawl_delay.from_micros(effective_from), "status": status, "sha256": sha256
+                }
             files.append(file)
             shared.append((delay, delay_line, version, honours))
         fields = iter(rows)

@@ -20,7 +20,7 @@ from matcher import crawl_delay, timerange
 from matcher.crawl_delay import CrawlRequest, Step
 import pipeline.crawl_delay
 from pipeline import graph, report
-from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder, PackRequestsFn, pack_verdicts, unpack_requests
+from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder, PackRequestsFn, unpack_requests
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
@@ -176,9 +176,12 @@ _SHARED = st.tuples(
 )
 
 
+_SOURCES = st.sampled_from(["a:9", "a:10", "b:2", "a.log:1", "a.log.1:1", "pubsub:x"])
+
+
 @settings(max_examples=300)
 @given(
-    st.lists(st.tuples(_MOMENTS, st.sampled_from(["a:9", "a:10", "b:2", "a.log:1", "a.log.1:1", "pubsub:x"]), st.integers(0, 3)), max_size=40),
+    st.lists(st.tuples(_MOMENTS, _SOURCES, st.integers(0, 3)), max_size=40),
     st.lists(_SHARED, min_size=4, max_size=4),
     st.one_of(
         st.integers(1, 10**8).map(lambda size: timedelta(microseconds=size)),
@@ -191,7 +194,8 @@ def test_the_batch_rows_are_the_rows_of_a_release(requests, shared, size):
     objects = [CrawlRequest(crawl_delay.from_micros(ts), source, *shared[index]) for ts, source, index in requests]
     steps = crawl_delay.release(None, objects, None).steps
     violations = [crawl_delay.violation_record(key, step) for step in steps if step.violation]
-    assert crawl_delay.batch_rows(key, requests, shared, size) == (violations, crawl_delay.window_records(key, steps, size))
+    windows = crawl_delay.window_records(key, steps, size)
+    assert crawl_delay.batch_rows(key, requests, shared, size) == (violations, windows)
 
 
 def test_micros_round_trip_exactly():
@@ -210,6 +214,15 @@ def test_the_request_coder_round_trips_what_the_rows_need():
         assert len(encoded) < len(pickle.dumps(original)) / 2
 
 
+def pack(verdicts: list[dict]) -> bytes:
+    """The one pack `PackRequestsFn` makes of fewer verdicts of one key than fill a pack."""
+    fn = PackRequestsFn()
+    fn.start_bundle()
+    assert not list(fn.process(verdicts))
+    ((_, packed),) = [wv.value for wv in fn.finish_bundle()]
+    return packed
+
+
 def as_requests(unpacked: tuple[list, list]) -> list[CrawlRequest]:
     requests, shared = unpacked
     return [CrawlRequest(crawl_delay.from_micros(ts), source, *shared[index]) for ts, source, index in requests]
@@ -219,8 +232,9 @@ def test_packed_verdicts_round_trip_in_order_and_take_little_room():
     odd_sources = ["pubsub:msg-1", "x.log:007", "no line", ":5", "y.log:٣", "a.log:0", "b.log:", "c.log:12:3"]
     verdicts = [verdict(KEYS[0], n, 10.0 if n % 3 else None, f"/var/log/access.log:{n}") for n in range(300)]
     verdicts += [verdict(KEYS[0], n, 5.0, source) for n, source in enumerate(odd_sources)]
-    verdicts.append({**verdict(KEYS[0], 0.000007, None, "a.log:1"), "robots_version": None, "honours_crawl_delay": None})
-    packed = pack_verdicts(verdicts)
+    unversioned = {**verdict(KEYS[0], 0.000007, None, "a.log:1"), "robots_version": None, "honours_crawl_delay": None}
+    verdicts.append(unversioned)
+    packed = pack(verdicts)
     assert as_requests(unpack_requests([packed])) == [crawl_delay.request_of(v) for v in verdicts]
     assert len(packed) < 20 * len(verdicts)
 
@@ -228,7 +242,7 @@ def test_packed_verdicts_round_trip_in_order_and_take_little_room():
 def test_requests_of_several_packs_keep_their_own_shared_fields():
     first = [verdict(KEYS[0], n, 10.0, f"a.log:{n}") for n in range(3)]
     second = [{**verdict(KEYS[0], n, 5.0, f"b.log:{n}"), "robots_version": None} for n in range(2)]
-    unpacked = unpack_requests([pack_verdicts(first), pack_verdicts(second)])
+    unpacked = unpack_requests([pack(first), pack(second)])
     assert as_requests(unpacked) == [crawl_delay.request_of(v) for v in first + second]
 
 
