@@ -12,28 +12,37 @@ request's gap belongs to the window of the request, even when its predecessor li
 earlier window.
 
 Nothing here knows about Beam: `release` is the one step the streaming transform repeats as
-the watermark advances (`pipeline/crawl_delay.py`), and a batch run calls it once per key.
+the watermark advances (`pipeline/crawl_delay.py`). A batch run has each key's requests all at once
+and many of them, so `batch_rows` takes them as primitives and writes the same rows in one pass,
+making objects only for the rows; tests/test_crawl_delay.py holds it to `release`,
+`violation_record` and `window_records`.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import itemgetter
 
 # EPOCH, micros and from_micros stay importable from here: the streaming release and its tests use them.
 from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifted
 
 __all__ = [
     "EPOCH",
+    "BatchRequest",
     "CrawlRequest",
     "Key",
     "Release",
+    "Shared",
     "Step",
+    "batch_rows",
     "from_micros",
     "key_of",
     "micros",
     "release",
     "request_of",
+    "shortest_gap_micros",
     "violation_record",
     "window_end",
     "window_records",
@@ -41,10 +50,20 @@ __all__ = [
 ]
 
 _MICROSECOND = timedelta(microseconds=1)
+# A gap in micros over this is exactly `timedelta.total_seconds()`: both divide integers.
+_MICROS_PER_SECOND = 1_000_000
 
 
 # (host, crawler, operator, identity): a plain tuple, so Beam can key state by it.
 Key = tuple[str | None, str | None, str | None, str]
+
+# What a request has besides its time and source, and many requests share: (crawl_delay,
+# crawl_delay_line, robots_version, honours_crawl_delay), the fields of `CrawlRequest`.
+Shared = tuple[float | None, int | None, Mapping | None, bool | None]
+
+# A request as a batch release takes it: (ts in microseconds since the epoch, source, index of
+# its `Shared` in a list of them).
+BatchRequest = tuple[int, str, int]
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,10 @@ class CrawlRequest:
     crawl_delay_line: int | None
     robots_version: Mapping | None
     honours_crawl_delay: bool | None
+
+    @property
+    def shared(self) -> Shared:
+        return self.crawl_delay, self.crawl_delay_line, self.robots_version, self.honours_crawl_delay
 
 
 @dataclass(frozen=True)
@@ -100,16 +123,25 @@ def request_of(verdict: Mapping) -> CrawlRequest:
 
 def violates(gap: timedelta | None, delay: float | None) -> bool:
     """A gap shorter than the Crawl-delay in effect; no gap or no delay is never a violation."""
-    if gap is None or delay is None:
-        return False
+    return gap is not None and gap // _MICROSECOND < shortest_gap_micros(delay)
+
+
+def shortest_gap_micros(delay: float | None) -> int | float:
+    """The shortest gap in microseconds that keeps to a Crawl-delay (`timedelta` rounds the delay);
+    minus infinity without a delay, so that no gap is shorter."""
+    if delay is None:
+        return -math.inf
     # A delay longer than any two times can be apart has no timedelta; every gap is shorter.
-    return delay > LONGEST_SPAN_S or gap < timedelta(seconds=delay)
+    return math.inf if delay > LONGEST_SPAN_S else timedelta(seconds=delay) // _MICROSECOND
 
 
 def in_order(requests: Iterable[CrawlRequest]) -> list[CrawlRequest]:
     # Requests logged in the same second tie on ts; the source breaks the tie so every run
     # pairs them the same way (their gap is zero either way).
     return sorted(requests, key=lambda request: (request.ts, request.source))
+
+
+_TS_AND_SOURCE = itemgetter(0, 1)  # `in_order` for a `BatchRequest`
 
 
 def release(previous: CrawlRequest | None, pending: Iterable[CrawlRequest], cut: datetime | None) -> Release:
@@ -126,8 +158,11 @@ def release(previous: CrawlRequest | None, pending: Iterable[CrawlRequest], cut:
 
 def window_start(moment: datetime, size: timedelta) -> datetime:
     """Start of the epoch-aligned window of `size` holding `moment` (at the earliest 0001-01-01)."""
-    step = size // _MICROSECOND
-    return from_micros(micros(moment) // step * step)
+    return from_micros(_window_start_micros(micros(moment), size // _MICROSECOND))
+
+
+def _window_start_micros(moment: int, size: int) -> int:
+    return moment // size * size
 
 
 def window_end(start: datetime, size: timedelta) -> datetime:
@@ -139,18 +174,10 @@ def violation_record(key: Key, step: Step) -> dict:
     """A row of `records.CRAWL_DELAY_VIOLATIONS`."""
     request, previous = step.request, step.previous
     assert previous is not None  # only a request with a predecessor can violate
-    return {
-        **_key_columns(key),
-        "honours_crawl_delay": request.honours_crawl_delay,
-        "prev_ts": previous.ts,
-        "ts": request.ts,
-        "gap_s": step.gap.total_seconds(),
-        "crawl_delay_s": request.crawl_delay,
-        "crawl_delay_line": request.crawl_delay_line,
-        "robots_version": request.robots_version,
-        "source": request.source,
-        "prev_source": previous.source,
-    }
+    return _violation_row(
+        _key_columns(key), previous.ts, previous.source, request.ts, request.source, step.gap // _MICROSECOND,
+        request.shared,
+    )
 
 
 def window_records(key: Key, steps: Sequence[Step], size: timedelta) -> list[dict]:
@@ -159,27 +186,101 @@ def window_records(key: Key, steps: Sequence[Step], size: timedelta) -> list[dic
     `steps` must be in event-time order and every window they touch complete: a row is final.
     The delay reported is the one in effect for the window's last request.
     """
-    rows: dict[datetime, dict] = {}
+    # window start -> [requests, violations, smallest gap, last request]
+    windows: dict[datetime, list] = {}
     for step in steps:
-        start = window_start(step.request.ts, size)
-        row = rows.get(start)
-        if row is None:
-            row = rows[start] = {
-                **_key_columns(key),
-                "window_start": start,
-                "window_end": window_end(start, size),
-                "requests": 0,
-                "violations": 0,
-                "min_gap_s": None,
-            }
-        row["requests"] += 1
-        row["violations"] += int(step.violation)
-        if step.gap is not None and (row["min_gap_s"] is None or step.gap.total_seconds() < row["min_gap_s"]):
-            row["min_gap_s"] = step.gap.total_seconds()
-        row["crawl_delay_s"] = step.request.crawl_delay
-        row["crawl_delay_line"] = step.request.crawl_delay_line
-        row["honours_crawl_delay"] = step.request.honours_crawl_delay
-    return list(rows.values())
+        window = windows.setdefault(window_start(step.request.ts, size), [0, 0, None, None])
+        window[0] += 1
+        window[1] += step.violation
+        if step.gap is not None and (window[2] is None or step.gap < window[2]):
+            window[2] = step.gap
+        window[3] = step.request
+    columns = _key_columns(key)
+    return [
+        _window_row(
+            columns, start, size, requests, violations, None if gap is None else gap // _MICROSECOND, last.shared
+        )
+        for start, (requests, violations, gap, last) in windows.items()
+    ]
+
+
+def batch_rows(
+    key: Key, requests: Iterable[BatchRequest], shared: Sequence[Shared], size: timedelta
+) -> tuple[list[dict], list[dict]]:
+    """The violation rows and window rows of all of a key's requests: what `violation_record` and
+    `window_records` make of `release(None, requests, None)`, without an object per request."""
+    shortest = [shortest_gap_micros(delay) for delay, *_ in shared]
+    size_micros = size // _MICROSECOND
+    columns = _key_columns(key)
+    violations: list[dict] = []
+    windows: list[dict] = []
+    start = previous_ts = previous_source = last = count = late = smallest = None
+    end = -math.inf
+    # In time order, a request past the current window's end opens the next window that has one.
+    for ts, source, index in sorted(requests, key=_TS_AND_SOURCE):
+        if ts >= end:
+            if start is not None:
+                windows.append(_window_row(columns, from_micros(start), size, count, late, smallest, shared[last]))
+            start = _window_start_micros(ts, size_micros)
+            end, count, late, smallest = start + size_micros, 0, 0, None
+        count += 1
+        if previous_ts is not None:
+            gap = ts - previous_ts
+            if smallest is None or gap < smallest:
+                smallest = gap
+            if gap < shortest[index]:
+                late += 1
+                violations.append(
+                    _violation_row(
+                        columns, from_micros(previous_ts), previous_source, from_micros(ts), source, gap, shared[index]
+                    )
+                )
+        previous_ts, previous_source, last = ts, source, index
+    if start is not None:
+        windows.append(_window_row(columns, from_micros(start), size, count, late, smallest, shared[last]))
+    return violations, windows
+
+
+def _violation_row(
+    columns: dict,
+    previous_ts: datetime,
+    previous_source: str,
+    ts: datetime,
+    source: str,
+    gap_micros: int,
+    shared: Shared,
+) -> dict:
+    delay, delay_line, version, honours = shared
+    return {
+        **columns,
+        "honours_crawl_delay": honours,
+        "prev_ts": previous_ts,
+        "ts": ts,
+        "gap_s": gap_micros / _MICROS_PER_SECOND,
+        "crawl_delay_s": delay,
+        "crawl_delay_line": delay_line,
+        "robots_version": version,
+        "source": source,
+        "prev_source": previous_source,
+    }
+
+
+def _window_row(
+    columns: dict, start: datetime, size: timedelta, requests: int, violations: int, smallest_gap_micros: int | None,
+    last: Shared,
+) -> dict:
+    delay, delay_line, _, honours = last
+    return {
+        **columns,
+        "window_start": start,
+        "window_end": window_end(start, size),
+        "requests": requests,
+        "violations": violations,
+        "min_gap_s": None if smallest_gap_micros is None else smallest_gap_micros / _MICROS_PER_SECOND,
+        "crawl_delay_s": delay,
+        "crawl_delay_line": delay_line,
+        "honours_crawl_delay": honours,
+    }
 
 
 def _key_columns(key: Key) -> dict:

@@ -16,11 +16,11 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from matcher import crawl_delay
+from matcher import crawl_delay, timerange
 from matcher.crawl_delay import CrawlRequest, Step
 import pipeline.crawl_delay
 from pipeline import graph, report
-from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder, PackRequestsFn, pack_requests, unpack_requests
+from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder, PackRequestsFn, unpack_requests
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
@@ -158,6 +158,46 @@ def test_a_window_row_counts_the_gap_from_the_previous_window_and_reports_the_la
     assert (row["crawl_delay_s"], row["honours_crawl_delay"]) == (5.0, True)
 
 
+# Times from a few seconds (ties, windows of microseconds) to the whole span of datetimes.
+_MOMENTS = st.one_of(
+    st.integers(0, 40).map(lambda second: crawl_delay.micros(T0) + second * 1_000_000),
+    st.integers(0, 3_000_000).map(lambda offset: crawl_delay.micros(T0) + offset),
+    st.integers(timerange.EARLIEST_MICROS, timerange.LATEST_MICROS),
+)
+_SHARED = st.tuples(
+    st.one_of(
+        st.none(),
+        st.sampled_from([0.0, 0.5, 1.0, 2.5e-6, 1e-7, 10.0, timerange.LONGEST_SPAN_S, 1e300]),
+        st.floats(0, 1e12),
+    ),
+    st.one_of(st.none(), st.integers(1, 99)),
+    st.one_of(st.none(), st.just(VERSION)),
+    st.one_of(st.none(), st.booleans()),
+)
+
+
+_SOURCES = st.sampled_from(["a:9", "a:10", "b:2", "a.log:1", "a.log.1:1", "pubsub:x"])
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.tuples(_MOMENTS, _SOURCES, st.integers(0, 3)), max_size=40),
+    st.lists(_SHARED, min_size=4, max_size=4),
+    st.one_of(
+        st.integers(1, 10**8).map(lambda size: timedelta(microseconds=size)),
+        st.sampled_from([timedelta(hours=1), timedelta(days=10**6), timedelta.max]),
+    ),
+)
+def test_the_batch_rows_are_the_rows_of_a_release(requests, shared, size):
+    """`batch_rows` from primitives against the release one request object at a time."""
+    key = KEYS[0]
+    objects = [CrawlRequest(crawl_delay.from_micros(ts), source, *shared[index]) for ts, source, index in requests]
+    steps = crawl_delay.release(None, objects, None).steps
+    violations = [crawl_delay.violation_record(key, step) for step in steps if step.violation]
+    windows = crawl_delay.window_records(key, steps, size)
+    assert crawl_delay.batch_rows(key, requests, shared, size) == (violations, windows)
+
+
 def test_micros_round_trip_exactly():
     moment = datetime(2026, 11, 2, 10, 0, 0, 123456, tzinfo=timezone.utc)
     assert crawl_delay.from_micros(crawl_delay.micros(moment)) == moment
@@ -174,13 +214,36 @@ def test_the_request_coder_round_trips_what_the_rows_need():
         assert len(encoded) < len(pickle.dumps(original)) / 2
 
 
-def test_packed_requests_round_trip_in_order_and_take_little_room():
-    odd_sources = ["pubsub:msg-1", "x.log:007", "no line", ":5", "y.log:٣", "a.log:0"]
-    requests = [request(n, 10.0 if n % 3 else None, f"/var/log/access.log:{n}") for n in range(300)]
-    requests += [request(n, 5.0, source) for n, source in enumerate(odd_sources)] + [UNVERSIONED]
-    packed = pack_requests(requests)
-    assert unpack_requests(packed) == requests
-    assert len(packed) < 20 * len(requests)
+def pack(verdicts: list[dict]) -> bytes:
+    """The one pack `PackRequestsFn` makes of fewer verdicts of one key than fill a pack."""
+    fn = PackRequestsFn()
+    fn.start_bundle()
+    assert not list(fn.process(verdicts))
+    ((_, packed),) = [wv.value for wv in fn.finish_bundle()]
+    return packed
+
+
+def as_requests(unpacked: tuple[list, list]) -> list[CrawlRequest]:
+    requests, shared = unpacked
+    return [CrawlRequest(crawl_delay.from_micros(ts), source, *shared[index]) for ts, source, index in requests]
+
+
+def test_packed_verdicts_round_trip_in_order_and_take_little_room():
+    odd_sources = ["pubsub:msg-1", "x.log:007", "no line", ":5", "y.log:٣", "a.log:0", "b.log:", "c.log:12:3"]
+    verdicts = [verdict(KEYS[0], n, 10.0 if n % 3 else None, f"/var/log/access.log:{n}") for n in range(300)]
+    verdicts += [verdict(KEYS[0], n, 5.0, source) for n, source in enumerate(odd_sources)]
+    unversioned = {**verdict(KEYS[0], 0.000007, None, "a.log:1"), "robots_version": None, "honours_crawl_delay": None}
+    verdicts.append(unversioned)
+    packed = pack(verdicts)
+    assert as_requests(unpack_requests([packed])) == [crawl_delay.request_of(v) for v in verdicts]
+    assert len(packed) < 20 * len(verdicts)
+
+
+def test_requests_of_several_packs_keep_their_own_shared_fields():
+    first = [verdict(KEYS[0], n, 10.0, f"a.log:{n}") for n in range(3)]
+    second = [{**verdict(KEYS[0], n, 5.0, f"b.log:{n}"), "robots_version": None} for n in range(2)]
+    unpacked = unpack_requests([pack(first), pack(second)])
+    assert as_requests(unpacked) == [crawl_delay.request_of(v) for v in first + second]
 
 
 @pytest.mark.parametrize("pending_limit", [20_000, 50])  # packs fill, or the waiting requests overflow
@@ -193,7 +256,7 @@ def test_packing_keeps_every_request_of_every_key(monkeypatch, pending_limit):
     packed = [out for batch in batches for out in fn.process(batch)] + [wv.value for wv in fn.finish_bundle()]
     unpacked = defaultdict(list)
     for key, value in packed:
-        unpacked[key] += unpack_requests(value)
+        unpacked[key] += as_requests(unpack_requests([value]))
     assert {key: sorted(requests, key=lambda r: r.ts) for key, requests in unpacked.items()} == {
         key: [crawl_delay.request_of(v) for v in verdicts if crawl_delay.key_of(v) == key] for key in KEYS[:3]
     }
