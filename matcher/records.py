@@ -39,6 +39,7 @@ __all__ = [
     "WHATIF_FLIPS_TABLE",
     "DNS_ANSWERS_TABLE",
     "COUNTS_TABLE",
+    "REPORT_COUNTS_TABLE",
     "TABLES",
     "json_schema",
     "robots_version_record",
@@ -224,6 +225,9 @@ WHATIF_FLIPS_TABLE = "whatif_flips"
 DNS_ANSWERS_TABLE = "dns_answers"
 # Not a record table: one JSON object, the lines read and where each went.
 COUNTS_TABLE = "counts"
+# Not a record table either: one JSON object, what the HTML report counts of the verdicts
+# (`matcher.report_counts`).
+REPORT_COUNTS_TABLE = "report_counts"
 
 TABLES = {
     VERDICTS_TABLE: VERDICTS,

@@ -29,6 +29,7 @@ from matcher.records import (
     DEAD_LETTERS_TABLE,
     DNS_ANSWERS_TABLE,
     INDEXING_FINDINGS_TABLE,
+    REPORT_COUNTS_TABLE,
     ROBOTS_VERSIONS_TABLE,
     SUMMARY_TABLE,
     VERDICTS_TABLE,
@@ -51,10 +52,10 @@ from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings
 from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_batched_table, write_table
-from pipeline.summaries import CountOutcomes, Summarize
+from pipeline.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
-# the between-captures changes and the robots versions).
+# the between-captures changes, the robots versions and the report's counts).
 RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
@@ -89,6 +90,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
     verdict_batches = outputs[VERDICT_BATCHES]
     outputs[SUMMARY_TABLE] = verdict_batches | "Summarize" >> Summarize()
     outputs[COUNTS_TABLE] = outputs | "CountOutcomes" >> CountOutcomes()
+    outputs[REPORT_COUNTS_TABLE] = verdict_batches | "CountForReport" >> CountForReport()
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     # The report's robots.txt section draws the history the verdicts were judged by.
@@ -163,7 +165,7 @@ def _page_directives(location: str | None) -> PageDirectivesTable | None:
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
-    summary, counts, indexing findings and between-captures changes as JSON."""
+    summary, counts, the report's counts, indexing findings and between-captures changes as JSON."""
     write_batched_table(
         outputs[VERDICT_BATCHES], FileSystems.join(out, VERDICTS_TABLE), records.VERDICTS, output_format, VERDICTS_TABLE
     )
@@ -180,6 +182,13 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
         outputs[COUNTS_TABLE]
         | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)
         | "WriteCounts" >> beam.io.WriteToText(FileSystems.join(out, COUNTS_TABLE), ".json", shard_name_template="")
+    )
+    (
+        outputs[REPORT_COUNTS_TABLE]
+        | "EncodeReportCounts" >> beam.Map(lambda counts: json.dumps(counts.to_json(), sort_keys=True))
+        | "WriteReportCounts" >> beam.io.WriteToText(
+            FileSystems.join(out, REPORT_COUNTS_TABLE), ".json", shard_name_template=""
+        )
     )
 
 
@@ -256,4 +265,6 @@ def run(argv: list[str]) -> int:
 
 def _table_formats(output_format: str) -> dict[str, str]:
     formats = {table: output_format for table in RECORD_TABLES}
-    return {**formats, SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl", COUNTS_TABLE: "json"}
+    return {
+        **formats, SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl", COUNTS_TABLE: "json", REPORT_COUNTS_TABLE: "json",
+    }

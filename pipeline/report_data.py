@@ -1,38 +1,30 @@
-"""What the HTML report shows, aggregated from a finished run's tables in one pass over the
-verdicts. Only counts, top-N lists and per-bucket totals are kept, so the report stays small
-however many requests the run had."""
+"""What the HTML report shows, gathered from a finished run's small tables and the counts of its
+verdicts the run wrote (`report_counts.json`), never the verdicts themselves. Only counts, top-N
+lists and per-bucket totals are kept, so the report stays small however many requests the run had."""
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-
-import pyarrow as pa
-import pyarrow.compute as pc
+from pathlib import Path
 
 from matcher import records
+from matcher.report_counts import ReportCounts
 from matcher.timerange import from_micros, micros
 from pipeline import report, tables, whatif
+from pipeline.run_folder import read_manifest
 
 TOP_PATHS = 10
 TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
 MAX_BUCKETS = 240
 _BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
-_VERDICT_COLUMNS = {
-    "ts", "host", "client_ip", "user_agent", "path", "crawler", "operator", "identity",
-    "robots_version", "rule_kind", "rule_pattern", "rule_line", "decision", "reason",
-}
-# What tells one disallowed path of a crawler from another: the fields of `Disallowed`, in order.
-_DISALLOWED_KEYS = [
-    "host", "path", "decision", "reason", "rule_kind", "rule_pattern", "rule_line", "version_from", "version_status",
-]
 
 
 @dataclass(frozen=True)
 class Disallowed:
-    """One disallowed path of one crawler and what decided it."""
+    """One disallowed path of one crawler and what decided it (`report_counts.DISALLOWED_FIELDS`, in order)."""
 
     host: str | None
     path: str
@@ -106,38 +98,33 @@ def gather(out: str) -> ReportData:
     )
     for row in data.robots_versions:
         row["effective_from"] = tables.moment(row["effective_from"])
-    columns = [c for c in records.VERDICTS if c.name in _VERDICT_COLUMNS]
-    for table in tables.slices(out, records.VERDICTS_TABLE, columns):
-        _add(data, table)
+    counts = _report_counts(out)
+    data.requests_by_host.update(counts.hosts)
+    for (crawler, hour), n in counts.timeline.items():
+        data.timeline[crawler][hour] += n
+    for (crawler, *fields), n in counts.disallowed.items():
+        data.disallowed[crawler][Disallowed(*fields)] += n
+    for (crawler, ip), n in counts.spoofed_addresses.items():
+        data.spoofing[crawler].requests += n
+        data.spoofing[crawler].addresses[ip] += n
+    for (crawler, user_agent), n in counts.spoofed_user_agents.items():
+        data.spoofing[crawler].user_agents[user_agent] += n
     return data
 
 
-def _counts(table: pa.Table, keys: list[str]) -> Iterator[tuple]:
-    """(key values..., rows) per distinct combination of `keys`."""
-    grouped = table.group_by(keys).aggregate([(keys[0], "count", pc.CountOptions(mode="all"))])
-    return zip(*(column.to_pylist() for column in grouped.columns))
+def _report_counts(out: str) -> ReportCounts:
+    """The counts the run wrote; a run folder from before they were written is counted from its
+    verdicts, one at a time (slower)."""
+    listed = read_manifest(out)["tables"].get(records.REPORT_COUNTS_TABLE)
+    if listed is None:
+        return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
+    (name,) = listed["files"]
+    return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
 
 
-def _add(data: ReportData, table: pa.Table) -> None:
-    """One slice of verdicts, counted by Arrow: Python sees one row per distinct key, not per request."""
-    # A crawler is named by its claim, else by the operator of its range (undeclared traffic).
-    label = pc.coalesce(table["crawler"], table["operator"], pa.scalar("(none)"))
-    version = table["robots_version"]
-    table = table.append_column("label", label).append_column(
-        "hour", pc.floor_temporal(table["ts"], unit="hour")
-    ).append_column(
-        "version_from", pc.struct_field(version, "effective_from")
-    ).append_column("version_status", pc.struct_field(version, "status"))
-    for host, n in _counts(table, ["host"]):
-        data.requests_by_host[host] += n
-    for crawler, hour, n in _counts(table, ["label", "hour"]):
-        data.timeline[crawler][hour] += n
-    disallowed = table.filter(pc.starts_with(table["decision"], "disallowed"))
-    for crawler, *fields, n in _counts(disallowed, ["label", *_DISALLOWED_KEYS]):
-        data.disallowed[crawler][Disallowed(*fields)] += n
-    spoofed = table.filter(pc.equal(table["identity"], "spoofed"))
-    for crawler, ip, n in _counts(spoofed, ["label", "client_ip"]):
-        data.spoofing[crawler].requests += n
-        data.spoofing[crawler].addresses[ip] += n
-    for crawler, user_agent, n in _counts(spoofed, ["label", "user_agent"]):
-        data.spoofing[crawler].user_agents[user_agent] += n
+def _as_written(row: dict) -> dict:
+    """A verdict read back with its timestamps as the audit made them."""
+    version = row["robots_version"]
+    if version is not None:
+        version = {**version, "effective_from": tables.moment(version["effective_from"])}
+    return {**row, "ts": tables.moment(row["ts"]), "robots_version": version}

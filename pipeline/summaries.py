@@ -1,5 +1,5 @@
-"""What a batch run adds up across verdicts: the summary per crawler and identity, and the counts
-of where every line went.
+"""What a batch run adds up across verdicts: the summary per crawler and identity, what the HTML
+report counts, and the counts of where every line went.
 
 Every input line ends in exactly one of three places, which the counts check: a verdict, the
 skipped non-crawler count, or the dead-letter table.
@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Iterator
 import apache_beam as beam
 
 from matcher.records import DEAD_LETTERS_TABLE
+from matcher.report_counts import ReportCounts
 from pipeline.line_audit import TALLY
 
 
@@ -64,6 +65,37 @@ def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
         "between_captures": counts["disallowed-between-captures"],
         "unknown": counts["unknown"],
     }
+
+
+class CombineReportCounts(beam.CombineFn):
+    """The report's counts of the run, from the counts of each batch."""
+
+    def create_accumulator(self):
+        return ReportCounts()
+
+    def add_input(self, counts, batch_counts):
+        return counts.merge(batch_counts)
+
+    def merge_accumulators(self, accumulators):
+        total = ReportCounts()
+        for counts in accumulators:
+            total.merge(counts)
+        return total
+
+    def extract_output(self, counts):
+        return counts
+
+
+class CountForReport(beam.PTransform):
+    """Verdict batches -> one `ReportCounts`: what the HTML report draws, so that it need not
+    read the verdicts back."""
+
+    def expand(self, verdict_batches):
+        return (
+            verdict_batches
+            | "CountPerBatch" >> beam.Map(ReportCounts.of)
+            | "CombineReportCounts" >> beam.CombineGlobally(CombineReportCounts())
+        )
 
 
 def count_in_batch(keys_of: Callable[[dict], Iterable]) -> Callable[[list[dict]], Iterator[tuple]]:

@@ -54,10 +54,11 @@ def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
     assert _files(out) == listed | {MANIFEST, "report.html"}
     assert set(manifest["tables"]) == {
         "verdicts", "dead_letters", "crawl_delay_violations", "crawl_delay_windows", "summary",
-        "indexing_findings", "between_captures", "robots_versions", "counts",
+        "indexing_findings", "between_captures", "robots_versions", "counts", "report_counts",
     }
     assert manifest["tables"]["verdicts"]["format"] == "jsonl"
     assert manifest["tables"]["counts"] == {"format": "json", "files": ["counts.json"]}
+    assert manifest["tables"]["report_counts"] == {"format": "json", "files": ["report_counts.json"]}
     assert manifest["counts"] == json.loads((out / "counts.json").read_text())
     assert manifest["counts"] == {"lines": 5, "verdicts": 4, "skipped": 0, "dead_letters": 1}
     assert manifest["inputs"]["log_files"] == [{"path": str(site / "access.log"), "bytes": (site / "access.log").stat().st_size}]
