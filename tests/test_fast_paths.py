@@ -14,6 +14,7 @@ import json
 import pickle
 import random
 from collections import Counter, defaultdict
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,41 @@ def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeyp
     assert expected[records.VIOLATIONS_TABLE] and expected[records.WINDOWS_TABLE]
     for table, rows in expected.items():
         assert written[table] == rows, table
+
+
+def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
+    """What the report counts, from the verdict rows the run wrote, one row at a time."""
+    counts = {name: Counter() for name in ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents")}
+    for row in tables.rows(str(out), records.VERDICTS_TABLE):
+        crawler = row["crawler"] if row["crawler"] is not None else row["operator"] if row["operator"] is not None else "(none)"
+        hour = datetime.fromisoformat(row["ts"]).astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
+        counts["hosts"][(row["host"],)] += 1
+        counts["timeline"][crawler, hour.replace(tzinfo=None).isoformat() + "Z"] += 1
+        if row["decision"].startswith("disallowed"):
+            version = row["robots_version"] or {"effective_from": None, "status": None}
+            counts["disallowed"][
+                crawler, row["host"], row["path"], row["decision"], row["reason"], row["rule_kind"],
+                row["rule_pattern"], row["rule_line"], version["effective_from"], version["status"],
+            ] += 1
+        if row["identity"] == "spoofed":
+            counts["spoofed_addresses"][crawler, row["client_ip"]] += 1
+            counts["spoofed_user_agents"][crawler, row["user_agent"]] += 1
+    return counts
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path, monkeypatch, capsys, workers):
+    logs = _generated_logs(tmp_path / "logs")
+    if workers > 1:  # partial counts made in two processes, added up in one
+        monkeypatch.setattr(graph, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
+    assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+    expected = _report_counts_one_by_one(tmp_path / "out")
+    document = json.loads((tmp_path / "out" / "report_counts.json").read_text("utf-8"))
+    written = {name: Counter({tuple(key): n for *key, n in rows}) for name, rows in document.items()}
+    assert written == expected
+    # The generated log holds what each count is about.
+    labels, hours = map(set, zip(*expected["timeline"]))
+    assert {"Googlebot", "bingbot", "Google", "Microsoft"} <= labels  # claimed, and undeclared named by operator
+    assert "2026-11-03T00:00:00Z" in hours  # 02/Nov/2026:23:59:59 -0100, past midnight in UTC
+    assert len(expected["disallowed"]) > 10 and len(expected["spoofed_addresses"]) > 10
