@@ -22,8 +22,8 @@ each in its own process:
   same `LineAuditor.audit_lines` with the same robots mapping (built with
   `pipeline.plain.auditing.host_versions`), and writes every table a batch run writes, with the same
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
-  (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json, the robots
-  versions and report.html at the end.
+  (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json,
+  report_counts.json, the robots versions and report.html at the end.
 - `pipeline`: the `crawl-audit` script of this interpreter's environment run as README's local run
   runs it (`--runner=FnApiRunner`; `--runner direct` or `multi_processing` for the DirectRunner's
   modes), with `--log-format vhost_combined`.
@@ -65,6 +65,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from matcher import crawl_delay, records
+from matcher.report_counts import ReportCounts
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
     DEAD_LETTERS_TABLE,
@@ -178,8 +179,8 @@ class TableWriter:
 
 class LoopOutputs:
     """Where the loop's records go: verdicts and dead letters as they come; the summary, counts,
-    indexing findings, between-captures changes and crawl-delay tables when the input is done, as a
-    batch run does."""
+    the report's counts, indexing findings, between-captures changes and crawl-delay tables when the
+    input is done, as a batch run does."""
 
     _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped"}
 
@@ -191,6 +192,7 @@ class LoopOutputs:
         self._findings: Counter = Counter()
         self._straddled: Counter = Counter()
         self._delays: dict[tuple, list] = {}
+        self._report = ReportCounts()
 
     def take(self, kind: str, record: dict | None) -> None:
         self.counts[self._TALLIES[kind]] += 1
@@ -203,6 +205,7 @@ class LoopOutputs:
             self._findings.update(request_findings(record))
             self._straddled.update(change_straddled(record))
             self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))
+            self._report.add((record,))
 
     def __enter__(self) -> "LoopOutputs":
         return self
@@ -216,6 +219,8 @@ class LoopOutputs:
             self._write_rows(BETWEEN_CAPTURES_TABLE, (between_captures_row(k, n) for k, n in self._straddled.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
             (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
+            report_counts = json.dumps(self._report.to_json(), sort_keys=True)
+            (self.out / "report_counts.json").write_text(report_counts + "\n", "utf-8")
 
     def _write_crawl_delay(self, window: timedelta) -> None:
         """Each key's requests released once, in order, as the batch crawl-delay step does."""

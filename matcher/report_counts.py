@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from matcher.records import rfc3339
 from matcher.timerange import parse_timestamp
 
-__all__ = ["NO_LABEL", "DISALLOWED_FIELDS", "ReportCounts", "label", "hour", "disallowed_fields"]
+__all__ = ["NO_LABEL", "DISALLOWED_FIELDS", "ReportCounts", "label", "hour", "is_disallowed", "disallowed_fields"]
 
 NO_LABEL = "(none)"
 # What tells one disallowed path of a crawler from another, in order.

@@ -265,6 +265,5 @@ def run(argv: list[str]) -> int:
 
 def _table_formats(output_format: str) -> dict[str, str]:
     formats = {table: output_format for table in RECORD_TABLES}
-    return {
-        **formats, SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl", COUNTS_TABLE: "json", REPORT_COUNTS_TABLE: "json",
-    }
+    json_files = {COUNTS_TABLE: "json", REPORT_COUNTS_TABLE: "json"}
+    return {**formats, SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl", **json_files}

@@ -215,9 +215,11 @@ def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeyp
 
 def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     """What the report counts, from the verdict rows the run wrote, one row at a time."""
-    counts = {name: Counter() for name in ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents")}
+    sections = ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents")
+    counts = {name: Counter() for name in sections}
     for row in tables.rows(str(out), records.VERDICTS_TABLE):
-        crawler = row["crawler"] if row["crawler"] is not None else row["operator"] if row["operator"] is not None else "(none)"
+        crawler = row["crawler"] if row["crawler"] is not None else row["operator"]
+        crawler = "(none)" if crawler is None else crawler
         hour = datetime.fromisoformat(row["ts"]).astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
         counts["hosts"][(row["host"],)] += 1
         counts["timeline"][crawler, hour.replace(tzinfo=None).isoformat() + "Z"] += 1

@@ -34,7 +34,8 @@ def verdict(**changes) -> dict:
         "client_ip": "66.249.66.1", "user_agent": "Googlebot/2.1", "path": "/private/a",
         "crawler": "Googlebot", "operator": "Google", "identity": "verified",
         "robots_version": {"effective_from": datetime(2026, 11, 1, tzinfo=UTC), "status": "200", "sha256": "0" * 64},
-        "rule_kind": "disallow", "rule_pattern": "/private/", "rule_line": 4, "decision": "disallowed", "reason": "rule",
+        "rule_kind": "disallow", "rule_pattern": "/private/", "rule_line": 4,
+        "decision": "disallowed", "reason": "rule",
     }
     return {**base, **changes}
 
@@ -49,7 +50,8 @@ def test_a_request_is_counted_under_its_claim_else_its_operator_else_none():
 def test_the_hour_is_the_utc_hour():
     east = timezone(timedelta(hours=5, minutes=30))
     assert hour(datetime(2026, 11, 2, 0, 10, 59, 999_999, tzinfo=east)) == datetime(2026, 11, 1, 18, 0, tzinfo=UTC)
-    assert hour(datetime(2026, 11, 2, 23, 59, 59, tzinfo=timezone(timedelta(hours=-1)))) == datetime(2026, 11, 3, tzinfo=UTC)
+    west = timezone(timedelta(hours=-1))
+    assert hour(datetime(2026, 11, 2, 23, 59, 59, tzinfo=west)) == datetime(2026, 11, 3, tzinfo=UTC)
 
 
 def test_each_count_takes_the_verdicts_it_is_about():
@@ -66,11 +68,11 @@ def test_each_count_takes_the_verdicts_it_is_about():
     ten, eleven = datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(2026, 11, 2, 11, tzinfo=UTC)
     assert counts.timeline == {("Googlebot", ten): 4, ("Googlebot", eleven): 1, ("(none)", ten): 1}
     since = datetime(2026, 11, 1, tzinfo=UTC)
-    common = ("/private/a",)
+    rule = ("rule", "disallow", "/private/", 4)
     assert counts.disallowed == {
-        ("Googlebot", "www.example.com", *common, "disallowed", "rule", "disallow", "/private/", 4, since, "200"): 1,
-        ("Googlebot", "www.example.com", *common, "disallowed-within-grace", "rule", "disallow", "/private/", 4, since, "200"): 1,
-        ("Googlebot", None, *common, "disallowed-between-captures", "rule", "disallow", "/private/", 4, None, None): 1,
+        ("Googlebot", "www.example.com", "/private/a", "disallowed", *rule, since, "200"): 1,
+        ("Googlebot", "www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"): 1,
+        ("Googlebot", None, "/private/a", "disallowed-between-captures", *rule, None, None): 1,
     }
     assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
     assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
