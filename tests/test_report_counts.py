@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -82,12 +83,18 @@ def test_the_report_names_the_disallowed_fields_in_their_order():
     assert tuple(f.name for f in dataclasses.fields(Disallowed)) == report_counts.DISALLOWED_FIELDS
 
 
+OFFSETS = st.sampled_from([UTC, timezone(timedelta(hours=-11)), timezone(timedelta(hours=5, minutes=45))])
+# Mostly a few hours of one day, as a log's lines come, with a moment of any year now and then.
+MOMENTS = st.one_of(
+    st.builds(
+        lambda seconds, offset: (datetime(2026, 11, 2, tzinfo=UTC) + timedelta(seconds=seconds)).astimezone(offset),
+        st.integers(0, 4 * 3600), OFFSETS,
+    ),
+    st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30), timezones=OFFSETS),
+)
 VERDICTS = st.builds(
     verdict,
-    ts=st.datetimes(
-        min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30),
-        timezones=st.sampled_from([UTC, timezone(timedelta(hours=-11)), timezone(timedelta(hours=14))]),
-    ),
+    ts=MOMENTS,
     host=st.sampled_from([None, "a.example", "b.example"]),
     client_ip=st.sampled_from([None, "192.0.2.1", "2001:db8::1"]),
     user_agent=st.text(max_size=8),
@@ -107,7 +114,9 @@ VERDICTS = st.builds(
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(VERDICTS, max_size=6), max_size=5))
 def test_batch_counts_add_up_to_the_whole_and_survive_the_file(batches):
-    whole = ReportCounts.of(v for batch in batches for v in batch)
+    verdicts = [v for batch in batches for v in batch]
+    whole = ReportCounts.of(verdicts)
+    assert whole.timeline == Counter((label(v), hour(v["ts"])) for v in verdicts)  # in any time order
     added = ReportCounts()
     for batch in batches:
         added.merge(ReportCounts.of(batch))
