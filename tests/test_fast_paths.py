@@ -239,9 +239,10 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
 def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path, monkeypatch, capsys, workers):
     logs = _generated_logs(tmp_path / "logs")
     if workers > 1:  # partial counts made in two processes, added up in one
-        monkeypatch.setattr(graph, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(local_workers, "PARALLEL_FROM_BYTES", 0)
         monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
     assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
     expected = _report_counts_one_by_one(tmp_path / "out")
     document = json.loads((tmp_path / "out" / "report_counts.json").read_text("utf-8"))
     written = {name: Counter({tuple(key): n for *key, n in rows}) for name, rows in document.items()}
