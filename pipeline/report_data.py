@@ -13,7 +13,7 @@ from matcher import records
 from matcher.report_counts import ReportCounts
 from matcher.timerange import from_micros, micros
 from pipeline import report, tables, whatif
-from pipeline.run_folder import read_manifest
+from pipeline.run_folder import RunFolderError, read_manifest
 
 TOP_PATHS = 10
 TOP_ADDRESSES = 5
@@ -118,8 +118,11 @@ def _report_counts(out: str) -> ReportCounts:
     listed = read_manifest(out)["tables"].get(records.REPORT_COUNTS_TABLE)
     if listed is None:
         return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
-    (name,) = listed["files"]
-    return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
+    try:
+        (name,) = listed["files"]
+        return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as error:
+        raise RunFolderError(f"{out}: unreadable report counts ({error!r}); run the audit again") from None
 
 
 def _as_written(row: dict) -> dict:

@@ -148,6 +148,13 @@ def sample_argv(out: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sample") / "out"
+    assert graph.run(sample_argv(out)) == 0
+    return out
+
+
 def without_report_counts(out: Path, older: Path) -> Path:
     """A copy of the run as a version that wrote no report_counts.json left it."""
     shutil.copytree(out, older)
@@ -167,3 +174,13 @@ def test_a_run_folder_without_report_counts_gets_the_same_report_from_its_verdic
     assert cli.main(["report", str(older)]) == 0
     assert (older / "report.html").read_bytes() == (out / "report.html").read_bytes()
     assert f"report: {older / html_report.FILE_NAME}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage", ["{}", "{\"hosts\": [[1]]", "\ud800", '{"hosts": 7}'])
+def test_damaged_report_counts_are_an_error_that_says_what_to_do(sample_out, tmp_path, capsys, damage):
+    out = Path(shutil.copytree(sample_out, tmp_path / "out"))
+    (out / "report_counts.json").write_text(damage, encoding="utf-8", errors="surrogatepass")
+    capsys.readouterr()
+    assert cli.main(["report", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert "unreadable report counts" in error and "run the audit again" in error
