@@ -11,7 +11,6 @@ differ in the source, in how the robots table reaches the audit, and in the sink
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -51,7 +50,7 @@ from pipeline.read_logs import ReadLogLines
 from pipeline.robots_table import read_robots_table
 from pipeline.run_folder import RunFolder
 from pipeline.settings import RunSettings, read_settings
-from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, write_batched_table, write_table
+from pipeline.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
@@ -165,31 +164,25 @@ def _page_directives(location: str | None) -> PageDirectivesTable | None:
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
-    summary, counts, the report's counts, indexing findings and between-captures changes as JSON."""
+    summary, counts, the report's counts, indexing findings and between-captures changes as JSON.
+
+    Verdicts, dead letters and violations grow with the log and are written in parts as they are
+    made; the other tables stay small and are each written whole, as one file."""
     write_batched_table(
         outputs[VERDICT_BATCHES], FileSystems.join(out, VERDICTS_TABLE), records.VERDICTS, output_format, VERDICTS_TABLE
     )
-    for table in RECORD_TABLES[1:]:
+    for table in (DEAD_LETTERS_TABLE, VIOLATIONS_TABLE):
         write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
-    write_table(outputs[SUMMARY_TABLE], FileSystems.join(out, SUMMARY_TABLE), records.SUMMARY, "jsonl", SUMMARY_TABLE)
-    for table in (INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE):
-        write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], "jsonl", table)
-    write_table(
-        outputs[ROBOTS_VERSIONS_TABLE], FileSystems.join(out, ROBOTS_VERSIONS_TABLE), records.ROBOTS_VERSIONS, output_format,
-        ROBOTS_VERSIONS_TABLE,
-    )
-    (
-        outputs[COUNTS_TABLE]
-        | "EncodeCounts" >> beam.Map(json.dumps, sort_keys=True)
-        | "WriteCounts" >> beam.io.WriteToText(FileSystems.join(out, COUNTS_TABLE), ".json", shard_name_template="")
-    )
-    (
-        outputs[REPORT_COUNTS_TABLE]
-        | "EncodeReportCounts" >> beam.Map(lambda counts: json.dumps(counts.to_json(), sort_keys=True))
-        | "WriteReportCounts" >> beam.io.WriteToText(
-            FileSystems.join(out, REPORT_COUNTS_TABLE), ".json", shard_name_template=""
-        )
-    )
+    formats = {
+        table: output_format if table in (WINDOWS_TABLE, ROBOTS_VERSIONS_TABLE) else "jsonl"
+        for table in (WINDOWS_TABLE, ROBOTS_VERSIONS_TABLE, SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE)
+    }
+    small = {
+        **{table: outputs[table] for table in formats},
+        COUNTS_TABLE: outputs[COUNTS_TABLE],
+        REPORT_COUNTS_TABLE: outputs[REPORT_COUNTS_TABLE] | "ReportCountsAsJson" >> beam.Map(lambda counts: counts.to_json()),
+    }
+    small | "WriteSmallTables" >> WriteWholeTables(out, formats, documents=(COUNTS_TABLE, REPORT_COUNTS_TABLE))
 
 
 def _runs_locally(options: PipelineOptions) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 import apache_beam as beam
@@ -29,7 +30,7 @@ BIGQUERY_METHODS = (STORAGE_WRITE_API, "STREAMING_INSERTS", "FILE_LOADS")
 
 def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> None:
     """A batch run's table: part files under `folder`, JSON Lines or Parquet; `label` names the steps."""
-    title = label.title().replace("_", "")
+    title = _title(label)
     prefix = FileSystems.join(folder, "part")
     if output_format == "parquet":
         (
@@ -50,7 +51,7 @@ def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> 
 def write_batched_table(batches, folder: str, columns, output_format: str, label: str) -> None:
     """`write_table` for a collection of record lists: each list is encoded and written as one
     element (one Arrow table, or one block of JSON Lines)."""
-    title = label.title().replace("_", "")
+    title = _title(label)
     prefix = FileSystems.join(folder, "part")
     if output_format == "parquet":
         schema = arrow_schema(columns)
@@ -106,6 +107,65 @@ class JsonRows:
 
 
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class WriteWholeTables(beam.PTransform):
+    """{table: rows} -> each table written whole, as one file: `part-00000-of-00001.jsonl` or
+    `.parquet` in the table's folder under `out`, or, for a document (one JSON object per run),
+    the file `NAME.json`. For tables that stay small whatever the log holds.
+
+    Beam's file sinks take four steps of their own per table (initialise, write, pre-finalise,
+    finalise), and a local runner runs each step on every worker; for seven small tables that
+    was about a second of a 1M-line run. One grouping keyed by table serves them all here. An
+    empty table gets its file with no rows, as the file sinks give it; a retried write writes the
+    same file again."""
+
+    def __init__(self, out: str, formats: Mapping[str, str], documents: Iterable[str] = ()):
+        super().__init__()
+        self._write = WriteTableFn(out, formats, documents)
+        self._names = (*formats, *documents)
+
+    def expand(self, rows_by_table):
+        keyed = [
+            rows_by_table[name] | f"Key{_title(name)}ByTable" >> beam.Map(lambda row, name=name: (name, row))
+            for name in self._names
+        ]
+        # One marker per table, so that a table without rows still reaches the writer.
+        every_table = rows_by_table[self._names[0]].pipeline | "EveryTable" >> beam.Create(
+            [(name, None) for name in self._names]
+        )
+        return (
+            (*keyed, every_table)
+            | "AllSmallTables" >> beam.Flatten()
+            | "GroupByTable" >> beam.GroupByKey()
+            | "WriteTableFiles" >> beam.ParDo(self._write)
+        )
+
+
+class WriteTableFn(beam.DoFn):
+    def __init__(self, out: str, formats: Mapping[str, str], documents: Iterable[str]):
+        self._out = out
+        self._formats = dict(formats)
+        self._documents = frozenset(documents)
+        self.files = Metrics.counter(self.__class__, "files")
+
+    def process(self, element):
+        name, rows = element
+        rows = [row for row in rows if row is not None]
+        if name in self._documents:
+            path = FileSystems.join(self._out, f"{name}.json")
+            content = b"".join(json.dumps(row, sort_keys=True).encode("utf-8") + b"\n" for row in rows)
+        else:
+            output_format = self._formats[name]
+            path = FileSystems.join(self._out, name, f"part-00000-of-00001.{output_format}")
+            content = _encode(rows, records.TABLES[name], output_format) if rows or output_format == "parquet" else b""
+        with FileSystems.create(path) as handle:
+            handle.write(content)
+        self.files.inc()
+
+
+def _title(label: str) -> str:
+    return label.title().replace("_", "")
 
 
 class WriteBundleFiles(beam.PTransform):

@@ -49,7 +49,10 @@ def decisions_per_crawler(verdicts: list[dict]) -> Iterator[tuple[tuple[str | No
     counts: dict[tuple[str | None, str], Counter] = {}
     for verdict in verdicts:
         key = (verdict["crawler"] or verdict["operator"], verdict["identity"])
-        counts.setdefault(key, Counter())[verdict["decision"]] += 1
+        of_key = counts.get(key)
+        if of_key is None:
+            of_key = counts[key] = Counter()
+        of_key[verdict["decision"]] += 1
     return iter(counts.items())
 
 
