@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 import apache_beam as beam
@@ -116,49 +116,68 @@ class WriteWholeTables(beam.PTransform):
 
     Beam's file sinks take four steps of their own per table (initialise, write, pre-finalise,
     finalise), and a local runner runs each step on every worker; for seven small tables that
-    was about a second of a 1M-line run. One grouping keyed by table serves them all here. An
+    was about a second of a 1M-line run. One grouping keyed by table serves them all here. Rows
+    of JSON tables and documents are encoded before the grouping, which then moves bytes. An
     empty table gets its file with no rows, as the file sinks give it; a retried write writes the
     same file again."""
 
     def __init__(self, out: str, formats: Mapping[str, str], documents: Iterable[str] = ()):
         super().__init__()
-        self._write = WriteTableFn(out, formats, documents)
-        self._names = (*formats, *documents)
+        self._formats = dict(formats)
+        self._documents = tuple(documents)
+        self._write = WriteTableFn(out, self._formats, self._documents)
 
     def expand(self, rows_by_table):
-        keyed = [
-            rows_by_table[name] | f"Key{_title(name)}ByTable" >> beam.Map(lambda row, name=name: (name, row))
-            for name in self._names
-        ]
+        names = (*self._formats, *self._documents)
+        keyed = [rows_by_table[name] | f"Encode{_title(name)}" >> beam.Map(_keyed, name, self._payload(name)) for name in names]
         # One marker per table, so that a table without rows still reaches the writer.
-        every_table = rows_by_table[self._names[0]].pipeline | "EveryTable" >> beam.Create(
-            [(name, None) for name in self._names]
-        )
+        markers = keyed[0].pipeline | "EveryTable" >> beam.Create([(name, None) for name in names])
         return (
-            (*keyed, every_table)
+            (*keyed, markers)
             | "AllSmallTables" >> beam.Flatten()
             | "GroupByTable" >> beam.GroupByKey()
             | "WriteTableFiles" >> beam.ParDo(self._write)
         )
 
+    def _payload(self, name: str) -> Callable[[object], object]:
+        if name in self._documents:
+            return _json_document
+        if self._formats[name] == "parquet":
+            return records.shaper(records.TABLES[name])
+        return JsonRows(records.TABLES[name]).line
+
+
+def _keyed(row, name: str, payload: Callable[[object], object]) -> tuple[str, object]:
+    return name, payload(row)
+
+
+def _json_document(document: dict) -> bytes:
+    return json.dumps(document, sort_keys=True).encode("utf-8")
+
 
 class WriteTableFn(beam.DoFn):
+    """(table, its encoded rows) -> the table's one file."""
+
     def __init__(self, out: str, formats: Mapping[str, str], documents: Iterable[str]):
         self._out = out
-        self._formats = dict(formats)
+        self._formats = formats
         self._documents = frozenset(documents)
         self.files = Metrics.counter(self.__class__, "files")
 
     def process(self, element):
-        name, rows = element
-        rows = [row for row in rows if row is not None]
+        name, payloads = element
+        payloads = [payload for payload in payloads if payload is not None]
         if name in self._documents:
             path = FileSystems.join(self._out, f"{name}.json")
-            content = b"".join(json.dumps(row, sort_keys=True).encode("utf-8") + b"\n" for row in rows)
+            content = b"".join(document + b"\n" for document in payloads)
         else:
             output_format = self._formats[name]
             path = FileSystems.join(self._out, name, f"part-00000-of-00001.{output_format}")
-            content = _encode(rows, records.TABLES[name], output_format) if rows or output_format == "parquet" else b""
+            if output_format == "parquet":
+                columns = records.TABLES[name]
+                content = _parquet(pa.Table.from_pylist(payloads, schema=arrow_schema(columns)))
+            else:
+                content = b"".join(line + b"\n" for line in payloads)
         with FileSystems.create(path) as handle:
             handle.write(content)
         self.files.inc()
@@ -214,10 +233,14 @@ def write_records_file(folder: str, rows: list[dict], columns: tuple[Column, ...
 
 def _encode(rows: list[dict], columns: tuple[Column, ...], output_format: str) -> bytes:
     if output_format == "parquet":
-        buffer = io.BytesIO()
-        pq.write_table(arrow_table(rows, columns, arrow_schema(columns)), buffer, compression="snappy")
-        return buffer.getvalue()
+        return _parquet(arrow_table(rows, columns, arrow_schema(columns)))
     return JsonRows(columns).lines(rows) + b"\n"
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="snappy")
+    return buffer.getvalue()
 
 
 class WriteBigQueryTable(beam.PTransform):
