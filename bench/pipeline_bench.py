@@ -83,6 +83,7 @@ from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, 
 from pipeline.read_logs import LINES_PER_BATCH
 from pipeline.robots_table import read_robots_table
 from pipeline.settings import read_settings
+from pipeline.sinks import JsonRows
 from pipeline.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -162,16 +163,16 @@ def file_batches(path: str, size: int):
 
 
 class TableWriter:
-    """One JSON Lines part file of a table, encoded as `pipeline.graph` encodes it."""
+    """One JSON Lines part file of a table, encoded as the pipeline's sinks encode it."""
 
     def __init__(self, out: Path, table: str):
-        self._columns = records.TABLES[table]
+        self._encode = JsonRows(records.TABLES[table]).line
         folder = out / table
         folder.mkdir(parents=True, exist_ok=True)
-        self._handle = (folder / "part-00000-of-00001.jsonl").open("w", encoding="utf-8")
+        self._handle = (folder / "part-00000-of-00001.jsonl").open("wb")
 
     def write(self, record: dict) -> None:
-        self._handle.write(json.dumps(records.to_json_ready(record, self._columns), ensure_ascii=False) + "\n")
+        self._handle.write(self._encode(record) + b"\n")
 
     def close(self) -> None:
         self._handle.close()
@@ -201,7 +202,10 @@ class LoopOutputs:
         elif kind == VERDICT:
             self._verdicts.write(record)
             key = (record["crawler"] or record["operator"], record["identity"])
-            self._decisions.setdefault(key, Counter())[record["decision"]] += 1
+            decisions = self._decisions.get(key)
+            if decisions is None:
+                decisions = self._decisions[key] = Counter()
+            decisions[record["decision"]] += 1
             self._findings.update(request_findings(record))
             self._straddled.update(change_straddled(record))
             self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))
