@@ -129,7 +129,10 @@ class WriteWholeTables(beam.PTransform):
 
     def expand(self, rows_by_table):
         names = (*self._formats, *self._documents)
-        keyed = [rows_by_table[name] | f"Encode{_title(name)}" >> beam.Map(_keyed, name, self._payload(name)) for name in names]
+        keyed = [
+            rows_by_table[name] | f"Encode{_title(name)}" >> beam.Map(_keyed, name, self._payload(name))
+            for name in names
+        ]
         # One marker per table, so that a table without rows still reaches the writer.
         markers = keyed[0].pipeline | "EveryTable" >> beam.Create([(name, None) for name in names])
         return (
