@@ -174,8 +174,11 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     for table in (DEAD_LETTERS_TABLE, VIOLATIONS_TABLE):
         write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
     formats = {
-        table: output_format if table in (WINDOWS_TABLE, ROBOTS_VERSIONS_TABLE) else "jsonl"
-        for table in (WINDOWS_TABLE, ROBOTS_VERSIONS_TABLE, SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE)
+        WINDOWS_TABLE: output_format,
+        ROBOTS_VERSIONS_TABLE: output_format,
+        SUMMARY_TABLE: "jsonl",
+        INDEXING_FINDINGS_TABLE: "jsonl",
+        BETWEEN_CAPTURES_TABLE: "jsonl",
     }
     small = {
         **{table: outputs[table] for table in formats},
