@@ -39,7 +39,7 @@ def test_a_worker_of_a_local_run_exits_without_tearing_down_and_keeps_its_output
     finished = _run_worker(str(os.getpid()), "succeed")
     assert finished.returncode == 0
     assert finished.stdout == "done"  # flushed, and the teardown's atexit never ran
-    assert finished.stderr == "logged"
+    assert finished.stderr.endswith("logged")  # after whatever Beam warns of on import
 
 
 def test_a_worker_that_fails_still_exits_with_a_failure_status():
