@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 
 import apache_beam as beam
+from apache_beam import coders
+from apache_beam.coders import coder_impl
 from apache_beam.metrics import Metrics
 from apache_beam.utils.shared import Shared
 
@@ -27,6 +29,45 @@ from pipeline.read_logs import ReadLogLines, UnreadableRest
 TALLY = "tally"
 VERDICT_BATCHES = "verdict_batches"
 UNREADABLE_REASON = "unreadable-rest-of-file"
+
+
+class VerdictBatch(list):
+    """The verdicts of one batch of lines, the element type that gives them `VerdictBatchCoder`."""
+
+
+class VerdictBatchCoder(coders.Coder):
+    """Verdict batches encoded as Beam encodes any list, sized from a few of their verdicts.
+
+    Beam samples the encoded size of elements for its metrics, some forty elements per worker in a
+    million-line run, and encoding a whole batch of 600 verdicts for that took 7.5 ms a sample."""
+
+    _SIZED_FROM = 8
+    _encoding = coders.FastPrimitivesCoder()
+
+    def _create_impl(self):
+        return coder_impl.CallbackCoderImpl(self.encode, self.decode, self.estimate_size)
+
+    def encode(self, batch: list) -> bytes:
+        return self._encoding.encode(list(batch))
+
+    def decode(self, encoded: bytes) -> list:
+        return self._encoding.decode(encoded)
+
+    def estimate_size(self, batch: list) -> int:
+        step = max(1, len(batch) // self._SIZED_FROM)
+        sample = batch[::step][: self._SIZED_FROM]
+        if not sample:
+            return len(self._encoding.encode([]))
+        return len(self._encoding.encode(sample)) * len(batch) // len(sample)
+
+    def is_deterministic(self) -> bool:
+        return False
+
+    def to_type_hint(self):
+        return VerdictBatch
+
+
+coders.registry.register_coder(VerdictBatch, VerdictBatchCoder)
 
 
 class AuditLineBatchFn(beam.DoFn):
@@ -185,7 +226,7 @@ class AuditLogLines(beam.PTransform):
             audit = AuditLineBatchFn(self._auditor)
             if self._dns is not None:
                 side_inputs.append(beam.pvalue.AsDict(self._dns))
-        audited = batches | "AuditLineBatches" >> beam.ParDo(audit, *side_inputs).with_outputs(
+        audited = batches | "AuditLineBatches" >> beam.ParDo(audit, *side_inputs).with_output_types(VerdictBatch).with_outputs(
             DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICT_BATCHES
         )
         outputs = {

@@ -16,7 +16,11 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from helpers import BINGBOT, GOOGLEBOT, log_line, read_jsonl, write_jsonl, write_range_snapshot
 from pipeline import graph, report
+from pipeline.line_audit import VerdictBatch, VerdictBatchCoder
+from pipeline.plain.auditing import VERDICT, robots_by_host
 from pipeline.read_logs import line_batches
+from pipeline.robots_table import read_robots_table
+from pipeline.settings import read_settings
 
 GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot"
 CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"
@@ -141,6 +145,30 @@ def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
     assert {d["reason"] for d in dead} == {"no-match", "not-http"}
     printed = capsys.readouterr().out
     assert "lines read" in printed and "Googlebot" in printed
+
+
+def _fixture_verdicts(folder: Path) -> list[dict]:
+    settings, problems = read_settings(PipelineOptions(_argv(folder)))
+    assert not problems
+    lines = [line for line, _ in CASES]
+    robots = robots_by_host(read_robots_table(settings.robots))
+    audited = graph.line_auditor(settings).audit_lines("access.log", 1, lines, robots)
+    return [record for kind, record in audited if kind == VERDICT]
+
+
+def test_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_dir):
+    verdicts = _fixture_verdicts(fixture_dir)
+    coder = VerdictBatchCoder()
+    batch = verdicts * 50  # as large as the batches of a busy log
+    encoded = coder.encode(batch)
+    assert coder.decode(encoded) == batch
+    assert 0.7 * len(encoded) <= coder.estimate_size(batch) <= 1.3 * len(encoded)
+    for small in ([], verdicts[:1], verdicts[:8]):  # sized from every verdict
+        assert coder.estimate_size(small) == len(coder.encode(small))
+    with TestPipeline(options=PipelineOptions(_argv(fixture_dir))) as p:
+        outputs = graph.build(p, p.options)
+        assert outputs["verdict_batches"].element_type is VerdictBatch
+        assert isinstance(beam.coders.registry.get_coder(VerdictBatch), VerdictBatchCoder)
 
 
 def test_jsonl_output_and_summary_add_up(fixture_dir):
