@@ -242,13 +242,17 @@ def run(argv: list[str]) -> int:
             write_stream_outputs(build(pipeline, options, settings), options.view_as(CrawlAuditOptions))
         return 0
     log_files = _log_files(settings.logs)
-    local_workers.use_both_cores(options, argv, log_files)
+    in_workers = local_workers.use_both_cores(options, argv, log_files)
     folder = RunFolder.prepare(settings.out, settings.overwrite)
     try:
         log_bytes = sum(match.size_in_bytes for match in log_files)
-        with local_workers.launching(), progress.reporting(log_bytes, settings.progress), beam.Pipeline(
-            options=options
-        ) as pipeline:
+        with (
+            # The fork server imports this module, and with it every step of the graph.
+            local_workers.local_runner(in_workers, preload=[__name__]) as runner,
+            local_workers.launching(),
+            progress.reporting(log_bytes, settings.progress),
+            beam.Pipeline(runner=runner, options=options) as pipeline,
+        ):
             write_outputs(build(pipeline, options, settings), str(folder.staging), settings.output_format)
         folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
     except BaseException:

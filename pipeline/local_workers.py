@@ -1,7 +1,8 @@
 """Worker processes of a local batch run: when a run uses them, and how they end.
 
 A large local run reads and audits its files in worker processes, one per core (the DirectRunner's
-`multi_processing` mode). When the run is over the runner closes its workers one after the other,
+`multi_processing` mode), forked from a fork server that has imported them in advance
+(`pipeline.worker_forks`). When the run is over the runner closes its workers one after the other,
 each waiting for the previous process to exit; a Python process that frees its heap object by
 object before exiting took 0.6 s of that per worker after a 1M-line run. A worker of ours has
 written and flushed everything by then (every sink closes its files at the end of its bundle), so
@@ -12,11 +13,14 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.portability import python_urns
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
+from pipeline import worker_forks
 from pipeline.options import LOCAL_RUNNERS
 
 # Input from which a local batch run reads its files in worker processes, one per core: below it,
@@ -26,7 +30,7 @@ PARALLEL_FROM_BYTES = 64 << 20
 LAUNCHER_VARIABLE = "CRAWL_AUDIT_LAUNCHER_PID"
 
 
-def use_both_cores(options: PipelineOptions, argv: list[str], log_files: list) -> None:
+def use_both_cores(options: PipelineOptions, argv: list[str], log_files: list) -> bool:
     """Read and audit large local input in worker processes, one per core (up to one per file),
     unless the command line chose how the local runner runs.
 
@@ -41,6 +45,36 @@ def use_both_cores(options: PipelineOptions, argv: list[str], log_files: list) -
         direct = options.view_as(DirectOptions)
         direct.direct_running_mode = "multi_processing"
         direct.direct_num_workers = cores
+        return True
+    return False
+
+
+@contextmanager
+def local_runner(in_workers: bool, preload: Sequence[str] = ()) -> Iterator[FnApiRunner | None]:
+    """The runner of a local run that `use_both_cores` sent to worker processes: one whose workers
+    are forked from a fork server started now, which imports the modules `preload` names (those
+    of the run's steps) before it forks any. None (the runner the options name) for any other run,
+    or where the server cannot be."""
+    if not in_workers:
+        yield None
+        return
+    with worker_forks.fork_server(preload) as command:
+        yield None if command is None else ForkedWorkersRunner(command)
+
+
+class ForkedWorkersRunner(FnApiRunner):
+    """The local runner, its worker processes started by `command` rather than by a fresh
+    interpreter running Beam's worker harness."""
+
+    def __init__(self, command: str):
+        super().__init__()
+        self._worker_command = command
+
+    def run_via_runner_api(self, pipeline_proto, options):
+        for environment in pipeline_proto.components.environments.values():
+            if environment.urn == python_urns.SUBPROCESS_SDK:
+                environment.payload = self._worker_command.encode()
+        return super().run_via_runner_api(pipeline_proto, options)
 
 
 @contextmanager
