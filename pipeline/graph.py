@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from contextlib import nullcontext
+from typing import ContextManager
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -61,10 +64,14 @@ RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_T
 _NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner"}
 
 
-def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettings | None = None) -> dict:
+def build(
+    pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettings | None = None, spill: str | None = None
+) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name.
 
     `settings` are read from `options` when not given; a value that cannot be read stops here.
+    `spill`, a folder on this machine, is where a local batch run groups its crawl-delay requests
+    (see `pipeline.crawl_delay`); without it the runner groups them.
     """
     if settings is None:
         settings, problems = read_settings(options)
@@ -96,7 +103,7 @@ def build(pipeline: beam.Pipeline, options: PipelineOptions, settings: RunSettin
     outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
         lambda table: map(records.robots_version_record, table.versions())
     )
-    return _with_crawl_delay(outputs, settings, bounded=True)
+    return _with_crawl_delay(outputs, settings, bounded=True, spill=spill)
 
 
 def line_auditor(settings: RunSettings) -> LineAuditor:
@@ -144,10 +151,10 @@ def _log_source(settings: RunSettings) -> beam.PTransform:
     return stream_sources.WatchLogFolder(settings.logs, poll, settings.poll_interval, settings.watch_for)
 
 
-def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool) -> dict:
+def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool, spill: str | None = None) -> dict:
     """Adds the crawl-delay tables; its late requests join the dead letters."""
     crawl_delay = outputs[VERDICT_BATCHES] | "CrawlDelayAudit" >> CrawlDelayAudit(
-        settings.window, settings.allowed_lateness, bounded
+        settings.window, settings.allowed_lateness, bounded, spill
     )
     dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE]) | "AllDeadLetters" >> beam.Flatten()
     return {
@@ -249,11 +256,12 @@ def run(argv: list[str]) -> int:
         with (
             # The fork server imports this module, and with it every step of the graph.
             local_workers.local_runner(in_workers, preload=[__name__]) as runner,
+            _spill_folder(options) as spill,
             local_workers.launching(),
             progress.reporting(log_bytes, settings.progress),
             beam.Pipeline(runner=runner, options=options) as pipeline,
         ):
-            write_outputs(build(pipeline, options, settings), str(folder.staging), settings.output_format)
+            write_outputs(build(pipeline, options, settings, spill), str(folder.staging), settings.output_format)
         folder.commit(run_folder.manifest(folder.staging, options, log_files, _table_formats(settings.output_format)))
     except BaseException:
         folder.discard()
@@ -261,6 +269,14 @@ def run(argv: list[str]) -> int:
     print(report.render(report.load(settings.out)))
     print(f"\nreport: {html_report.write(settings.out)}")
     return 0
+
+
+def _spill_folder(options: PipelineOptions) -> ContextManager[str | None]:
+    """A folder removed after the run, where a local batch run groups its crawl-delay requests;
+    None on other runners, whose grouping spills as it needs to."""
+    if options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
+        return tempfile.TemporaryDirectory(prefix="crawl-audit-spill-")
+    return nullcontext(None)
 
 
 def _table_formats(output_format: str) -> dict[str, str]:

@@ -3,6 +3,7 @@ pipeline against a brute-force sort-and-compare of every key's requests."""
 from __future__ import annotations
 
 import pickle
+import tempfile
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -20,7 +21,15 @@ from matcher import crawl_delay, timerange
 from matcher.crawl_delay import CrawlRequest, Step
 import pipeline.crawl_delay
 from pipeline import graph, report
-from pipeline.crawl_delay import CrawlDelayAudit, CrawlRequestCoder, PackRequestsFn, unpack_requests
+from pipeline.crawl_delay import (
+    CrawlDelayAudit,
+    CrawlRequestCoder,
+    PackRequestsFn,
+    SpillPacksFn,
+    shard_of,
+    spilled_packs,
+    unpack_requests,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
@@ -263,22 +272,50 @@ def test_packing_keeps_every_request_of_every_key(monkeypatch, pending_limit):
     assert len(packed) < len(verdicts) / (100 if pending_limit > len(verdicts) else 10)
 
 
+def test_spilled_packs_come_back_by_key_whichever_bundle_wrote_them(tmp_path):
+    fn = SpillPacksFn(str(tmp_path))
+    elements = [(key, f"pack {n} of {key}".encode()) for n in range(3) for key in KEYS]
+    files = []
+    for bundle in (elements[::2], elements[1::2]):
+        fn.start_bundle()
+        for element in bundle:
+            fn.process(element)
+        files += [windowed.value for windowed in fn.finish_bundle()]
+    by_shard = defaultdict(list)
+    for shard, path in files:
+        by_shard[shard].append(path)
+    assert len(files) == len(set(path for _, path in files)) == sum(map(len, by_shard.values()))
+    released = {}
+    for shard, paths in by_shard.items():
+        packs = spilled_packs(paths)
+        assert {shard_of(key) for key in packs} == {shard}
+        released.update(packs)
+    assert {key: sorted(packs) for key, packs in released.items()} == {
+        key: sorted(packed for k, packed in elements if k == key) for key in KEYS
+    }
+
+
 # ---- The batch pipeline against the brute force
 
 
-def _run_audits(scenarios: dict[timedelta, list[dict]], modes=(True, False)) -> dict:
+# How a test pipeline audits: bounded input grouped by the runner or on disk, or a stream's release per window.
+AUDIT_MODES = ("Grouped", "Spilled", "PerWindow")
+
+
+def _run_audits(scenarios: dict[timedelta, list[dict]], modes=AUDIT_MODES) -> dict:
     """One pipeline, one audit per window size and mode, all checked against the brute force at
     once (each assertion adds stages, and stages are what a local pipeline spends its time on)."""
     expected = {size: brute_force(verdicts, size) for size, verdicts in scenarios.items()}
-    with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+    with tempfile.TemporaryDirectory() as spill, TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
         results, wanted = [], []
         for size, verdicts in scenarios.items():
-            for bounded in modes:
-                name = f"{size.total_seconds():g}s{'Bounded' if bounded else 'PerWindow'}"
+            for mode in modes:
+                name = f"{size.total_seconds():g}s{mode}"
                 batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
-                out = p | f"Create{name}" >> beam.Create(batches, reshuffle=False) | f"Audit{name}" >> CrawlDelayAudit(
-                    size, timedelta(minutes=15), bounded
+                audit = CrawlDelayAudit(
+                    size, timedelta(minutes=15), bounded=mode != "PerWindow", spill=spill if mode == "Spilled" else None
                 )
+                out = p | f"Create{name}" >> beam.Create(batches, reshuffle=False) | f"Audit{name}" >> audit
                 for table, shape in (("crawl_delay_violations", violation_tuple), ("crawl_delay_windows", window_tuple)):
                     results.append(out[table] | f"{table}{name}" >> beam.Map(lambda row, n=name, f=shape: (n, f(row))))
                     wanted += [(name, row) for row in expected[size][0 if table == "crawl_delay_violations" else 1]]
@@ -314,7 +351,7 @@ def test_pairs_across_window_boundaries_are_compared_in_batch():
     key = KEYS[0]
     # 10:59:58 -> 11:00:03 straddles the hour; 11:00:03 -> 11:00:06 is inside it.
     verdicts = [verdict(key, 3598, 10.0), verdict(key, 3603, 10.0), verdict(key, 3606, 10.0), verdict(key, 10, 10.0)]
-    violations, _ = _run_audits({timedelta(hours=1): verdicts}, modes=(False,))[timedelta(hours=1)]
+    violations, _ = _run_audits({timedelta(hours=1): verdicts}, modes=("PerWindow",))[timedelta(hours=1)]
     assert [gap for *_, gap, _ in violations] == [5.0, 3.0]
 
 
