@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import socket
 from datetime import date, datetime, timezone
 
 __all__ = ["Address", "Network", "parse_ip", "request_day"]
@@ -25,6 +26,12 @@ def _parse_ip(text: str) -> Address | None:
     candidate = text.strip()
     if candidate.startswith("[") and candidate.endswith("]"):
         candidate = candidate[1:-1]
+    # A dotted quad the C parser takes is one `ip_address` takes alike (four decimal octets up to
+    # 255, no leading zero), at a quarter of the cost; anything else is left to `ip_address`.
+    try:
+        return ipaddress.IPv4Address(socket.inet_pton(socket.AF_INET, candidate))
+    except (OSError, UnicodeError, ValueError):
+        pass
     try:
         address = ipaddress.ip_address(candidate)
     except ValueError:

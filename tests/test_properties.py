@@ -1,10 +1,13 @@
 """Property tests: normalization and matching against slow, obviously correct references."""
 from __future__ import annotations
 
+import ipaddress
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from matcher import robots
+from matcher.addresses import parse_ip
 from matcher.matching import MANY, WildcardSet
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 
@@ -201,3 +204,29 @@ def test_decisions_with_many_wildcards_agree_with_reference(drawn, path_list):
     rf = robots.parse(body)
     for path in path_list:
         assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path
+
+
+def reference_parse_ip(text: str):
+    """A log field's address by `ipaddress` alone, as `parse_ip` defines it."""
+    candidate = text.strip()
+    if candidate.startswith("[") and candidate.endswith("]"):
+        candidate = candidate[1:-1]
+    try:
+        address = ipaddress.ip_address(candidate)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+_octet_like = st.one_of(st.integers(0, 300).map(str), st.text("0123456789", max_size=4), st.sampled_from(["0x1", "٤", " 1", "1 ", ""]))
+
+
+@settings(max_examples=2000)
+@given(st.one_of(st.lists(_octet_like, min_size=1, max_size=6).map(".".join), st.text(max_size=20)))
+@example("01.2.3.4")
+@example("1.2.3.4\x00")
+@example("[::ffff:1.2.3.4]")
+def test_parse_ip_takes_the_addresses_ipaddress_takes(text):
+    assert parse_ip(text) == reference_parse_ip(text)
