@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from contextlib import nullcontext
-from typing import ContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -271,7 +270,7 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-def _spill_folder(options: PipelineOptions) -> ContextManager[str | None]:
+def _spill_folder(options: PipelineOptions) -> AbstractContextManager[str | None]:
     """A folder removed after the run, where a local batch run groups its crawl-delay requests;
     None on other runners, whose grouping spills as it needs to."""
     if options.view_as(StandardOptions).runner in LOCAL_RUNNERS:

@@ -48,7 +48,7 @@ class VerdictBatchCoder(coders.Coder):
         return coder_impl.CallbackCoderImpl(self.encode, self.decode, self.estimate_size)
 
     def encode(self, batch: list) -> bytes:
-        return self._encoding.encode(list(batch))
+        return self._encoding.encode(batch)
 
     def decode(self, encoded: bytes) -> list:
         return self._encoding.decode(encoded)
@@ -226,7 +226,8 @@ class AuditLogLines(beam.PTransform):
             audit = AuditLineBatchFn(self._auditor)
             if self._dns is not None:
                 side_inputs.append(beam.pvalue.AsDict(self._dns))
-        audited = batches | "AuditLineBatches" >> beam.ParDo(audit, *side_inputs).with_output_types(VerdictBatch).with_outputs(
+        audit_batches = beam.ParDo(audit, *side_inputs).with_output_types(VerdictBatch)
+        audited = batches | "AuditLineBatches" >> audit_batches.with_outputs(
             DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICT_BATCHES
         )
         outputs = {

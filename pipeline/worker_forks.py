@@ -1,8 +1,8 @@
 """Worker processes of a local run forked from a process that has already imported them.
 
 A worker process of the local runner is a fresh interpreter that imports Beam and the audit's
-modules before it can take its first bundle: about a second, which the launching process spent
-waiting, and most of what separated a million-line run from GoAccess. A fork server is started
+modules before it can take its first bundle: about a second of a million-line run's fifteen,
+which the launching process spent waiting. A fork server is started
 as the run begins and imports all of that while the launching process reads the robots table and
 builds the graph. The runner's worker command becomes `pipeline/worker_stand_in.py`, which asks
 the server for a worker: the server forks one that takes over the stand-in's environment, working
