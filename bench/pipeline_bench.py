@@ -30,7 +30,9 @@ each in its own process:
 - `baseline` (with `--baseline DIR`): the same command from another checkout's own environment,
   `DIR/.venv/bin/crawl-audit`, so that before and after come from one run on one machine.
 
-Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
+With `--repeat N` the contestants run N rounds, one after the other in each, and each contestant
+reports its run of median wall time (the slower middle one of an even count): one run's wall clock
+moves by up to 15% on a shared machine. Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
 child's process tree polled from /proc every 0.1 s (what matters when a runner spawns workers), or
 the child's `ru_maxrss` (from wait4, exact for one process) when larger and above this process's
 own, which a forked child's `ru_maxrss` starts from; cpu is the child's user + system time
@@ -292,6 +294,9 @@ def measure(command: Sequence[str], log: Path, checkout: Path = REPO) -> Measure
     and peak memory. A failure raises RunFailed with the end of its log."""
     path = os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": path}
+    # What an earlier contestant wrote (a run's tables are hundreds of megabytes) goes to disk now,
+    # not on this one's clock.
+    os.sync()
     started = time.perf_counter()
     with log.open("wb") as output:
         child = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=checkout)
@@ -493,33 +498,47 @@ class Size:
 
 
 def bench_size(workload: Workload, args: argparse.Namespace, work: Path) -> Size:
-    """Every chosen contestant on one workload, one after the other."""
+    """Every chosen contestant on one workload, one after the other, in `--repeat` rounds; each
+    contestant's run of median wall time is the one reported."""
     base, problems = work / f"out-{workload.lines}", []
-    runs: dict[str, Run] = {}
-    if "goaccess" in args.only:
-        runs["goaccess"] = goaccess(workload, base.with_name(base.name + "-goaccess"), problems)
-    if "regex-loop" in args.only:
-        runs["regex-loop"] = regex(workload, base.with_name(base.name + "-regex-loop"), problems)
+    rounds: dict[str, list[Run]] = {}
     outcomes = {}
-    for name, (command, checkout) in audit_commands(workload, args, base).items():
-        if name not in args.only:
-            continue
-        out = Path(f"{base}-{name}")
-        shutil.rmtree(out, ignore_errors=True)  # what a --keep run left
-        runs[name] = Run(name, measure(command, out.with_suffix(".log"), checkout))
-        outcomes[name] = read_outcome(out)
-        if not args.keep:
-            shutil.rmtree(out, ignore_errors=True)
-    for name, run in runs.items():
-        rate = f"{workload.lines / run.measurement.seconds:,.0f} lines/s" if run.measurement else run.skipped
-        print(f"  {workload.lines:,} lines, {name}: {rate}", flush=True)
+    for _ in range(args.repeat):
+        if "goaccess" in args.only:
+            rounds.setdefault("goaccess", []).append(
+                goaccess(workload, base.with_name(base.name + "-goaccess"), problems)
+            )
+        if "regex-loop" in args.only:
+            rounds.setdefault("regex-loop", []).append(
+                regex(workload, base.with_name(base.name + "-regex-loop"), problems)
+            )
+        for name, (command, checkout) in audit_commands(workload, args, base).items():
+            if name not in args.only:
+                continue
+            out = Path(f"{base}-{name}")
+            shutil.rmtree(out, ignore_errors=True)  # what a --keep run or the round before left
+            rounds.setdefault(name, []).append(Run(name, measure(command, out.with_suffix(".log"), checkout)))
+            outcomes[name] = read_outcome(out)
+            if not args.keep:
+                shutil.rmtree(out, ignore_errors=True)
+    for name, runs in rounds.items():
+        rates = [f"{workload.lines / run.measurement.seconds:,.0f}" if run.measurement else run.skipped for run in runs]
+        unit = " lines/s" if runs[0].measurement else ""
+        print(f"  {workload.lines:,} lines, {name}: {', '.join(rates)}{unit}", flush=True)
+    runs = {name: median_run(name_runs) for name, name_runs in rounds.items()}
     pipeline = outcomes.get("pipeline")
     if pipeline is not None:
         for name in AUDITS:
             if name in outcomes:
                 problems += differences(pipeline, outcomes[name], name, workload.lines)
     records_written = pipeline.records if pipeline is not None else {}
-    return Size(workload.lines, runs, records_written, tuple(problems))
+    return Size(workload.lines, runs, records_written, tuple(dict.fromkeys(problems)))
+
+
+def median_run(runs: Sequence[Run]) -> Run:
+    """The run of median wall time (the later of the two middle ones for an even count)."""
+    measured = sorted((run for run in runs if run.measurement), key=lambda run: run.measurement.seconds)
+    return measured[len(measured) // 2] if measured else runs[0]
 
 
 # --------------------------------------------------------------------------- report
@@ -649,6 +668,8 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "crawl-audit-bench"),
                         help="where workloads and outputs go")
     parser.add_argument("--keep", action="store_true", help="keep workloads (reused next time) and outputs")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="rounds of every contestant in turn; each reports its run of median wall time")
     commands = parser.add_subparsers(dest="command")
     loop = commands.add_parser("loop", help="run only the plain loop over one workload")
     for flag in ("--logs", "--robots", "--ranges", "--out"):
