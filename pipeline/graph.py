@@ -58,6 +58,8 @@ from pipeline.summaries import CountForReport, CountOutcomes, Summarize
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
 # the between-captures changes, the robots versions and the report's counts).
 RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
+# A batch run's one-object tables, each a JSON file of its own.
+DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
 # would hold the audit back forever (measured with Beam 2.77).
 _NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner"}
@@ -179,19 +181,23 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     )
     for table in (DEAD_LETTERS_TABLE, VIOLATIONS_TABLE):
         write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
-    formats = {
+    formats = _whole_table_formats(output_format)
+    small = {table: outputs[table] for table in (*formats, *DOCUMENTS)}
+    small[REPORT_COUNTS_TABLE] = small[REPORT_COUNTS_TABLE] | "ReportCountsAsJson" >> beam.Map(
+        lambda counts: counts.to_json()
+    )
+    small | "WriteSmallTables" >> WriteWholeTables(out, formats, documents=DOCUMENTS)
+
+
+def _whole_table_formats(output_format: str) -> dict[str, str]:
+    """The tables written whole, each with its format (the documents aside)."""
+    return {
         WINDOWS_TABLE: output_format,
         ROBOTS_VERSIONS_TABLE: output_format,
         SUMMARY_TABLE: "jsonl",
         INDEXING_FINDINGS_TABLE: "jsonl",
         BETWEEN_CAPTURES_TABLE: "jsonl",
     }
-    small = {
-        **{table: outputs[table] for table in formats},
-        COUNTS_TABLE: outputs[COUNTS_TABLE],
-        REPORT_COUNTS_TABLE: outputs[REPORT_COUNTS_TABLE] | "ReportCountsAsJson" >> beam.Map(lambda counts: counts.to_json()),
-    }
-    small | "WriteSmallTables" >> WriteWholeTables(out, formats, documents=(COUNTS_TABLE, REPORT_COUNTS_TABLE))
 
 
 def _runs_locally(options: PipelineOptions) -> bool:
@@ -279,6 +285,6 @@ def _spill_folder(options: PipelineOptions) -> AbstractContextManager[str | None
 
 
 def _table_formats(output_format: str) -> dict[str, str]:
-    formats = {table: output_format for table in RECORD_TABLES}
-    json_files = {COUNTS_TABLE: "json", REPORT_COUNTS_TABLE: "json"}
-    return {**formats, SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl", **json_files}
+    """Every table of a batch run with the format `write_outputs` writes it in."""
+    parts = {table: output_format for table in (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE)}
+    return {**parts, **_whole_table_formats(output_format), **{document: "json" for document in DOCUMENTS}}
