@@ -32,7 +32,9 @@ each in its own process:
 
 With `--repeat N` the contestants run N rounds, one after the other in each, and each contestant
 reports its run of median wall time (the slower middle one of an even count): one run's wall clock
-moves by up to 15% on a shared machine. Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
+moves by up to 15% on a shared machine. The disk is synced before each contestant.
+
+Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
 child's process tree polled from /proc every 0.1 s (what matters when a runner spawns workers), or
 the child's `ru_maxrss` (from wait4, exact for one process) when larger and above this process's
 own, which a forked child's `ru_maxrss` starts from; cpu is the child's user + system time
