@@ -105,7 +105,7 @@ def pass_costs(workload: tools.Workload, repeat: int) -> tuple[float, float]:
     """Seconds per line of the audit pass and of the DNS-question pass, in plain Python over the
     same batches and with the same code as the pipeline's two DoFns, best of `repeat`: a measure
     of the extra work that other load on the machine disturbs far less than a whole run."""
-    from pipeline.read_logs import LINES_PER_BATCH
+    from pipeline.graph.read_logs import LINES_PER_BATCH
 
     auditor, robots_by_host = tools.loop_auditor(workload.robots, workload.ranges)
     batches = [(path, first, lines) for path in sorted(glob.glob(workload.logs))

@@ -4,7 +4,7 @@
     python bench/dns_join_bench.py --addresses 10000 --lines-per-address 4
 
 The batch audit resolves each distinct client address once and hands the answers to the per-line
-audit as `AsDict` (`pipeline/line_audit.py` `AuditLogLines`): every worker holds them all. The
+audit as `AsDict` (`pipeline/graph/line_audit.py` `AuditLogLines`): every worker holds them all. The
 alternative moves each line to its address's answer instead: key the lines needing DNS by
 address, `CoGroupByKey` with the answers, and group the answered lines back into their batches.
 

@@ -20,7 +20,7 @@ each in its own process:
   regex against every line, the floor of any audit that reads the lines in Python.
 - `loop`: one process that reads the same files, hands batches of the pipeline's batch size to the
   same `LineAuditor.audit_lines` with the same robots mapping (built with
-  `pipeline.plain.auditing.host_versions`), and writes every table a batch run writes, with the same
+  `matcher.line_auditor.host_versions`), and writes every table a batch run writes, with the same
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
   (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json,
   report_counts.json, the robots versions and report.html at the end.
@@ -79,16 +79,18 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
-from pipeline import graph, html_report, run_folder
-from pipeline.between_captures import between_captures_row, change_straddled
-from pipeline.indexing import finding_row, request_findings
-from pipeline.options import CrawlAuditOptions, duration
-from pipeline.plain.auditing import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, robots_by_host
-from pipeline.read_logs import LINES_PER_BATCH
-from pipeline.robots_table import read_robots_table
-from pipeline.settings import read_settings
-from pipeline.sinks import JsonRows
-from pipeline.summaries import summary_row
+from pipeline.graph import build as graph
+from pipeline.report import html as html_report
+from pipeline.tables import run_folder
+from pipeline.graph.between_captures import between_captures_row, change_straddled
+from pipeline.graph.indexing import finding_row, request_findings
+from pipeline.graph.options import CrawlAuditOptions, duration
+from matcher.line_auditor import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, robots_by_host
+from pipeline.graph.read_logs import LINES_PER_BATCH
+from pipeline.evidence.robots_table import read_robots_table
+from pipeline.graph.settings import read_settings
+from pipeline.graph.sinks import JsonRows
+from pipeline.graph.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
@@ -153,7 +155,7 @@ def loop_auditor(robots: str, ranges: str, log_format: str) -> tuple[LineAuditor
 
 
 def file_batches(path: str, size: int):
-    """(first line number, lines) of one log file, decoded as `pipeline.read_logs.line_batches` does."""
+    """(first line number, lines) of one log file, decoded as `pipeline.graph.read_logs.line_batches` does."""
     first, batch = 1, []
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as handle:

@@ -63,7 +63,7 @@ import apache_beam as beam  # noqa: E402
 from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
 
 from pipeline import graph  # noqa: E402
-from pipeline.options import CrawlAuditOptions  # noqa: E402
+from pipeline.graph.options import CrawlAuditOptions  # noqa: E402
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)
 VERSION_EVERY = timedelta(minutes=5)

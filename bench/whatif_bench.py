@@ -4,7 +4,7 @@
 
 Writes N verdict rows of one host (registry crawlers with their token chains, a Zipf-like mix of
 distinct paths, mixed decisions) in the schema a run writes, under a temporary folder, then times
-`pipeline.whatif.answer` (read the table, count, decide, collect the flips) against a proposal
+`pipeline.report.whatif.answer` (read the table, count, decide, collect the flips) against a proposal
 that flips part of the traffic each way: wall clock and the process's cpu time (Arrow's reader
 may use more than one thread, so cpu can exceed wall). The target: 1M verdicts in well under a
 minute.
@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 
 from config.registry import load_registry
 from matcher import records
-from pipeline import whatif
-from pipeline.plain.schema import arrow_schema
+from pipeline.report import whatif
+from pipeline.tables.schema import arrow_schema
 
 HOST = "www.example.com"
 PROPOSAL = b"""User-agent: *

@@ -12,7 +12,7 @@ request's gap belongs to the window of the request, even when its predecessor li
 earlier window.
 
 Nothing here knows about Beam: `release` is the one step the streaming transform repeats as
-the watermark advances (`pipeline/crawl_delay.py`). A batch run has each key's requests all at once
+the watermark advances (`pipeline/graph/crawl_delay.py`). A batch run has each key's requests all at once
 and many of them, so `batch_rows` takes them as primitives and writes the same rows in one pass,
 making objects only for the rows; tests/test_crawl_delay.py holds it to `release`,
 `violation_record` and `window_records`.

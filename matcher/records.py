@@ -1,7 +1,7 @@
 """Output record types and their one schema.
 
 Each table is declared once as a tuple of `Column`s; JSON Lines, Parquet and
-BigQuery schemas are all derived from it (see `pipeline/plain/schema.py`, and
+BigQuery schemas are all derived from it (see `pipeline/tables/schema.py`, and
 `json_schema` below for the JSON Lines records), so the formats cannot drift
 apart. Records are plain dicts keyed by column name, with timestamps as
 timezone-aware datetimes until a writer encodes them.

@@ -1,11 +1,17 @@
 """What many tests build or read the same way: crawler User-Agents, `host_combined` log lines,
-JSON Lines tables, range snapshots and the part files of a finished run."""
+JSON Lines tables, range snapshots, the part files of a finished run, and where the shared
+conformance data and corpus live."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
 
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -40,3 +46,22 @@ def write_range_snapshot(ranges: Path, source: str, day: str, *prefixes: str, **
     snapshot = folder / f"{day}.json"
     snapshot.write_text(json.dumps(document))
     return snapshot
+
+
+def shared_path(*parts: str) -> Path:
+    """Path under the shared folder; skip when absent, fail when CI promised it.
+
+    `CRAWL_AUDIT_SHARED` names the folder; without it `../shared` beside the
+    checkout is tried, and a missing file only skips (a user's machine).
+    """
+    configured = os.environ.get("CRAWL_AUDIT_SHARED")
+    root = Path(configured) if configured else REPO.parent / "shared"
+    if not root.is_absolute():
+        root = (REPO / root).resolve()
+    path = root.joinpath(*parts)
+    if not path.exists():
+        message = f"shared data not found: {path}"
+        if configured:
+            pytest.fail(message + " (CRAWL_AUDIT_SHARED is set, so it must exist)")
+        pytest.skip(message + " (set CRAWL_AUDIT_SHARED to run these tests)")
+    return path

@@ -24,12 +24,12 @@ from matcher import directives, records, robots
 from matcher.directives import PageDirectivesError
 from matcher.history import RobotsTableError
 from matcher.ip_ranges import BROADEST_PREFIX, RangeIndex, parse_snapshot
-from pipeline.page_directives import read_page_directives
-from pipeline.plain.auditing import LineAuditor, host_versions
-from pipeline.plain.logformats import FORMATS, LogParseError, parser_for
-from pipeline.plain.resolvers import read_snapshot
-from pipeline.read_logs import split_lines
-from pipeline.robots_table import read_robots_table
+from pipeline.evidence.page_directives import read_page_directives
+from matcher.line_auditor import LineAuditor, host_versions
+from matcher.logformats import FORMATS, LogParseError, parser_for
+from pipeline.evidence.resolvers import read_snapshot
+from pipeline.graph.read_logs import split_lines
+from pipeline.evidence.robots_table import read_robots_table
 
 BUDGET = settings(
     max_examples=int(os.environ.get("CRAWL_AUDIT_FUZZ_EXAMPLES", "120")),

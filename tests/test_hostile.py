@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import GOOGLEBOT, log_line, read_jsonl, write_jsonl
-from pipeline.cli import main
+from pipeline.cli.main import main
 
 ROBOTS = "User-agent: *\nCrawl-delay: 5\nDisallow: /x\n"
 FIELD_MAP = '{"ts":"ts","client_ip":"ip","request":"req","user_agent":"ua","host":"host"}'
@@ -202,7 +202,7 @@ def test_body_files_outside_the_folder_or_not_regular_are_refused(tmp_path, caps
 
 
 def test_a_body_file_is_read_to_the_parse_limit_plus_one_byte(tmp_path):
-    from pipeline.robots_table import read_robots_table
+    from pipeline.evidence.robots_table import read_robots_table
 
     (tmp_path / "big.txt").write_bytes(b"User-agent: *\nDisallow: /x\n" + b"#" * (2 << 20))
     _table(tmp_path, {"host": "example.com", "effective_from": "2000-01-01T00:00:00Z", "status": 200,

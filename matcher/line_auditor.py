@@ -1,0 +1,251 @@
+"""Audit a batch of log lines: the per-line work of the pipeline, as plain Python.
+
+The Beam graph hands whole batches of lines to one DoFn call, because Beam's
+cost per element per step is of the same order as auditing a line; and the
+plain-loop baseline of `bench/` calls the very same code, so the two measure
+the same work.
+"""
+from __future__ import annotations
+
+import hashlib
+import pickle
+import zlib
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Iterable, Iterator, Mapping, Sequence
+
+from matcher.agents import Registry
+from matcher.audit import audit, claim_of, dns_question
+from matcher.clientip import NO_PROXIES, TrustedProxies
+from matcher.directives import PageDirectivesTable
+from matcher.history import HostHistory, RobotsVersion
+from matcher.hosts import host_key
+from matcher.addresses import parse_ip, request_day
+from matcher.identity import undeclared
+from matcher.ip_ranges import RangeIndex
+from matcher.reverse_dns import DnsAnswer
+from matcher.bounded import BoundedCache, Lru
+from matcher.logformats import LogParseError, Skim, encodable, parser_for
+
+VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
+# Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
+# parsed robots.txt files stay warm; a host beyond it is parsed again when next seen.
+MAX_HISTORIES = 1024
+# Distinct User-Agents, and distinct (address, day) pairs, whose answers a worker remembers.
+MAX_REMEMBERED = 1 << 17
+
+
+@dataclass(frozen=True)
+class HostVersions:
+    """One host's robots versions as the side input carries them; the fingerprint tells a
+    worker whether the history it parsed for the host is still the table's."""
+
+    fingerprint: str
+    versions: tuple[RobotsVersion, ...]
+
+
+def host_versions(versions: Sequence[RobotsVersion]) -> HostVersions:
+    ordered = tuple(sorted(versions, key=lambda v: (v.effective_from, v.status or 0, v.sha256 or "")))
+    digest = hashlib.sha256()
+    for version in ordered:
+        digest.update(f"{version.host}|{version.effective_from.isoformat()}|{version.status}|{version.sha256}\n".encode())
+    return HostVersions(digest.hexdigest(), ordered)
+
+
+class RobotsByHost(dict[str, HostVersions]):
+    """The robots table as the audit reads it: host -> its versions.
+
+    It pickles compressed: Beam pickles a graph's values several times over, each time through
+    bz2 at its slowest setting, and robots.txt bodies made that seconds of every run. It is
+    compressed once, when first pickled (four times before, 0.15 s of a run's start): the table
+    is not changed once read."""
+
+    def __reduce__(self):
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            packed = self._packed = zlib.compress(pickle.dumps(dict(self), protocol=pickle.HIGHEST_PROTOCOL), 6)
+        return _unpacked_robots, (packed,)
+
+    def versions(self) -> Iterator[RobotsVersion]:
+        for entry in self.values():
+            yield from entry.versions
+
+
+def _unpacked_robots(packed: bytes) -> RobotsByHost:
+    return RobotsByHost(pickle.loads(zlib.decompress(packed)))
+
+
+def robots_by_host(versions: Iterable[RobotsVersion]) -> RobotsByHost:
+    by_host: dict[str, list[RobotsVersion]] = {}
+    for version in versions:
+        by_host.setdefault(version.host, []).append(version)
+    return RobotsByHost({host: host_versions(host_list) for host, host_list in by_host.items()})
+
+
+# Parts of crawler tokens, each cheap to look for in a line. `dns_claim_parts` keeps those that
+# occur in a token of a crawler DNS can prove, and adds whole any such token that has none.
+_COMMON_PARTS = ("bot", "spider", "slurp", "yandex", "preview", "google-", "-google", "googleother")
+
+
+def dns_claim_parts(registry: Registry) -> tuple[str, ...]:
+    """Lower-case strings one of which is in the lower-cased text of every log line whose
+    User-Agent names a crawler with reverse-DNS suffixes.
+
+    Why that holds: such a User-Agent contains one of the crawler's tokens, case aside, and no
+    token has a letter whose lower case depends on its neighbours, so the lower-cased line contains
+    the token, and every token contains one of these parts.
+    """
+    tokens = {t for c in registry.crawlers if c.rdns_suffixes and not c.robots_only for t in c.ua_tokens}
+    parts = {part for part in _COMMON_PARTS if any(part in token for token in tokens)}
+    return tuple(sorted(parts | {t for t in tokens if not _has_any(t, parts)}))
+
+
+def _has_any(text: str, parts) -> bool:
+    return any(part in text for part in parts)
+
+
+def _never(line: str) -> None:
+    return None
+
+
+def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
+    return {"source": source, "reason": reason, "message": message, "raw": raw}
+
+
+@dataclass(kw_only=True)
+class LineAuditor:
+    """Everything needed to turn log lines into verdicts; built once per worker."""
+
+    log_format: str
+    default_host: str | None = None
+    field_map: Mapping[str, str] | None = None
+    registry: Registry
+    ranges: RangeIndex
+    error_limit: timedelta
+    grace: timedelta
+    proxies: TrustedProxies = NO_PROXIES
+    pages: PageDirectivesTable | None = None
+    max_histories: int = MAX_HISTORIES
+    # Lines that surely get no verdict are told apart from their sender, time and User-Agent
+    # alone (`_surely_not_crawler`); off, every line is parsed and audited in full.
+    skim: bool = True
+    # host -> (fingerprint of its versions, their parsed history): a refresh that changes a
+    # host's versions replaces its entry, and the least recently audited host goes first.
+    _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
+    _parse: object = field(default=None, init=False, repr=False)
+    _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
+    _claims: BoundedCache[str, bool] = field(init=False, repr=False)
+    _ever_in_ranges: BoundedCache[str, bool] = field(init=False, repr=False)
+    _in_ranges: BoundedCache[tuple[str, date], bool] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._histories = Lru(self.max_histories)
+        self._claims = BoundedCache(MAX_REMEMBERED)
+        self._ever_in_ranges = BoundedCache(MAX_REMEMBERED)
+        self._in_ranges = BoundedCache(MAX_REMEMBERED)
+
+    def __getstate__(self) -> dict:
+        # Parsed histories and the compiled parser are rebuilt on each worker.
+        state = dict(self.__dict__)
+        state["_histories"], state["_parse"] = Lru(self.max_histories), None
+        return state
+
+    @property
+    def cached_histories(self) -> int:
+        return len(self._histories)
+
+    def audit_lines(
+        self,
+        path: str,
+        first_number: int,
+        lines: Sequence[str],
+        robots_by_host: Mapping[str, HostVersions],
+        dns_answers: Mapping[str, DnsAnswer] | None = None,
+    ) -> Iterator[tuple[str, dict | None]]:
+        """(kind, record) per line: a verdict, a dead letter, or skipped (None).
+
+        `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
+        """
+        parse = self._parse or self._make_parser()
+        skim = parse.skim if self.skim else _never
+        for offset, line in enumerate(lines):
+            skimmed = skim(line)
+            if skimmed is not None and self._surely_not_crawler(skimmed):
+                yield SKIPPED, None
+                continue
+            source = f"{path}:{first_number + offset}"
+            if skimmed is not None:
+                request = parse.record(skimmed.match)
+            else:
+                try:
+                    request = parse(line)
+                except LogParseError as error:
+                    yield DEAD_LETTER, dead_letter(source, error.reason, error.message, encodable(line))
+                    continue
+            history = self._history(request.host, robots_by_host)
+            verdict = audit(
+                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages
+            )
+            yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+
+    def _surely_not_crawler(self, skimmed: Skim) -> bool:
+        """What `audit` answers with None: a request that claims no crawler, from an address in
+        no crawler range on its day; remembered per User-Agent, per address and per (address, day)."""
+        claims = self._claims.get(skimmed.user_agent)
+        if claims is None:
+            claims = self._claims[skimmed.user_agent] = claim_of(skimmed.user_agent, self.registry) is not None
+        if claims:
+            return False
+        client = self.proxies.client(skimmed.client_ip, skimmed.forwarded_for)
+        # Most senders are in no crawler range of any day: one lookup per address settles them.
+        ever_in_ranges = self._ever_in_ranges.get(client)
+        if ever_in_ranges is None:
+            address = parse_ip(client)
+            ever_in_ranges = self._ever_in_ranges[client] = address is not None and self.ranges.ever_holds(address)
+        if not ever_in_ranges:
+            return True
+        key = (client, request_day(skimmed.ts))
+        in_ranges = self._in_ranges.get(key)
+        if in_ranges is None:
+            in_ranges = self._in_ranges[key] = undeclared(key[0], key[1], self.ranges) is not None
+        return not in_ranges
+
+    def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
+        """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
+        DNS. Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
+        lines that do not parse are the audit's dead letters, not asked about here."""
+        parse = self._parse or self._make_parser()
+        parts = self._dns_parts or self._make_dns_parts()
+        questions = set()
+        for line in batch[2]:
+            # an escape (\xHH, \uHHHH) can spell a token the raw text does not show
+            if "\\" not in line and not _has_any(line.lower(), parts):
+                continue
+            try:
+                request = parse(line)
+            except LogParseError:
+                continue
+            address = dns_question(request, self.registry, self.ranges, self.proxies)
+            if address is not None:
+                questions.add(address)
+        return questions
+
+    def _make_dns_parts(self) -> tuple[str, ...]:
+        self._dns_parts = dns_claim_parts(self.registry)
+        return self._dns_parts
+
+    def _make_parser(self):
+        self._parse = parser_for(self.log_format, self.default_host, self.field_map)
+        return self._parse
+
+    def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
+        key = host_key(host) if host else None
+        entry = robots_by_host.get(key) if key else None
+        if entry is None:
+            return None
+        cached = self._histories.get(key)
+        if cached is not None and cached[0] == entry.fingerprint:
+            return cached[1]
+        history = HostHistory(entry.versions, error_limit=self.error_limit, grace=self.grace)
+        self._histories.put(key, (entry.fingerprint, history))
+        return history

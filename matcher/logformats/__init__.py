@@ -1,0 +1,89 @@
+"""Access-log lines -> LogRecord, one parser per log format.
+
+Plain Python so it can be tested directly and called once per line from a DoFn.
+`parser_for(name)` returns a callable that turns one line into a `LogRecord`
+or raises `LogParseError`, whose `reason` is the dead-letter reason code:
+
+    blank             the line is empty or whitespace
+    no-match          the line does not have the shape of the format
+    bad-timestamp     the time field is not a valid timestamp of a supported kind
+    no-request        the request line is "-" or empty: the connection ended (or
+                      timed out) before a request line arrived
+    not-http          the request line is not HTTP at all, e.g. a TLS handshake
+                      (logged as "\\x16\\x03\\x01...") sent to a plain-HTTP port
+    bad-request-line  it starts like HTTP but has no request target
+    bad-target        the target is neither a path nor an http(s) URL
+                      ("*", "host:443" of CONNECT, scanner junk)
+    bad-json          the line is not a JSON object
+    missing-field     a JSON line lacks a field the mapping requires
+    bad-field         a JSON field has the wrong type
+    bad-status        the status is not an HTTP status code
+
+None of these is a crawler fetching a page, so none can receive a robots verdict;
+they are dead letters, counted and kept with their raw text.
+
+Text formats (Apache mod_log_config / nginx):
+    common          %h %l %u %t "%r" %>s %b
+    combined        common + "%{Referer}i" "%{User-Agent}i"
+    vhost_combined  "%v:%p " + combined (the ":%p" is optional: SUSE omits it)
+    host_combined   "$host " + combined (nginx)
+    combined_xrt    combined + "%{X-Robots-Tag}o"
+The combined family accepts one optional trailing quoted X-Forwarded-For field,
+the layout of nginx's stock `main` format; in combined_xrt it sits before the
+X-Robots-Tag field. Any other trailing content is a no-match, never ignored.
+The host is the line's own host field, else the authority of an absolute-form
+target (`GET http://host/p HTTP/1.1`), else the parser's default host, else None.
+
+JSON formats: `jsonl` with a user mapping (our field -> dotted source path) and
+the presets `cloudflare` (Logpush http_requests) and `gcp_lb` (Cloud Logging
+entries of an external Application Load Balancer). Neither preset maps
+X-Forwarded-For (Cloudflare's ClientIP is authoritative; the load balancer does
+not log it); a `jsonl` mapping may.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from matcher.logformats.fields import encodable, normalize_host
+from matcher.logformats.json_formats import JSON_FIELDS, PRESETS, JsonParser, check_mapping
+from matcher.logformats.record import LogParseError, LogRecord, Skim
+from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
+from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
+
+__all__ = [
+    "FORMATS", "JSON_FIELDS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
+    "clf_timestamp", "encodable", "epoch_timestamp", "iso_timestamp", "normalize_host", "parser_for",
+]
+
+FORMATS: tuple[str, ...] = (
+    "combined",
+    "common",
+    "vhost_combined",
+    "host_combined",
+    "combined_xrt",
+    "jsonl",
+    "cloudflare",
+    "gcp_lb",
+)
+
+
+def parser_for(
+    format_name: str, default_host: str | None = None, mapping: Mapping[str, str] | None = None
+) -> Callable[[str], LogRecord]:
+    """The line parser for a format named in FORMATS.
+
+    `default_host` fills the host of lines that carry none (neither a host field
+    nor an absolute-form target). `mapping` (our field -> dotted source path) is
+    required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
+    """
+    host = normalize_host(default_host)
+    if format_name in TEXT_LAYOUTS:
+        if mapping:
+            raise ValueError(f"format {format_name!r} is not JSON and takes no field mapping")
+        return TextParser(format_name, TEXT_LAYOUTS[format_name], host)
+    if format_name == "jsonl" or format_name in PRESETS:
+        if format_name == "jsonl" and not mapping:
+            raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
+        merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
+        return JsonParser(format_name, merged, check_mapping(merged), host)
+    raise ValueError(f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)}")

@@ -1,0 +1,133 @@
+"""Fields of a log line as written -> as audited: escapes undone, the request line split, the
+target's path and authority, the host without its port."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from types import MappingProxyType
+from urllib.parse import quote
+
+from matcher.logformats.record import LogParseError
+
+# ------------------------------------------------------------- field helpers
+
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = MappingProxyType(
+    {'"': b'"', "\\": b"\\", "n": b"\n", "r": b"\r", "t": b"\t", "b": b"\b", "v": b"\v"}
+)
+_METHOD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")  # RFC 9110 token
+_AUTHORITY_END = re.compile(r"[/?#]")
+# Printable ASCII stays as written in a target; only bytes that are not valid
+# UTF-8 get escaped, exactly as robots.txt normalization would escape them.
+_TARGET_SAFE = "".join(chr(code) for code in range(0x20, 0x7F))
+
+
+def encodable(text: str) -> str:
+    r"""`text` with every lone surrogate written as its `\udXXX` escape.
+
+    No UTF-8 writer or Beam coder accepts a lone surrogate. JSON may spell one (`"\ud800"`),
+    and a line handed over as text may hold one; every line a parser reads and every string a
+    JSON value contributes pass here, and come out with the escape JSON uses for it (text logs
+    escape bad bytes as `\xNN` alike).
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _unescape(field: str) -> bytes:
+    r"""Undo log escaping: Apache's `\"` `\\` `\n` ..., and `\xHH` (Apache and nginx)."""
+    out = bytearray()
+    position = 0
+    for match in _ESCAPE.finditer(field):
+        out += field[position:match.start()].encode("utf-8", "surrogateescape")
+        code = match.group(1)
+        if len(code) == 3:
+            out.append(int(code[1:], 16))
+        else:
+            out += _SIMPLE_ESCAPES.get(code) or match.group(0).encode("utf-8", "surrogateescape")
+        position = match.end()
+    out += field[position:].encode("utf-8", "surrogateescape")
+    return bytes(out)
+
+
+def unescaped_text(field: str) -> str:
+    """A quoted text field (referer, user agent, header) with escapes undone."""
+    if "\\" not in field:
+        return field
+    return _unescape(field).decode("utf-8", "backslashreplace")
+
+
+def _target_text(latin1: str) -> str:
+    """A target whose bytes were carried as latin-1: UTF-8 text, or %-escapes for invalid bytes."""
+    raw = latin1.encode("latin-1")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return quote(raw, safe=_TARGET_SAFE)
+
+
+def _split_request_line(line: str) -> tuple[str, str]:
+    """`METHOD target [HTTP/x.y]` -> (method, target); the target may contain spaces."""
+    method, _, rest = line.partition(" ")
+    if not _METHOD.match(method):
+        hint = " (a TLS handshake sent to a plain-HTTP port)" if line.startswith("\x16\x03") else ""
+        raise LogParseError("not-http", f"request line is not HTTP{hint}: {line[:40]!r}")
+    target, space, version = rest.rpartition(" ")
+    if not space or not version.startswith("HTTP/"):
+        target = rest  # HTTP/0.9 has no version; or the target itself holds a space
+    if not target or target[0] == " ":
+        raise LogParseError("bad-request-line", f"no request target: {line[:80]!r}")
+    return method, target
+
+
+def request_line(field: str, escaped: bool = True) -> tuple[str, str]:
+    """A logged request line -> (method, target); `escaped` for text logs, not for JSON strings."""
+    if field in ("", "-"):
+        raise LogParseError("no-request", "no request line was received")
+    if not escaped or "\\" not in field:
+        return _split_request_line(field)
+    # latin-1 maps byte n to code point n, so splitting stays byte-exact whatever
+    # the escaped bytes were (TLS records, broken UTF-8).
+    method, target = _split_request_line(_unescape(field).decode("latin-1"))
+    return method, _target_text(target)
+
+
+def target_path(target: str) -> tuple[str, str | None]:
+    """Request target -> (path+?query, authority or None). Origin-form or absolute http(s) form."""
+    if target[0] == "/":
+        return target, None
+    scheme, separator, rest = target.partition("://")
+    if separator and scheme.lower() in ("http", "https"):
+        end = _AUTHORITY_END.search(rest)
+        cut = end.start() if end else len(rest)
+        authority = rest[:cut].rpartition("@")[2]
+        if authority:
+            path = rest[cut:]
+            return (path if path[:1] == "/" else "/" + path), authority
+    raise LogParseError("bad-target", f"target is neither a path nor an http(s) URL: {target[:80]!r}")
+
+
+@lru_cache(maxsize=1024)
+def normalize_host(value: str | None) -> str | None:
+    """Lower-case host without port; "[v6]:port" keeps its brackets; "-"/"" -> None."""
+    text = (value or "").strip().lower()
+    if text in ("", "-"):
+        return None
+    if text[0] == "[":
+        end = text.find("]")
+        return text[: end + 1] if end > 0 else text
+    head, colon, port = text.rpartition(":")
+    if colon and ":" not in head and (port.isdecimal() or not port):
+        return head or None
+    return text  # no port, or a bare IPv6 address
+
+
+def cleaned_line(line: str) -> str:
+    """Strip line endings, stray blanks and a byte order mark; blank lines are errors."""
+    text = encodable(line.strip())
+    if text[:1] == "\ufeff":
+        text = text[1:].lstrip()
+    if not text:
+        raise LogParseError("blank", "blank line")
+    return text

@@ -1,0 +1,172 @@
+"""Log files as batches of lines: any Beam filesystem, gzip and bz2 streamed in small chunks, a
+file that breaks off read up to the break and the rest of it handed on as `UnreadableRest`."""
+from __future__ import annotations
+
+import bz2
+import gzip
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import BinaryIO, Callable, Iterable, Iterator
+
+import apache_beam as beam
+from apache_beam.io import fileio
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline.graph import progress
+from pipeline.evidence.confined import require_regular
+
+LINES_PER_BATCH = 2000
+
+
+class ReadLogLines(beam.PTransform):
+    """Files matching a glob -> (path, first line number, lines) batches.
+
+    Compression follows the file extension. Batches keep Beam's per-element cost
+    off the per-line path; each file is read by one worker, in order.
+    """
+
+    def __init__(self, pattern: str, lines_per_batch: int = LINES_PER_BATCH):
+        super().__init__()
+        self._pattern = pattern
+        self._lines_per_batch = lines_per_batch
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "MatchLogFiles" >> fileio.MatchFiles(self._pattern)
+            | "SpreadLogFiles" >> beam.Reshuffle()
+            | "OpenLogFiles" >> fileio.ReadMatches()
+            | "BatchLines" >> beam.FlatMap(line_batches, self._lines_per_batch)
+        )
+
+
+@dataclass(frozen=True)
+class UnreadableRest:
+    """Where reading a log file broke off (a truncated gzip, trailing garbage, an I/O error):
+    the lines before it are audited; the rest of the file becomes one dead letter."""
+
+    path: str
+    line: int  # the number the next line would have had
+    message: str
+
+
+_CHUNK_BYTES = 1 << 16
+
+
+def line_batches(
+    readable: fileio.ReadableFile, size: int
+) -> Iterator[tuple[str, int, list[str]] | UnreadableRest]:
+    """(path, first line number, lines) batches of one file, then an UnreadableRest if the
+    file could not be read to its end."""
+    path = readable.metadata.path
+    first, batch = 1, []
+    position = _Position()
+    try:
+        for raw in split_lines(_chunks(path, position)):
+            # Undecodable bytes become \xNN, the escape servers use themselves.
+            batch.append(raw.decode("utf-8", "backslashreplace"))
+            if len(batch) == size:
+                progress.file_read(path, position.file_bytes(), size)
+                yield path, first, batch
+                first, batch = first + size, []
+    # Whatever stops one file (any decompressor's complaint, an I/O error) stops that file only.
+    except Exception as error:
+        if batch:
+            yield path, first, batch
+        yield UnreadableRest(path, first + len(batch), f"{type(error).__name__}: {error}; {position}")
+        return
+    progress.file_read(path, readable.metadata.size_in_bytes, len(batch))
+    if batch:
+        yield path, first, batch
+
+
+def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Lines of a byte stream without their ends: LF, CR LF, and a lone CR each end a line (old
+    Mac tools and some log shippers write CR alone). Linear in the input, whatever the chunking."""
+    head: list[bytes] = []  # pieces of a line that began in an earlier chunk
+    after_cr = False
+    for chunk in chunks:
+        if after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]  # the LF of a CR LF split between chunks
+        if not chunk:
+            continue
+        pieces = chunk.splitlines(keepends=True)  # bytes split at LF, CR LF and CR only
+        after_cr = chunk[-1:] == b"\r"
+        for piece in pieces:
+            if piece[-1:] not in (b"\n", b"\r"):
+                head.append(piece)  # the last piece: the line goes on in the next chunk
+                break
+            text = piece.rstrip(b"\r\n") if piece[-2:] == b"\r\n" else piece[:-1]
+            if head:
+                head.append(text)
+                text, head = b"".join(head), []
+            yield text
+    if head:
+        yield b"".join(head)
+
+
+class _Position:
+    """How far reading got, for the dead letter of a file that breaks off."""
+
+    def __init__(self) -> None:
+        self.decompressed = 0
+        self.raw: BinaryIO | None = None
+        self.file_offset: int | None = None
+
+    def stop(self) -> None:
+        """Note the offset reached in the file itself, while it is still open."""
+        try:
+            self.file_offset = self.raw.tell() if self.raw is not None else None
+        except (OSError, ValueError):
+            self.file_offset = None
+
+    def file_bytes(self) -> int:
+        """Bytes of the file itself read so far (of a compressed file, the compressed bytes); 0 once
+        it is closed, when the file's size says it all."""
+        if self.raw is None:
+            return self.decompressed
+        return 0 if self.raw.closed else self.raw.tell()
+
+    def __str__(self) -> str:
+        where = f"{self.decompressed:,} bytes read"
+        if self.file_offset is not None:
+            where += f", at byte {self.file_offset:,} of the file"
+        return where
+
+
+def _chunks(path: str, position: _Position) -> Iterator[bytes]:
+    require_regular(path)  # a FIFO or device matched by the glob would block or never end
+    with open_log(path, position) as handle:
+        # read1 hands over what one member or block gave, so the lines before a break are kept.
+        read = getattr(handle, "read1", handle.read)
+        try:
+            while chunk := read(_CHUNK_BYTES):
+                position.decompressed += len(chunk)
+                yield chunk
+        except Exception:
+            position.stop()
+            raise
+
+
+# Beam's own decompressing reader takes 16 MiB of compressed input at a time and holds all of it
+# decompressed, and logs compress about tenfold; these readers stream in small chunks instead,
+# so memory stays flat however large a log file is.
+_STREAMING_DECOMPRESSORS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
+    CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, "rb"),
+}
+
+
+@contextmanager
+def open_log(path: str, position: _Position | None = None) -> Iterator[BinaryIO]:
+    """A log file's bytes on any Beam filesystem, decompressed as its extension says."""
+    decompress = _STREAMING_DECOMPRESSORS.get(CompressionTypes.detect_compression_type(path))
+    if decompress is None:
+        with FileSystems.open(path) as handle:
+            yield handle
+        return
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw, decompress(raw) as handle:
+        if position is not None:
+            position.raw = raw
+        yield handle

@@ -1,0 +1,128 @@
+"""What a batch run adds up across verdicts: the summary per crawler and identity, what the HTML
+report counts, and the counts of where every line went.
+
+Every input line ends in exactly one of three places, which the counts check: a verdict, the
+skipped non-crawler count, or the dead-letter table.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Iterable, Iterator
+
+import apache_beam as beam
+
+from matcher.records import DEAD_LETTERS_TABLE
+from matcher.report_counts import ReportCounts
+from pipeline.graph.line_audit import TALLY
+
+
+class CountDecisions(beam.CombineFn):
+    """Decision counts of one key, from the counts of each batch."""
+
+    def create_accumulator(self):
+        return Counter()
+
+    def add_input(self, counts, batch_counts):
+        counts.update(batch_counts)
+        return counts
+
+    def merge_accumulators(self, accumulators):
+        return sum(accumulators, Counter())
+
+    def extract_output(self, counts):
+        return counts
+
+
+class Summarize(beam.PTransform):
+    """Verdict batches -> one row per (crawler, identity): requests and each decision's count."""
+
+    def expand(self, verdict_batches):
+        return (
+            verdict_batches
+            | "CountPerBatch" >> beam.FlatMap(decisions_per_crawler)
+            | "CountDecisions" >> beam.CombinePerKey(CountDecisions())
+            | "SummaryRows" >> beam.MapTuple(summary_row)
+        )
+
+
+def decisions_per_crawler(verdicts: list[dict]) -> Iterator[tuple[tuple[str | None, str], Counter]]:
+    counts: dict[tuple[str | None, str], Counter] = {}
+    for verdict in verdicts:
+        key = (verdict["crawler"] or verdict["operator"], verdict["identity"])
+        of_key = counts.get(key)
+        if of_key is None:
+            of_key = counts[key] = Counter()
+        of_key[verdict["decision"]] += 1
+    return iter(counts.items())
+
+
+def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
+    crawler, identity = key
+    return {
+        "crawler": crawler,
+        "identity": identity,
+        "requests": sum(counts.values()),
+        "allowed": counts["allowed"],
+        "disallowed": counts["disallowed"],
+        "within_grace": counts["disallowed-within-grace"],
+        "between_captures": counts["disallowed-between-captures"],
+        "unknown": counts["unknown"],
+    }
+
+
+class CombineReportCounts(beam.CombineFn):
+    """The report's counts of the run, from the counts of each batch."""
+
+    def create_accumulator(self):
+        return ReportCounts()
+
+    def add_input(self, counts, batch_counts):
+        return counts.merge(batch_counts)
+
+    def merge_accumulators(self, accumulators):
+        total = ReportCounts()
+        for counts in accumulators:
+            total.merge(counts)
+        return total
+
+    def extract_output(self, counts):
+        return counts
+
+
+class CountForReport(beam.PTransform):
+    """Verdict batches -> one `ReportCounts`: what the HTML report draws, so that it need not
+    read the verdicts back."""
+
+    def expand(self, verdict_batches):
+        return (
+            verdict_batches
+            | "CountPerBatch" >> beam.Map(ReportCounts.of)
+            | "CombineReportCounts" >> beam.CombineGlobally(CombineReportCounts())
+        )
+
+
+def count_in_batch(keys_of: Callable[[dict], Iterable]) -> Callable[[list[dict]], Iterator[tuple]]:
+    """Verdict batch -> (key, requests) for each key that `keys_of` gives its verdicts."""
+
+    def count(verdicts: list[dict]) -> Iterator[tuple]:
+        return iter(Counter(key for verdict in verdicts for key in keys_of(verdict)).items())
+
+    return count
+
+
+class CountOutcomes(beam.PTransform):
+    """{"dead_letters", "tally"} -> one dict: lines read and where each went."""
+
+    def expand(self, outputs):
+        dead = outputs[DEAD_LETTERS_TABLE] | "CountDeadLetters" >> beam.combiners.Count.Globally()
+        tallies = outputs[TALLY] | "SumTallies" >> beam.CombineGlobally(sum_tallies)
+        return tallies | "CountsDict" >> beam.Map(
+            lambda tally, dead: {**tally, "dead_letters": dead}, beam.pvalue.AsSingleton(dead)
+        )
+
+
+def sum_tallies(tallies) -> dict:
+    total = Counter({"lines": 0, "skipped": 0, "verdicts": 0})
+    for tally in tallies:
+        total.update(tally)
+    return dict(total)

@@ -1,0 +1,135 @@
+"""What the HTML report shows, gathered from a finished run's small tables and the counts of its
+verdicts the run wrote (`report_counts.json`), never the verdicts themselves. Only counts, top-N
+lists and per-bucket totals are kept, so the report stays small however many requests the run had."""
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from matcher import records
+from matcher.report_counts import ReportCounts
+from matcher.timerange import from_micros, micros
+from pipeline.report import text as report
+from pipeline.tables import reading as tables
+from pipeline.report import whatif
+from pipeline.tables.run_folder import RunFolderError, read_manifest
+
+TOP_PATHS = 10
+TOP_ADDRESSES = 5
+# The timeline is drawn in at most this many buckets: hours, else days, else weeks.
+MAX_BUCKETS = 240
+_BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
+
+
+@dataclass(frozen=True)
+class Disallowed:
+    """One disallowed path of one crawler and what decided it (`report_counts.DISALLOWED_FIELDS`, in order)."""
+
+    host: str | None
+    path: str
+    decision: str
+    reason: str
+    rule_kind: str | None
+    rule_pattern: str | None
+    rule_line: int | None
+    version_from: datetime | None
+    version_status: str | None
+
+
+@dataclass
+class Spoofing:
+    requests: int = 0
+    addresses: Counter = field(default_factory=Counter)
+    user_agents: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class ReportData:
+    summary: report.RunSummary
+    robots_versions: list[dict]
+    whatif: dict | None
+    timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
+    disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> Disallowed -> n
+    spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
+    requests_by_host: Counter = field(default_factory=Counter)
+
+    def versions_by_host(self, top: int) -> dict[str, list[dict]]:
+        """The robots.txt versions of the `top` hosts with most requests (then by name)."""
+        by_host: dict[str, list[dict]] = defaultdict(list)
+        for row in self.robots_versions:
+            by_host[row["host"]].append(row)
+        shown = sorted(by_host, key=lambda host: (-self.requests_by_host[host], host))[:top]
+        return {host: by_host[host] for host in shown}
+
+    def timeline_buckets(self) -> tuple[timedelta, list[datetime], dict[str, list[int]]]:
+        """The bucket size, the bucket starts and each crawler's requests per bucket."""
+        hours = {hour for counts in self.timeline.values() for hour in counts}
+        if not hours:
+            return _BUCKETS[0], [], {}
+        first, last = min(hours), max(hours)
+        size = next((s for s in _BUCKETS if (last - first) / s < MAX_BUCKETS), None)
+        if size is None:
+            # more than MAX_BUCKETS weeks (a log may hold any year): whole weeks, as many as it takes
+            size = _BUCKETS[-1] * (int((last - first) / (_BUCKETS[-1] * MAX_BUCKETS)) + 1)
+        start = _floor(first, size)
+        count = int((last - start) / size) + 1
+        starts = [start + i * size for i in range(count)]
+        series = {}
+        for crawler, counts in self.timeline.items():
+            values = [0] * count
+            for hour, n in counts.items():
+                values[int((hour - start) / size)] += n
+            series[crawler] = values
+        return size, starts, series
+
+
+def _floor(moment: datetime, size: timedelta) -> datetime:
+    step = size // timedelta(microseconds=1)
+    return from_micros(micros(moment) // step * step)  # at the earliest 0001-01-01
+
+
+def gather(out: str) -> ReportData:
+    """Everything the report draws, read from the run's output folder."""
+    data = ReportData(
+        report.load(out),
+        sorted(tables.rows(out, records.ROBOTS_VERSIONS_TABLE), key=lambda r: (r["host"], str(r["effective_from"]))),
+        whatif.load_summary(out),
+    )
+    for row in data.robots_versions:
+        row["effective_from"] = tables.moment(row["effective_from"])
+    counts = _report_counts(out)
+    data.requests_by_host.update(counts.hosts)
+    for (crawler, hour), n in counts.timeline.items():
+        data.timeline[crawler][hour] += n
+    for (crawler, *fields), n in counts.disallowed.items():
+        data.disallowed[crawler][Disallowed(*fields)] += n
+    for (crawler, ip), n in counts.spoofed_addresses.items():
+        data.spoofing[crawler].requests += n
+        data.spoofing[crawler].addresses[ip] += n
+    for (crawler, user_agent), n in counts.spoofed_user_agents.items():
+        data.spoofing[crawler].user_agents[user_agent] += n
+    return data
+
+
+def _report_counts(out: str) -> ReportCounts:
+    """The counts the run wrote; a run folder from before they were written is counted from its
+    verdicts, one at a time (slower)."""
+    listed = read_manifest(out)["tables"].get(records.REPORT_COUNTS_TABLE)
+    if listed is None:
+        return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
+    try:
+        (name,) = listed["files"]
+        return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as error:
+        raise RunFolderError(f"{out}: unreadable report counts ({error!r}); run the audit again") from None
+
+
+def _as_written(row: dict) -> dict:
+    """A verdict read back with its timestamps as the audit made them."""
+    version = row["robots_version"]
+    if version is not None:
+        version = {**version, "effective_from": tables.moment(version["effective_from"])}
+    return {**row, "ts": tables.moment(row["ts"]), "robots_version": version}

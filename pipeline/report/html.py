@@ -1,0 +1,519 @@
+"""The site owner's report: one self-contained HTML page drawn from a finished run's tables.
+
+Inline CSS and SVG only: no script, no network, no fonts; it opens from disk and prints. Its
+Content-Security-Policy allows nothing but the page's own stylesheet (by hash), so even a string
+that escaped escaping could not run. Every value that came from a log or a robots.txt goes
+through `escape`. Sections have stable ids for links: SECTIONS.
+"""
+from __future__ import annotations
+
+import base64
+import difflib
+import hashlib
+from collections import Counter
+from datetime import datetime, timedelta
+from html import escape
+from typing import Iterable, Sequence
+
+from apache_beam.io.filesystems import FileSystems
+
+from matcher.timerange import shifted
+from pipeline.report import text as report
+from pipeline.tables import reading as tables
+from pipeline.report import whatif
+from pipeline.report import charts
+from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
+
+SECTIONS = (
+    ("overview", "Overview"),
+    ("crawlers", "Crawlers"),
+    ("timeline", "Timeline"),
+    ("disallowed", "Disallowed"),
+    ("spoofing", "Spoofing"),
+    ("crawl-delay", "Crawl-delay"),
+    ("robots-versions", "robots.txt versions"),
+    ("indexing", "Indexing"),
+    ("whatif", "What-if"),
+)
+FILE_NAME = "report.html"
+TOP_CRAWLERS = 25
+TOP_HOSTS = 20
+TOP_ROWS = 100
+TOP_USER_AGENTS = 3
+TIMELINE_SERIES = 8
+MAX_DIFF_LINES = 200
+_DECISIONS = (
+    ("allowed", "#4c9a2a"), ("disallowed", "#c0392b"), ("within grace", "#e6a23c"),
+    ("between captures", "#8e6bbf"), ("unknown", "#8c8c8c"),
+)
+_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
+_IDENTITIES = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
+_STATUS_COLOURS = {"ok": "#4c9a2a", "unavailable": "#9ecae1", "error": "#c0392b"}
+
+_STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;margin:0 auto;max-width:1000px;padding:0 16px 40px}
+h1{font-size:1.6em;margin:.8em 0 .2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
+nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
+th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f4f4f4;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tfoot td{font-weight:600;border-top:2px solid #bbb}
+pre{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
+pre.diff{background:#fafafa;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap}
+pre.diff .add{background:#e6ffec;display:block}pre.diff .del{background:#ffebe9;display:block}
+pre.diff .hunk{color:#6a737d;display:block}
+svg.chart{max-width:100%;height:auto;display:block;margin:.5em 0}
+svg text{font-size:12px;fill:#1a1a1a}svg text.tick{font-size:11px;fill:#555}svg text.axis-label{font-size:12px;font-weight:600}
+svg .axis{stroke:#333;stroke-width:1}svg .marker{stroke:#111;stroke-width:1.5;stroke-dasharray:4 3}
+.note{color:#555}.warn{color:#a40000;font-weight:600}
+@media print{nav{display:none}h2{break-after:avoid}table,svg{break-inside:avoid}body{max-width:none}}
+"""
+
+
+def _style_hash(style: str) -> str:
+    return base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
+
+
+# Nothing loads or runs but the stylesheet above; `base-uri` and `form-action` shut the doors a
+# stray element could open.
+CSP = (
+    f"default-src 'none'; style-src 'sha256-{_style_hash(_STYLE)}'; img-src 'none'; script-src 'none';"
+    " base-uri 'none'; form-action 'none'"
+)
+
+
+def write(out: str, target: str | None = None) -> str:
+    """Build the report of the run in `out` and write it to `target` (default OUT/report.html)."""
+    target = target or FileSystems.join(out, FILE_NAME)
+    with FileSystems.create(target) as handle:
+        handle.write(render(gather(out)).encode("utf-8"))
+    return target
+
+
+def render(data: ReportData) -> str:
+    sections = [
+        _overview(data),
+        _crawlers(data),
+        _timeline(data),
+        _disallowed(data),
+        _spoofing(data),
+        _crawl_delay(data),
+        _robots_versions(data),
+        _indexing(data),
+    ]
+    if data.whatif is not None:
+        sections.append(_whatif(data.whatif))
+    shown = {ident for ident, _ in SECTIONS if data.whatif is not None or ident != "whatif"}
+    links = "".join(f'<li><a href="#{ident}">{title}</a></li>' for ident, title in SECTIONS if ident in shown)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>crawl-audit report</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        "<header><h1>crawl-audit report</h1>"
+        '<p class="note">Who crawled, whether robots.txt allowed it, and which rule of which version decided.</p>'
+        f"<nav><ul>{links}</ul></nav></header><main>"
+        + "".join(sections)
+        + "</main></body></html>\n"
+    )
+
+
+def _section(ident: str, intro: str, *parts: str) -> str:
+    """A section with its fixed id; `intro` and `parts` are HTML, their data already escaped."""
+    title = dict(SECTIONS)[ident]
+    return f'<section id="{ident}"><h2>{title}</h2><p class="note">{intro}</p>{"".join(parts)}</section>'
+
+
+_NUM = ' class="num"'
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence], numeric: int, ident: str = "", foot: Sequence | None = None) -> str:
+    """A table whose cells from column `numeric` on are right-aligned numbers. Every cell is
+    escaped; a list cell shows one item per line."""
+    def cells(row: Sequence, tag: str) -> str:
+        return "".join(
+            f"<{tag}{_NUM if i >= numeric else ''}>{_cell(value)}</{tag}>" for i, value in enumerate(row)
+        )
+
+    head = f"<thead><tr>{cells(headers, 'th')}</tr></thead>"
+    body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in rows)
+    tail = f"<tfoot><tr>{cells(foot, 'td')}</tr></tfoot>" if foot else ""
+    attr = f' id="{ident}"' if ident else ""
+    return f"<table{attr}>{head}<tbody>{body}</tbody>{tail}</table>"
+
+
+def _cell(value) -> str:
+    if isinstance(value, list):
+        return "<br>".join(_cell(item) for item in value)
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%d %H:%M:%S} UTC"
+    return escape(str(value))
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _overview(data: ReportData) -> str:
+    counts = data.summary.counts
+    lines = counts.get("lines", 0)
+    where = [
+        ("crawler verdicts", counts.get("verdicts", 0)),
+        ("non-crawlers (counted, not written)", counts.get("skipped", 0)),
+        ("dead letters (see dead_letters/)", counts.get("dead_letters", 0)),
+    ]
+    accounted = sum(n for _, n in where)
+    warning = (
+        f'<p class="warn">{lines - accounted:,} lines unaccounted for.</p>' if accounted != lines else ""
+    )
+    by_identity = Counter()
+    for row in data.summary.rows:
+        by_identity[row["identity"]] += row["requests"]
+    verdicts = counts.get("verdicts", 0)
+    identities = [(i, by_identity[i], _share(by_identity[i], verdicts)) for i in _IDENTITIES if by_identity[i]]
+    return _section(
+        "overview",
+        f"{lines:,} log lines read; {_share(verdicts, lines)} of them were crawler requests.",
+        _table(("lines", "count", "share"), [(name, n, _share(n, lines)) for name, n in where], 1, "lines-table",
+               ("lines read", lines, "100%" if lines else "-")),
+        warning,
+        _table(("identity", "requests", "share of crawler requests"), identities, 1, "identity-table"),
+    )
+
+
+def _ordered_summary(rows: Sequence[dict]) -> list[dict]:
+    per_crawler = Counter()
+    for row in rows:
+        per_crawler[row["crawler"] or "(none)"] += row["requests"]
+    return sorted(
+        rows,
+        key=lambda r: (
+            -per_crawler[r["crawler"] or "(none)"],
+            r["crawler"] or "",
+            _IDENTITIES.index(r["identity"]) if r["identity"] in _IDENTITIES else 99,
+        ),
+    )
+
+
+def _crawlers(data: ReportData) -> str:
+    rows = _ordered_summary(data.summary.rows)
+    shown = rows[:TOP_CRAWLERS]
+    chart = charts.stacked_bars(
+        "Requests per crawler and identity, by decision",
+        [(f"{r['crawler'] or '(none)'} ({r['identity']})", [r[c] for c in _COLUMNS[1:]]) for r in shown],
+        _DECISIONS,
+        "requests",
+    )
+    more = f'<p class="note">The chart shows the {len(shown)} largest of {len(rows)} rows; the table lists all.</p>' if len(rows) > len(shown) else ""
+    totals = ("all crawlers", "") + tuple(sum(r[c] for r in rows) for c in _COLUMNS)
+    table = _table(
+        ("crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
+        [(r["crawler"] or "(none)", r["identity"]) + tuple(r[c] for c in _COLUMNS) for r in rows],
+        2,
+        "crawler-table",
+        totals,
+    )
+    return _section(
+        "crawlers",
+        "Per claimed crawler and identity: requests and how robots.txt decided them."
+        " Within grace: disallowed by the version in effect, allowed by one the crawler may still have cached."
+        " Between captures: the robots.txt changed at an unknown time, and only the older version disallowed.",
+        chart, more, table,
+    )
+
+
+def _timeline(data: ReportData) -> str:
+    size, starts, series = data.timeline_buckets()
+    if not starts:
+        return _section("timeline", "No crawler requests.")
+    ordered = sorted(series, key=lambda name: (-sum(series[name]), name))
+    named = ordered[:TIMELINE_SERIES]
+    drawn = [(name, charts.PALETTE[i], series[name]) for i, name in enumerate(named)]
+    rest = ordered[TIMELINE_SERIES:]
+    if rest:
+        drawn.append((f"{len(rest)} others", charts.PALETTE[-1], [sum(v) for v in zip(*(series[n] for n in rest))]))
+    versions = [row for rows in data.versions_by_host(TOP_HOSTS).values() for row in rows]
+    markers = [
+        (row["effective_from"], f"{row['host']}: robots.txt version of {row['effective_from']:%Y-%m-%d %H:%M} UTC, status {row['status']}")
+        for row in versions
+    ]
+    unit = {timedelta(hours=1): "hour", timedelta(days=1): "day", timedelta(weeks=1): "week"}.get(size) or (
+        f"{size // timedelta(weeks=1):,} weeks"
+    )
+    chart = charts.timeline(
+        f"Requests per crawler per {unit}", starts, size, drawn, markers, f"requests per {unit}"
+    )
+    table = _table(
+        (f"{unit} starting (UTC)",) + tuple(name for name, _, _ in drawn) + ("total",),
+        [
+            (f"{start:%Y-%m-%d %H:%M}",) + tuple(values[i] for _, _, values in drawn) + (sum(v[i] for _, _, v in drawn),)
+            for i, start in enumerate(starts)
+            if any(values[i] for _, _, values in drawn)
+        ],
+        1,
+        "timeline-table",
+    )
+    changes = _table(
+        ("host", "robots.txt version from", "status"),
+        [(row["host"], row["effective_from"], row["status"]) for row in versions],
+        3,
+    )
+    return _section(
+        "timeline",
+        f"Requests per crawler per {unit}, stacked. Dashed lines mark robots.txt version changes.",
+        chart,
+        "<h3>robots.txt changes marked</h3>",
+        changes,
+        f"<details><summary>Numbers behind the chart ({len(starts)} {unit}s)</summary>{table}</details>",
+    )
+
+
+def _decided_by(item: Disallowed) -> str:
+    if item.rule_pattern is not None:
+        return f"{(item.rule_kind or '').capitalize()}: {item.rule_pattern}"
+    return f"no rule: {item.reason}"
+
+
+def _disallowed(data: ReportData) -> str:
+    crawlers = sorted(data.disallowed.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    parts = [_more(len(crawlers), TOP_CRAWLERS, "crawlers")]
+    for crawler, paths in crawlers[:TOP_CRAWLERS]:
+        top = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
+        parts.append(f"<h3>{escape(crawler)}: {sum(paths.values()):,} disallowed requests, {len(paths):,} distinct</h3>")
+        parts.append(
+            _table(
+                ("host", "path", "decision", "rule as written", "line", "robots.txt version", "status", "requests"),
+                [
+                    (d.host, d.path, d.decision, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line),
+                     d.version_from, d.version_status, n)
+                    for d, n in top
+                ],
+                7,
+            )
+        )
+    if not crawlers:
+        parts.append("<p>No request was disallowed.</p>")
+    parts.append(_between_captures(data.summary.between_captures))
+    return _section(
+        "disallowed",
+        f"Per crawler the {TOP_PATHS} most requested disallowed paths, the rule that decided and the"
+        " robots.txt version in effect (all of them are in verdicts/).",
+        *parts,
+    )
+
+
+def _between_captures(rows: Sequence[dict]) -> str:
+    """The changes of unknown time that left requests disallowed-between-captures."""
+    if not rows:
+        return ""
+    ordered = sorted(rows, key=lambda r: (-r["requests"], r["host"] or "", r["crawler"] or "", str(r["effective_from"])))
+    return "<h3>Disallowed between captures: robots.txt changes of unknown time</h3>" + _table(
+        ("host", "crawler", "version in effect (disallowed)", "next version (allowed)", "old content last seen", "requests"),
+        [
+            (r["host"], r["crawler"], tables.moment(r["effective_from"]), tables.moment(r["later_effective_from"]),
+             tables.moment(r["observed_before"]), r["requests"])
+            for r in ordered[:TOP_ROWS]
+        ],
+        5,
+        "between-captures-table",
+    )
+
+
+def _spoofing(data: ReportData) -> str:
+    rows = [
+        (
+            crawler,
+            [f"{ip} ({n:,})" for ip, n in _most_common(spoofed.addresses, TOP_ADDRESSES)],
+            [f"{ua} ({n:,})" for ua, n in _most_common(spoofed.user_agents, TOP_USER_AGENTS)],
+            spoofed.requests,
+            len(spoofed.addresses),
+        )
+        for crawler, spoofed in sorted(data.spoofing.items(), key=lambda kv: (-kv[1].requests, kv[0]))[:TOP_CRAWLERS]
+    ]
+    if not rows:
+        return _section("spoofing", "No request was proven to be a fake.")
+    return _section(
+        "spoofing",
+        "Requests whose claimed crawler the client address disproves: outside the operator's published"
+        " ranges, or a reverse DNS that does not confirm. They are never counted against the real crawler.",
+        _more(len(data.spoofing), TOP_CRAWLERS, "claimed crawlers"),
+        _table(("claimed crawler", f"top {TOP_ADDRESSES} addresses", f"top {TOP_USER_AGENTS} User-Agents",
+                "requests", "addresses"), rows, 3, "spoofing-table"),
+    )
+
+
+def _more(count: int, shown: int, what: str) -> str:
+    """A note when a list was cut to its top entries."""
+    if count <= shown:
+        return ""
+    return f'<p class="note">The {shown} largest of {count:,} are shown; {count - shown:,} more {what} are in the tables.</p>'
+
+
+def _most_common(counter: Counter, top: int) -> list[tuple[str, int]]:
+    """Like Counter.most_common, but ties in a fixed order, whatever order the rows were read in."""
+    return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def _crawl_delay(data: ReportData) -> str:
+    totals = sorted(
+        report.crawl_delay_totals(data.summary.crawl_delay_windows),
+        key=lambda t: (-t["violations"], t["crawler"], t["host"], t["identity"]),
+    )
+    if not totals:
+        return _section("crawl-delay", "No request had a Crawl-delay in effect.")
+    promise = {True: "promised to honour it", False: "says it ignores it", None: "not in the registry"}
+    rows = [
+        (t["crawler"], t["identity"], t["host"], "/".join(f"{d:g}s" for d in t["delays"]),
+         "spoofed: not the crawler" if t["identity"] == "spoofed" else promise[t["honours"]],
+         t["requests"], t["violations"], t["smallest_gap"])
+        for t in totals[:TOP_ROWS]
+    ]
+    chart = charts.gaps_against_delay(
+        "Smallest gap between requests against the Crawl-delay",
+        [(f"{t['crawler']} ({t['identity']}) {t['host']}", max(t["delays"]), t["smallest_gap"]) for t in totals[:TOP_CRAWLERS]],
+    )
+    return _section(
+        "crawl-delay",
+        "Per crawler, identity and host with a Crawl-delay: a request that followed the previous one"
+        " sooner than the delay is a violation. A filled bar shorter than its outline broke the delay.",
+        chart,
+        _more(len(totals), TOP_ROWS, "rows, those with fewer violations"),
+        _table(("crawler", "identity", "host", "delay", "operator", "requests", "violations", "smallest gap (s)"),
+               rows, 5, "crawl-delay-table"),
+    )
+
+
+def _robots_versions(data: ReportData) -> str:
+    by_host = data.versions_by_host(TOP_HOSTS)
+    if not by_host:
+        return _section("robots-versions", "No robots.txt history was recorded with this run.")
+    last_seen = max((hour for counts in data.timeline.values() for hour in counts), default=None)
+    parts = [_more(len({row["host"] for row in data.robots_versions}), TOP_HOSTS, "hosts, those with fewer requests")]
+    for host, versions in by_host.items():
+        end = max(filter(None, [shifted(versions[-1]["effective_from"], timedelta(days=1)),
+                                 shifted(last_seen, timedelta(hours=1)) if last_seen else None]))
+        strip = charts.version_strip(
+            f"robots.txt versions of {host}", versions[0]["effective_from"], end,
+            [(v["effective_from"], f"status {v['status']}", _STATUS_COLOURS[v["kind"]]) for v in versions],
+        )
+        table = _table(
+            ("from", "status", "sha256", "bytes"),
+            [(v["effective_from"], v["status"], (v["sha256"] or "-")[:16], None if v["body"] is None else len(v["body"].encode("utf-8")))
+             for v in versions],
+            3,
+        )
+        parts += [f"<h3>{escape(host)}</h3>", strip, table]
+        parts += _changes(versions)
+    return _section(
+        "robots-versions",
+        "Each host's robots.txt versions on a time line (green: parsed, blue: unavailable so all"
+        " allowed, red: server error so all disallowed), and each body's changes from the body before it.",
+        *parts,
+    )
+
+
+_UNPARSED = {
+    "unavailable": "not parsed: everything allowed",
+    "error": "not parsed: everything disallowed, until the error has lasted the error limit",
+}
+
+
+def _changes(versions: Sequence[dict]) -> list[str]:
+    """Per version what it changed: a status note, the first body whole, or a line diff from the
+    last parsed body (a status change in between is not a change of rules)."""
+    parts = []
+    last = None
+    for version in versions:
+        title = f"{version['effective_from']:%Y-%m-%d %H:%M} UTC, status {version['status']}"
+        if version["kind"] != "ok":
+            parts.append(f"<p><strong>{escape(title)}</strong>: {_UNPARSED[version['kind']]}.</p>")
+            continue
+        if last is None:
+            lines = version["body"].splitlines()
+            parts.append(f"<h4>{escape(title)}: the first body</h4>" + _pre(lines, diff=False))
+        elif last["sha256"] == version["sha256"]:
+            parts.append(f"<p><strong>{escape(title)}</strong>: the same body as {last['effective_from']:%Y-%m-%d %H:%M} UTC.</p>")
+        else:
+            parts.append(f"<h4>{escape(title)}: changes from {last['effective_from']:%Y-%m-%d %H:%M} UTC</h4>" + _diff(last, version))
+        last = version
+    return parts
+
+
+def _diff(previous: dict, current: dict) -> str:
+    lines = list(difflib.unified_diff(previous["body"].splitlines(), current["body"].splitlines(), lineterm="", n=2))
+    if not lines:
+        return "<p>The bodies differ only in bytes a line diff does not show (line endings, a byte order mark).</p>"
+    return _pre(lines[2:], diff=True)
+
+
+def _pre(lines: Sequence[str], diff: bool) -> str:
+    """Lines in a <pre>, a diff's marked by kind, at most MAX_DIFF_LINES of them."""
+    shown = []
+    for line in lines[:MAX_DIFF_LINES]:
+        cls = "" if not diff else "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        shown.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line) + "\n")
+    cut = f"... {len(lines) - MAX_DIFF_LINES:,} more lines" if len(lines) > MAX_DIFF_LINES else ""
+    return f'<pre class="diff">{"".join(shown)}{escape(cut)}</pre>'
+
+
+def _indexing(data: ReportData) -> str:
+    findings = data.summary.indexing_findings
+    if not findings:
+        return _section("indexing", "No indexing findings: no page directive was left unseen or outlived.")
+    titles = {
+        "noindex-unseen": "Disallowed yet relying on noindex (a compliant crawler never sees the noindex)",
+        "crawled-after-unavailable": "Crawled after unavailable_after had passed",
+    }
+    parts = []
+    for finding, title in titles.items():
+        rows = sorted(
+            (r for r in findings if r["finding"] == finding),
+            key=lambda r: (-r["requests"], r["path"], r["host"] or "", r["crawler"] or ""),
+        )
+        if rows:
+            parts.append(f"<h3>{escape(title)}: {len(rows):,} pages</h3>")
+            parts.append(_table(("host", "path", "crawler", "requests"),
+                                [(r["host"], r["path"], r["crawler"], r["requests"]) for r in rows[:TOP_CRAWLERS]], 3))
+    return _section("indexing", "Page-level directives (X-Robots-Tag, meta robots) and crawling in conflict.", *parts)
+
+
+def _whatif(digest: dict) -> str:
+    flipped = digest["flipped"]
+    span = f", requests from {digest['from'] or 'the start'} to {digest['to'] or 'the end'}" if digest["from"] or digest["to"] else ""
+    totals = _table(
+        ("requests", "count"),
+        [
+            ("decided again", digest["requests"]),
+            ("unchanged", digest["unchanged"]),
+            ("allowed -> disallowed", flipped["allowed-to-disallowed"]),
+            ("disallowed -> allowed", flipped["disallowed-to-allowed"]),
+            ("no version then, proposal allows", digest["unknown_now_allowed"]),
+            ("no version then, proposal disallows", digest["unknown_now_disallowed"]),
+        ],
+        1,
+        "whatif-table",
+    )
+    parts = [totals]
+    for crawler in digest["crawlers"]:
+        name = f"{crawler['crawler'] or '(undeclared)'} ({crawler['identity']})"
+        for change, words in (("allowed-to-disallowed", "allowed -> disallowed"), ("disallowed-to-allowed", "disallowed -> allowed")):
+            flips = crawler["top"][change]
+            if flips:
+                parts.append(f"<h3>{escape(name)}: {crawler['requests'][change]:,} {words}</h3>")
+                parts.append(_table(("path", "proposal's rule", "requests"),
+                                    [(f["path"], whatif.flip_rule_text(f), f["requests"]) for f in flips], 2))
+    return _section(
+        "whatif",
+        f"Past requests to {escape(digest['host'])} decided again as if {escape(digest['proposal'])}"
+        f" (sha256 {escape(digest['proposal_sha256'][:16])}) had been the robots.txt in effect{escape(span)}.",
+        *parts,
+    )

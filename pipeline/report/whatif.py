@@ -1,0 +1,218 @@
+"""`crawl-audit whatif`: a finished run's verdicts of one host, decided again under a proposed
+robots.txt (`matcher.whatif`), printed and written to OUT/whatif/.
+
+OUT/whatif/ holds `flips.jsonl` (every flip, `records.WHATIF_FLIPS`), `summary.json` (totals and
+the top paths per crawler, what the report's `whatif` section shows) and `proposed.txt` (the
+proposal as given, so the report can be rebuilt from the folder alone).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from apache_beam.io.filesystems import FileSystems
+
+from config.registry import load_registry
+from matcher import records, robots
+from matcher.agents import Registry
+from matcher.hosts import host_key
+from matcher.timerange import parse_moment
+from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
+from pipeline.tables import reading as tables
+from pipeline.report.terminal import printable
+
+FOLDER = "whatif"
+SUMMARY = "summary.json"
+_VERDICT_COLUMNS = ["ts", "host", "crawler", "identity", "tokens", "path", "decision"]
+_CHANGE_WORDS = {"allowed-to-disallowed": "allowed -> disallowed", "disallowed-to-allowed": "disallowed -> allowed"}
+
+
+@dataclass(frozen=True)
+class Question:
+    out: str
+    host: str
+    proposal_name: str
+    proposal: bytes
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+def moment_argument(text: str) -> datetime:
+    """`--from`/`--to`: an ISO 8601 date or time; without an offset it is UTC."""
+    try:
+        return parse_moment(text)
+    except ValueError:
+        raise ValueError(f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)") from None
+
+
+def past_requests(question: Question, registry: Registry) -> Counter:
+    """The host's verdicts in the time range, counted by what decides them."""
+    host = host_key(question.host)
+    timed = question.start is not None or question.end is not None
+    # Timestamps are the costliest column to read back; only a time range needs them.
+    columns = [c for c in records.VERDICTS if c.name in _VERDICT_COLUMNS and (timed or c.name != "ts")]
+    counted: Counter = Counter()
+    hosts: Counter = Counter()
+    for table in tables.slices(question.out, records.VERDICTS_TABLE, columns):
+        # Hosts compared as `host_key` compares them: lower-case, without the root's dot.
+        keys = pc.utf8_rtrim(pc.utf8_lower(table["host"]), characters=".")
+        mask = pc.fill_null(pc.equal(keys, host), False)
+        if timed:
+            if question.start is not None:
+                mask = pc.and_(mask, pc.greater_equal(table["ts"], pa.scalar(question.start, table["ts"].type)))
+            if question.end is not None:
+                mask = pc.and_(mask, pc.less(table["ts"], pa.scalar(question.end, table["ts"].type)))
+        values, counts = pc.value_counts(table["host"]).flatten()
+        hosts.update(dict(zip(values.to_pylist(), counts.to_pylist())))
+        chosen = table.filter(mask)
+        chosen = chosen.append_column("chain", pc.binary_join(chosen["tokens"], "\n"))
+        grouped = chosen.group_by(["crawler", "identity", "chain", "path", "decision"]).aggregate(
+            [("identity", "count", pc.CountOptions(mode="all"))]
+        )
+        for crawler, identity, chain, path, decision, count in zip(*(c.to_pylist() for c in grouped.columns)):
+            counted[(crawler, identity, chain, path, decision)] += count
+    if not counted:
+        # Most likely a mistyped host or range: say so rather than report that nothing changes.
+        if timed:
+            raise ValueError(f"no verdicts of {host} in that time range")
+        known = ", ".join(str(name) for name, _ in hosts.most_common(5))
+        raise ValueError(f"no verdicts of {host} in {question.out}; hosts with most: {known or 'none'}")
+    catch_all = {crawler: _obeys_catch_all(crawler, registry) for crawler, *_ in counted}
+    requests: Counter = Counter()
+    for (crawler, identity, chain, path, decision), n in counted.items():
+        tokens = tuple(chain.split("\n")) if chain else ()
+        requests[PastRequest(crawler, identity, tokens, catch_all[crawler], path or "", decision)] += n
+    return requests
+
+
+def _obeys_catch_all(crawler: str | None, registry: Registry) -> bool:
+    registered = registry.get(crawler) if crawler else None
+    return not (registered is not None and registered.ignores_catch_all)
+
+
+def answer(question: Question, registry: Registry) -> Outcome:
+    return redecide(past_requests(question, registry), robots.parse(question.proposal))
+
+
+def summary(question: Question, outcome: Outcome, top: int = 10) -> dict:
+    """The JSON the report's `whatif` section is drawn from."""
+    return {
+        "host": host_key(question.host),
+        "proposal": question.proposal_name,
+        "proposal_sha256": hashlib.sha256(question.proposal).hexdigest(),
+        "from": None if question.start is None else records.rfc3339(question.start),
+        "to": None if question.end is None else records.rfc3339(question.end),
+        "requests": outcome.requests,
+        "unchanged": outcome.unchanged,
+        "flipped": {change: sum(f.requests for f in outcome.flips if f.change == change) for change in CHANGES},
+        "unknown_now_allowed": outcome.unknown_now_allowed,
+        "unknown_now_disallowed": outcome.unknown_now_disallowed,
+        "crawlers": [
+            {
+                "crawler": change.crawler,
+                "identity": change.identity,
+                "requests": dict(change.requests),
+                "top": {kind: [_flip_row(question.host, flip) for flip in flips] for kind, flips in change.top.items()},
+            }
+            for change in by_crawler(outcome.flips, top)
+        ],
+    }
+
+
+def _flip_row(host: str, flip: Flip) -> dict:
+    rule = flip.rule
+    return {
+        "host": host_key(host),
+        "crawler": flip.crawler,
+        "identity": flip.identity,
+        "change": flip.change,
+        "path": flip.path,
+        "rule_kind": None if rule is None else rule.kind,
+        "rule_pattern": None if rule is None else rule.pattern,
+        "rule_line": None if rule is None else rule.line,
+        "reason": flip.reason,
+        "requests": flip.requests,
+    }
+
+
+def write(question: Question, outcome: Outcome, digest: dict) -> str:
+    """OUT/whatif/ with the flips, the summary and the proposal; returns the folder."""
+    folder = FileSystems.join(question.out, FOLDER)
+    if not FileSystems.exists(folder):
+        FileSystems.mkdirs(folder)
+    lines = (
+        json.dumps(records.to_json_ready(_flip_row(question.host, flip), records.WHATIF_FLIPS), ensure_ascii=False)
+        for flip in outcome.flips
+    )
+    _write_text(FileSystems.join(folder, "flips.jsonl"), "".join(line + "\n" for line in lines).encode("utf-8"))
+    _write_text(FileSystems.join(folder, SUMMARY), json.dumps(digest, indent=2, ensure_ascii=False).encode("utf-8"))
+    _write_text(FileSystems.join(folder, "proposed.txt"), question.proposal)
+    return folder
+
+
+def _write_text(path: str, data: bytes) -> None:
+    with FileSystems.create(path) as handle:
+        handle.write(data)
+
+
+def load_summary(out: str) -> dict | None:
+    """The last what-if written under `out`, or None."""
+    path = FileSystems.join(out, FOLDER, SUMMARY)
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as handle:
+        return json.loads(handle.read().decode("utf-8"))
+
+
+def render(digest: dict) -> str:
+    """The what-if as text: totals, then per crawler the flips and their top paths."""
+    span = f" from {digest['from'] or 'the start'} to {digest['to'] or 'the end'}" if digest["from"] or digest["to"] else ""
+    flipped = digest["flipped"]
+    out = [
+        f"what-if on {digest['host']}{span}: {digest['proposal']} (sha256 {digest['proposal_sha256'][:12]})",
+        f"  requests decided again  {digest['requests']:>9,}",
+        f"  unchanged               {digest['unchanged']:>9,}",
+        f"  allowed -> disallowed   {flipped['allowed-to-disallowed']:>9,}",
+        f"  disallowed -> allowed   {flipped['disallowed-to-allowed']:>9,}",
+    ]
+    unknown = digest["unknown_now_allowed"] + digest["unknown_now_disallowed"]
+    if unknown:
+        out.append(
+            f"  no robots.txt version then: {unknown:,} (the proposal would allow"
+            f" {digest['unknown_now_allowed']:,}, disallow {digest['unknown_now_disallowed']:,})"
+        )
+    for crawler in digest["crawlers"]:
+        name = crawler["crawler"] or "(undeclared)"
+        for change in CHANGES:
+            flips = crawler["top"][change]
+            if not flips:
+                continue
+            out.append(f"{name} ({crawler['identity']}): {crawler['requests'][change]:,} {_CHANGE_WORDS[change]}")
+            for flip in flips:
+                out.append(f"  {flip['requests']:>9,}  {flip['path']}  {flip_rule_text(flip)}")
+    # Paths, hosts and crawler names come from log lines: escaped before they reach a terminal.
+    return "\n".join(map(printable, out))
+
+
+def flip_rule_text(flip: dict) -> str:
+    """The proposal's rule that made the difference, or why none did."""
+    if flip["rule_kind"] is not None:
+        return f"{flip['rule_kind'].capitalize()}: {flip['rule_pattern']} (line {flip['rule_line']})"
+    return {
+        "no-match": "no rule of the proposal matches",
+        "no-group": "the proposal has no group for this crawler",
+        "robots-exempt": "/robots.txt is always allowed",
+    }.get(flip["reason"], flip["reason"])
+
+
+def run(question: Question, registry_path: str | None = None) -> dict:
+    """Answer, write and return the summary."""
+    outcome = answer(question, load_registry(registry_path))
+    digest = summary(question, outcome)
+    write(question, outcome, digest)
+    return digest

@@ -1,0 +1,91 @@
+"""Caches keyed by what log lines carry stay bounded however many distinct keys arrive."""
+from __future__ import annotations
+
+import gzip
+import pickle
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from config.registry import load_registry
+from helpers import BINGBOT, log_line
+from matcher import ip_ranges
+from matcher.bounded import BoundedCache
+from matcher.addresses import parse_ip
+from matcher.ip_ranges import build_range_index
+from matcher.history import RobotsVersion
+from pipeline.graph import stream_sources
+from matcher.line_auditor import VERDICT, LineAuditor, host_versions
+
+
+def test_a_bounded_cache_never_holds_more_than_its_limit():
+    cache: BoundedCache[int, int] = BoundedCache(100)
+    for key in range(10_000):
+        cache[key] = key * 2
+        assert cache[key] == key * 2
+        assert len(cache) <= 100
+    cache[9_999] = 0  # replacing a present key never empties the cache
+    assert len(cache) == 100 and cache[9_998] == 19_996
+
+
+def test_a_bounded_cache_travels_empty_and_keeps_its_limit():
+    cache: BoundedCache[str, int] = BoundedCache(3)
+    cache["a"] = 1
+    copy = pickle.loads(pickle.dumps(cache))
+    assert (copy, copy.limit) == ({}, 3)
+    with pytest.raises(ValueError):
+        BoundedCache(0)
+
+
+def test_the_range_index_remembers_a_bounded_number_of_request_days():
+    document = {"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}]}
+    index = build_range_index([("bingbot", date(2026, 1, 1), document)], {"bingbot": "Microsoft"})
+    address = parse_ip("157.55.39.10")
+    outside = parse_ip("198.51.100.1")
+    # any log line picks its day: one request per day over sixty years from the snapshot on
+    # (before it, no snapshot is in force)
+    first = date(2026, 1, 1)
+    for offset in range(0, 60 * 366):
+        day = first + timedelta(days=offset)
+        assert index.find_any(address, day).source == "bingbot"
+        assert index.find_any(outside, day) is None
+    assert len(index._by_day) <= ip_ranges._DAYS_KEPT
+    # and the index still ships to a worker, its cache emptied
+    shipped = pickle.loads(pickle.dumps(index))
+    assert len(shipped._by_day) == 0
+    assert shipped.find_any(address, date(2026, 6, 1)).source == "bingbot"
+
+
+def test_a_refreshed_robots_table_keeps_one_parsed_history_per_host():
+    registry = load_registry(None)
+    ranges = build_range_index([], {})
+    auditor = LineAuditor(
+        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
+    )
+    line = log_line("example.com", "05/Nov/2026:12:00:00 +0000", "/p", BINGBOT, ip="198.51.100.7", size=5)
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    versions = []
+    # a long streaming job: each reload of the table brings one more version of the host
+    for reload in range(200):
+        delay = reload + 1
+        versions.append(RobotsVersion(
+            "example.com", start + timedelta(minutes=reload), 200, f"User-agent: *\nCrawl-delay: {delay}\n".encode()
+        ))
+        ((kind, verdict),) = auditor.audit_lines("log", 1, [line], {"example.com": host_versions(versions)})
+        assert kind == VERDICT and verdict["crawl_delay"] == float(delay)
+    assert len(auditor._histories) == 1
+
+
+def test_a_folder_poll_remembers_only_the_files_still_there(tmp_path: Path):
+    poll = stream_sources.LogFolderPoll("host_combined", None, None)
+    line = f'example.com 198.51.100.7 - - [05/Nov/2026:12:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "{BINGBOT}"\n'
+    pattern = str(tmp_path / "*.log.gz")
+    # log rotation: each poll sees one new file and the previous one deleted
+    for number in range(300):
+        (tmp_path / f"{number:04d}.log.gz").write_bytes(gzip.compress(line.encode()))
+        if number:
+            (tmp_path / f"{number - 1:04d}.log.gz").unlink()
+        (found,) = poll(pattern).outputs
+        assert Path(found.value).name == f"{number:04d}.log.gz"
+    assert len(poll._stamps) == 1

@@ -1,0 +1,509 @@
+"""Identity: published IP ranges (snapshots by date, lookups), forward-confirmed reverse DNS on
+resolver answers built here, the verdicts and their evidence, and the client behind proxies.
+
+Prefixes are documentation networks (RFC 5737, RFC 3849), never an operator's real ranges.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from config.registry import default_registry
+from config.snapshots import load_ranges
+from matcher.clientip import NO_PROXIES, trusted_proxies
+from matcher.addresses import parse_ip
+from matcher.identity import DNS_OFF_EVIDENCE, IdentityResult, reverse_dns_address, undeclared, verify
+from matcher.ip_ranges import RangeIndex, build_range_index
+from matcher.reverse_dns import DnsAnswer, Lookup
+from helpers import REPO
+
+DATA_RANGES = REPO / "tests" / "data" / "ranges"
+JAN, JUN = date(2026, 1, 1), date(2026, 6, 1)
+OPERATORS = {name: s.operator for name, s in default_registry().range_sources.items()}
+
+
+def _doc(*prefixes: str) -> dict:
+    """An operator-shaped file holding `prefixes`."""
+    entries = [{"ipv6Prefix" if ":" in p else "ipv4Prefix": p} for p in prefixes]
+    return {"creationTime": "2026-01-01T00:00:00Z", "prefixes": entries}
+
+
+def _index(*documents) -> RangeIndex:
+    return build_range_index(documents, OPERATORS)
+
+
+@pytest.fixture(scope="module")
+def index() -> RangeIndex:
+    return _index(
+        ("google-common-crawlers", JAN, _doc("192.0.2.0/24", "2001:db8:1::/48")),
+        ("google-common-crawlers", JUN, _doc("198.51.100.0/24", "2001:db8:2::/48")),
+        ("bingbot", JAN, _doc("203.0.113.0/26")),
+        ("openai-gptbot", JAN, _doc("203.0.113.128/25", "203.0.113.192/27")),
+        ("anthropic", JAN, _doc("203.0.113.64/27")),
+    )
+
+
+def crawler(name: str):
+    return default_registry().get(name)
+
+
+def at(day: str) -> datetime:
+    return datetime.fromisoformat(day + "T12:00:00+00:00")
+
+
+# ----------------------------------------------------------------------------- verified
+
+
+@pytest.mark.parametrize(
+    "ip, when, prefix, snapshot",
+    [
+        ("192.0.2.7", "2026-03-01", "192.0.2.0/24", "2026-01-01"),
+        ("198.51.100.9", "2026-07-01", "198.51.100.0/24", "2026-06-01"),
+        ("2001:db8:1::5", "2026-03-01", "2001:db8:1::/48", "2026-01-01"),
+        ("::ffff:192.0.2.7", "2026-03-01", "192.0.2.0/24", "2026-01-01"),
+        ("[2001:DB8:1::5]", "2026-03-01", "2001:db8:1::/48", "2026-01-01"),
+    ],
+)
+def test_ip_in_the_crawlers_ranges_is_verified(index, ip, when, prefix, snapshot):
+    result = verify(crawler("Googlebot"), ip, at(when), index)
+    assert result == IdentityResult(
+        "verified", "ip-range", f"{prefix} in google-common-crawlers snapshot {snapshot}", "Google"
+    )
+
+
+def test_a_class_member_shares_its_class_ranges(index):
+    assert verify(crawler("Googlebot-Image"), "192.0.2.1", at("2026-02-01"), index).status == "verified"
+
+
+def test_ip_outside_the_ranges_is_spoofed_with_the_snapshot_checked(index):
+    result = verify(crawler("Googlebot"), "203.0.113.5", at("2026-03-01"), index)
+    assert result.status == "spoofed" and result.method == "ip-range"
+    assert result.evidence == "not in google-common-crawlers snapshot 2026-01-01"
+
+
+def test_another_operators_range_does_not_verify(index):
+    # 203.0.113.130 is a GPTBot address: a "bingbot" from there is a fake
+    assert verify(crawler("GPTBot"), "203.0.113.130", at("2026-02-01"), index).status == "verified"
+    assert verify(crawler("bingbot"), "203.0.113.130", at("2026-02-01"), index).status == "spoofed"
+
+
+# --------------------------------------------------------------------- snapshot choice
+
+
+@pytest.mark.parametrize(
+    "when, old_net, new_net",
+    [
+        ("2025-06-01", "unverified", "unverified"),  # before every snapshot: no range evidence
+        ("2026-01-01", "verified", "spoofed"),  # on the snapshot's own day
+        ("2026-05-31", "verified", "spoofed"),
+        ("2026-06-01", "spoofed", "verified"),  # a new snapshot takes over on its day
+        ("2027-01-01", "spoofed", "verified"),
+    ],
+)
+def test_the_snapshot_in_force_on_the_request_day_is_used(index, when, old_net, new_net):
+    googlebot = crawler("Googlebot")
+    assert verify(googlebot, "192.0.2.7", at(when), index).status == old_net
+    assert verify(googlebot, "198.51.100.7", at(when), index).status == new_net
+
+
+def test_a_request_older_than_every_snapshot_has_no_range_evidence(index):
+    # a 2015 log checked against lists published in 2026: neither list says who held the address
+    for ip in ("192.0.2.7", "203.0.113.5"):
+        result = verify(crawler("Googlebot"), ip, at("2015-03-01"), index)
+        assert (result.status, result.method) == ("unverified", "reverse-dns")
+        assert result.evidence == (
+            f"{DNS_OFF_EVIDENCE}; no snapshot of google-common-crawlers covers 2015-03-01 "
+            "(first 2026-01-01)"
+        )
+    gptbot = verify(crawler("GPTBot"), "203.0.113.130", at("2015-03-01"), index)
+    assert gptbot.status == "unverified" and "covers 2015-03-01" in gptbot.evidence
+    assert undeclared("192.0.2.7", at("2015-03-01"), index) is None
+
+
+def test_the_request_day_is_taken_in_utc(index):
+    # 2026-06-01 01:00 at UTC+05:00 is still 2026-05-31 in UTC
+    local = datetime(2026, 6, 1, 1, 0, tzinfo=timezone(timedelta(hours=5)))
+    assert verify(crawler("Googlebot"), "192.0.2.7", local, index).status == "verified"
+    assert verify(crawler("Googlebot"), "192.0.2.7", date(2026, 6, 1), index).status == "spoofed"
+    naive = datetime(2026, 5, 31, 23, 59)
+    assert verify(crawler("Googlebot"), "192.0.2.7", naive, index).status == "verified"
+
+
+# ------------------------------------------------------------------- other verdicts
+
+
+def test_robots_only_token_is_always_spoofed(index):
+    result = verify(crawler("Google-Extended"), "192.0.2.7", at("2026-03-01"), index)
+    assert result == IdentityResult(
+        "spoofed", "robots-only", "token is robots-only; never sent as a User-Agent", "Google"
+    )
+
+
+def test_reverse_dns_only_crawler_is_unverified_with_dns_off(index):
+    result = verify(crawler("YandexBot"), "192.0.2.7", at("2026-03-01"), index)
+    assert result == IdentityResult("unverified", "reverse-dns", "dns-off: needs reverse DNS", "Yandex")
+
+
+def test_crawler_without_any_method_is_unverifiable(index):
+    result = verify(crawler("Bytespider"), "192.0.2.7", at("2026-03-01"), index)
+    assert result.status == "unverifiable" and result.operator == "ByteDance"
+
+
+@pytest.mark.parametrize("ip", ["not-an-ip", "", "999.1.1.1", "192.0.2.7:443"])
+def test_invalid_client_ip_is_unverified_not_spoofed(index, ip):
+    result = verify(crawler("Googlebot"), ip, at("2026-03-01"), index)
+    assert (result.status, result.evidence) == ("unverified", "invalid client ip")
+
+
+def test_no_snapshot_loaded_is_never_spoofed():
+    empty = _index()
+    perplexity = verify(crawler("PerplexityBot"), "192.0.2.7", at("2026-03-01"), empty)
+    assert perplexity == IdentityResult(
+        "unverified", "ip-range", "no range snapshot for perplexitybot", "Perplexity"
+    )
+    googlebot = verify(crawler("Googlebot"), "192.0.2.7", at("2026-03-01"), empty)
+    assert googlebot.status == "unverified"
+    assert googlebot.evidence.startswith("dns-off: needs reverse DNS")
+
+
+def test_partly_loaded_sources_do_not_prove_a_fake():
+    # FeedFetcher-Google is published in three files; only one is loaded here
+    partial = _index(("google-user-triggered-fetchers", JAN, _doc("192.0.2.0/24")))
+    fetcher = crawler("FeedFetcher-Google")
+    assert verify(fetcher, "192.0.2.9", at("2026-03-01"), partial).status == "verified"
+    missed = verify(fetcher, "198.51.100.9", at("2026-03-01"), partial)
+    assert missed.status == "unverified"
+    assert "not in google-user-triggered-fetchers snapshot 2026-01-01" in missed.evidence
+
+
+def test_spoofed_evidence_names_every_source_checked():
+    full = _index(
+        ("google-user-triggered-fetchers", JAN, _doc("192.0.2.0/24")),
+        ("google-user-triggered-fetchers-google", JUN, _doc("192.0.2.0/24")),
+        ("google-user-triggered-agents", JAN, _doc("192.0.2.0/24")),
+    )
+    result = verify(crawler("Google-Read-Aloud"), "198.51.100.9", at("2026-07-01"), full)
+    assert result.status == "spoofed"
+    assert result.evidence == (
+        "not in google-user-triggered-fetchers snapshot 2026-01-01, "
+        "google-user-triggered-fetchers-google snapshot 2026-06-01, "
+        "google-user-triggered-agents snapshot 2026-01-01"
+    )
+
+
+# ------------------------------------------------------------------------- undeclared
+
+
+def test_unclaimed_request_from_a_crawler_range_is_undeclared(index):
+    result = undeclared("203.0.113.10", at("2026-03-01"), index)
+    assert result == IdentityResult(
+        "undeclared", "ip-range", "203.0.113.0/26 in bingbot snapshot 2026-01-01", "Microsoft"
+    )
+
+
+def test_undeclared_picks_the_longest_prefix(index):
+    result = undeclared("203.0.113.200", at("2026-03-01"), index)
+    assert result.evidence.startswith("203.0.113.192/27 in openai-gptbot")
+
+
+def test_undeclared_follows_the_snapshot_in_force(index):
+    assert undeclared("192.0.2.7", at("2026-03-01"), index).operator == "Google"
+    assert undeclared("192.0.2.7", at("2026-07-01"), index) is None
+    assert undeclared("2001:db8:2::1", at("2026-07-01"), index).operator == "Google"
+
+
+@pytest.mark.parametrize("ip", ["198.18.0.1", "2001:db8:ffff::1", "garbage"])
+def test_no_crawler_range_no_undeclared(index, ip):
+    assert undeclared(ip, at("2026-03-01"), index) is None
+
+
+@pytest.mark.parametrize(
+    "ip", ["192.0.2.7", "198.51.100.9", "2001:db8:2::1", "203.0.113.200", "198.18.0.1", "2001:db8:ffff::1", "0.0.0.0"]
+)
+def test_an_address_is_ever_held_exactly_when_some_day_finds_it_in_a_range(index, ip):
+    # The snapshot days and the days between them: on each, a different set of snapshots is in force.
+    days = [date(2025, 12, 31), JAN, date(2026, 3, 1), JUN, date(2026, 7, 1)]
+    assert index.ever_holds(parse_ip(ip)) == any(undeclared(ip, day, index) for day in days)
+
+
+# ------------------------------------------------------------------- parsing snapshots
+
+
+def test_invisible_characters_in_prefixes_are_dropped():
+    index = _index(("bingbot", JAN, _doc("\u200b203.0.113.0/26\u200b", " 2001:db8:5::/48\ufeff")))
+    assert not index.problems
+    assert verify(crawler("bingbot"), "203.0.113.1", JAN, index).status == "verified"
+    assert verify(crawler("bingbot"), "2001:db8:5::1", JAN, index).status == "verified"
+
+
+def test_bad_prefixes_are_reported_and_the_rest_kept():
+    document = {"prefixes": [{"ipv4Prefix": "203.0.113.0/26"}, {"ipv4Prefix": "300.1.1.0/24"},
+                             {"ipv6Prefix": 42}, "203.0.113.64/26", {}]}
+    index = _index(("bingbot", JAN, document))
+    assert len(index.problems) == 4
+    assert all(p.startswith("bingbot/2026-01-01.json: prefixes[") for p in index.problems)
+    assert verify(crawler("bingbot"), "203.0.113.1", JAN, index).status == "verified"
+
+
+@pytest.mark.parametrize("document", [{"prefixes": []}, {"creationTime": "x"}, [], "garbage"])
+def test_unusable_file_is_skipped_so_the_previous_snapshot_stays(document):
+    index = _index(("bingbot", JAN, _doc("203.0.113.0/26")), ("bingbot", JUN, document))
+    assert [s.taken for s in index.snapshots("bingbot")] == [JAN]
+    assert index.problems and index.problems[-1].startswith("bingbot/2026-06-01.json")
+    assert verify(crawler("bingbot"), "203.0.113.1", at("2026-07-01"), index).status == "verified"
+
+
+def test_unknown_source_and_duplicate_day_are_reported():
+    index = _index(
+        ("no-such-source", JAN, _doc("192.0.2.0/24")),
+        ("bingbot", JAN, _doc("203.0.113.0/26")),
+        ("bingbot", JAN, _doc("198.51.100.0/24")),
+    )
+    assert index.sources == ("bingbot",)
+    assert len(index.problems) == 2
+
+
+def test_lookup_probes_each_prefix_length_once_not_each_prefix():
+    many = [f"10.{a}.{b}.0/24" for a in range(40) for b in range(50)]
+    index = _index(("bingbot", JAN, _doc(*many, "10.200.0.0/16")))
+    snapshot = index.snapshot_at("bingbot", JAN)
+    assert snapshot.size == 2001
+    assert len(snapshot.table.levels[4]) == 2  # two prefix lengths, two dict probes
+    assert snapshot.find(parse_ip("10.39.49.200")).prefix == "10.39.49.0/24"
+    assert snapshot.find(parse_ip("10.200.7.7")).prefix == "10.200.0.0/16"
+    assert snapshot.find(parse_ip("10.40.0.1")) is None
+
+
+def test_parse_ip_unwraps_ipv4_mapped_addresses():
+    assert str(parse_ip("::ffff:192.0.2.7")) == "192.0.2.7"
+    assert str(parse_ip(" 2001:db8::1 ")) == "2001:db8::1"
+    assert parse_ip("example.com") is None
+    assert parse_ip("1" * 10_000) is None
+
+
+# --------------------------------------------------------------------- the ranges folder
+
+
+def test_load_ranges_reads_the_folder_and_reports_what_it_skips():
+    index = load_ranges(DATA_RANGES)
+    assert index.sources == ("bingbot", "google-common-crawlers")
+    assert [s.taken for s in index.snapshots("google-common-crawlers")] == [JAN, JUN]
+    problems = "\n".join(index.problems)
+    assert "latest.json: expected a file named YYYY-MM-DD.json" in problems
+    assert "'not-a-source' is not a range source" in problems
+    assert "'not-a-prefix'} is not an IP prefix" in problems  # its zero-width neighbour parsed
+    assert len(index.problems) == 3
+    assert verify(crawler("bingbot"), "203.0.113.9", JAN, index).status == "verified"
+    assert verify(crawler("Googlebot"), "198.51.100.1", JUN, index).status == "verified"
+
+
+def test_the_shipped_ranges_folder_is_empty_but_valid():
+    index = load_ranges()
+    assert index.sources == () and index.problems == ()
+
+
+def test_a_missing_ranges_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="ranges folder not found"):
+        load_ranges(tmp_path / "absent")
+
+
+def test_an_invalid_json_file_is_reported(tmp_path):
+    (tmp_path / "bingbot").mkdir()
+    (tmp_path / "bingbot" / "2026-01-01.json").write_text("{not json", "utf-8")
+    (tmp_path / "bingbot" / "2026-13-01.json").write_text("{}", "utf-8")
+    index = load_ranges(tmp_path)
+    assert index.sources == ()
+    assert [p.split(": ", 1)[1][:14] for p in index.problems] == [
+        "unreadable JSO", "expected a fil"
+    ]
+
+
+# ------------------------------------------------------- forward-confirmed reverse DNS
+
+WHEN = "2026-11-02T10:00:00Z"
+
+
+def _answer(ip: str, *ptr: str, forward: dict | None = None, error: str | None = None) -> DnsAnswer:
+    """An answer as a resolver gives it: `forward` maps a name to its addresses or an error code."""
+    lookups = tuple(
+        (name, Lookup(error=value) if isinstance(value, str) else Lookup(tuple(value)))
+        for name, value in (forward or {}).items()
+    )
+    return DnsAnswer(ip, Lookup(tuple(ptr), error), lookups, WHEN)
+
+
+def _dns_verify(name: str, ip: str, answer: DnsAnswer | None, ranges: RangeIndex | None = None) -> IdentityResult:
+    answers = {} if answer is None else {answer.ip: answer}
+    return verify(crawler(name), ip, at("2026-03-01"), ranges or _index(), answers)
+
+
+GOOD = _answer("192.0.2.10", "crawl-192-0-2-10.googlebot.com", forward={"crawl-192-0-2-10.googlebot.com": ["192.0.2.10"]})
+
+
+def test_a_ptr_name_that_resolves_back_verifies_with_its_evidence():
+    assert _dns_verify("Googlebot", "192.0.2.10", GOOD) == IdentityResult(
+        "verified", "reverse-dns", f"PTR crawl-192-0-2-10.googlebot.com -> A 192.0.2.10 (DNS {WHEN})", "Google"
+    )
+
+
+@pytest.mark.parametrize(
+    "name, verdict",
+    [
+        ("crawl-192-0-2-10.googlebot.com", "verified"),
+        ("googlebot.com", "verified"),  # the suffix itself is a name under it
+        ("geo-crawl-192-0-2-10.geo.googlebot.com", "verified"),
+        ("rate-limited-proxy-192-0-2-10.google.com", "verified"),  # google.com belongs to the class
+        ("crawl-192-0-2-10.evilgooglebot.com", "spoofed"),  # not at a label boundary
+        ("crawl-192-0-2-10.googlebot.com.example.net", "spoofed"),
+        ("192-0-2-10.gae.googleusercontent.com", "spoofed"),  # any cloud customer has one of these
+    ],
+)
+def test_suffixes_match_at_a_label_boundary_only(name, verdict):
+    answer = _answer("192.0.2.10", name, forward={name: ["192.0.2.10"]})
+    assert _dns_verify("Googlebot", "192.0.2.10", answer).status == verdict
+
+
+def test_googleusercontent_proves_only_the_user_triggered_class():
+    name = "192-0-2-10.gae.googleusercontent.com"
+    answer = _answer("192.0.2.10", name, forward={name: ["192.0.2.10"]})
+    assert _dns_verify("FeedFetcher-Google", "192.0.2.10", answer).status == "verified"
+    for claimed in ("Googlebot", "AdsBot-Google", "bingbot"):
+        assert _dns_verify(claimed, "192.0.2.10", answer).status == "spoofed"
+
+
+@pytest.mark.parametrize(
+    "answer, evidence",
+    [
+        (_answer("192.0.2.10", error="nxdomain"), "PTR of 192.0.2.10: nxdomain"),
+        (_answer("192.0.2.10", error="no-answer"), "PTR of 192.0.2.10: no-answer"),
+        (_answer("192.0.2.10"), "PTR of 192.0.2.10: no-answer"),  # an empty answer is no PTR
+        (_answer("192.0.2.10", "host.example.net", "x.googlebot.com.evil"),
+         "PTR host.example.net, x.googlebot.com.evil not under googlebot.com, google.com"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": ["198.51.100.1", "192.0.2.11"]}),
+         "PTR a.googlebot.com -> A 198.51.100.1, 192.0.2.11, not 192.0.2.10"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": "nxdomain"}),
+         "PTR a.googlebot.com -> A nxdomain"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": "no-answer"}),
+         "PTR a.googlebot.com -> A no-answer"),
+    ],
+)
+def test_dns_that_says_no_is_spoofed(answer, evidence):
+    result = _dns_verify("Googlebot", "192.0.2.10", answer)
+    assert (result.status, result.method) == ("spoofed", "reverse-dns")
+    assert result.evidence == f"{evidence} (DNS {WHEN}); no range snapshot for google-common-crawlers"
+
+
+@pytest.mark.parametrize(
+    "answer, evidence",
+    [
+        (_answer("192.0.2.10", error="timeout"), "PTR of 192.0.2.10: timeout"),
+        (_answer("192.0.2.10", error="servfail"), "PTR of 192.0.2.10: servfail"),
+        (_answer("192.0.2.10", error="refused"), "PTR of 192.0.2.10: refused"),
+        (_answer("192.0.2.10", "a.googlebot.com", forward={"a.googlebot.com": "timeout"}),
+         "PTR a.googlebot.com -> A timeout"),
+        # a name never looked up (a snapshot from a registry without the suffix) proves nothing
+        (_answer("192.0.2.10", "a.googlebot.com"), "PTR a.googlebot.com -> A not-resolved"),
+        # one name refuted, another undecided: undecided wins, both are shown
+        (_answer("192.0.2.10", "a.googlebot.com", "b.googlebot.com",
+                 forward={"a.googlebot.com": ["198.51.100.1"], "b.googlebot.com": "servfail"}),
+         "PTR b.googlebot.com -> A servfail; PTR a.googlebot.com -> A 198.51.100.1, not 192.0.2.10"),
+    ],
+)
+def test_dns_that_cannot_say_is_unverified_never_spoofed(answer, evidence):
+    result = _dns_verify("Googlebot", "192.0.2.10", answer)
+    assert (result.status, result.evidence) == ("unverified", f"{evidence} (DNS {WHEN}); no range snapshot for google-common-crawlers")
+
+
+def test_an_address_without_an_answer_is_unverified():
+    result = _dns_verify("Googlebot", "192.0.2.10", None)
+    assert (result.status, result.evidence) == (
+        "unverified", "PTR of 192.0.2.10: not-resolved; no range snapshot for google-common-crawlers"
+    )
+
+
+def test_any_confirming_ptr_name_verifies():
+    answer = _answer(
+        "192.0.2.10", "host.example.net", "a.googlebot.com", "b.googlebot.com",
+        forward={"a.googlebot.com": "timeout", "b.googlebot.com": ["192.0.2.10"]},
+    )
+    result = _dns_verify("Googlebot", "192.0.2.10", answer)
+    assert (result.status, result.evidence) == ("verified", f"PTR b.googlebot.com -> A 192.0.2.10 (DNS {WHEN})")
+
+
+def test_ipv6_and_ipv4_mapped_clients():
+    v6 = _answer("2001:db8::10", "a.googlebot.com", forward={"a.googlebot.com": ["2001:db8:0:0::10"]})
+    result = _dns_verify("Googlebot", "2001:DB8::10", v6)
+    assert (result.status, result.evidence) == ("verified", f"PTR a.googlebot.com -> AAAA 2001:db8:0:0::10 (DNS {WHEN})")
+    assert _dns_verify("Googlebot", "::ffff:192.0.2.10", GOOD).status == "verified"
+    assert _dns_verify("Googlebot", "192.0.2.99", GOOD).status == "unverified"  # GOOD is another address's
+
+
+def test_ranges_are_checked_before_dns_and_dns_after_a_miss(index):
+    # in the 2026-01-01 Googlebot range: verified by the range, whatever DNS says
+    nxdomain = _answer("192.0.2.7", error="nxdomain")
+    in_range = _dns_verify("Googlebot", "192.0.2.7", nxdomain, index)
+    assert (in_range.status, in_range.method) == ("verified", "ip-range")
+    # outside every range: with DNS off the complete lists prove a fake; with DNS on, DNS decides
+    outside = "198.51.100.10"  # in the June snapshot only
+    name = "crawl-198-51-100-10.googlebot.com"
+    assert verify(crawler("Googlebot"), outside, at("2026-03-01"), index).status == "spoofed"
+    assert _dns_verify("Googlebot", outside, None, index).status == "unverified"
+    found = _dns_verify("Googlebot", outside, _answer(outside, name, forward={name: [outside]}), index)
+    assert (found.status, found.method) == ("verified", "reverse-dns")
+    refuted = _dns_verify("Googlebot", outside, _answer(outside, error="nxdomain"), index)
+    assert refuted.evidence == (
+        f"PTR of {outside}: nxdomain (DNS {WHEN}); not in google-common-crawlers snapshot 2026-01-01"
+    )
+
+
+def test_dns_changes_nothing_for_crawlers_without_suffixes(index):
+    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index).status == "spoofed"
+    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index).method == "ip-range"
+    assert _dns_verify("Bytespider", "192.0.2.10", GOOD).status == "unverifiable"
+    assert _dns_verify("Google-Extended", "192.0.2.10", GOOD).status == "spoofed"
+    assert _dns_verify("Google-Extended", "192.0.2.10", GOOD).method == "robots-only"
+
+
+def test_reverse_dns_address_names_only_what_dns_will_decide(index):
+    day = at("2026-03-01")
+    assert reverse_dns_address(crawler("Googlebot"), "::ffff:192.0.2.10", day, index) is None  # range hit
+    assert reverse_dns_address(crawler("Googlebot"), "::ffff:198.51.100.1", day, index) == "198.51.100.1"
+    assert reverse_dns_address(crawler("Googlebot"), "2001:DB8:9::1", day, index) == "2001:db8:9::1"
+    assert reverse_dns_address(crawler("GPTBot"), "198.51.100.1", day, index) is None  # no suffixes
+    assert reverse_dns_address(crawler("Google-Extended"), "198.51.100.1", day, index) is None
+    assert reverse_dns_address(crawler("Googlebot"), "not-an-ip", day, index) is None
+
+
+# ------------------------------------------------------------- client address behind proxies
+
+PROXIES = trusted_proxies(["10.0.0.0/8", "2001:db8:ff::/48", "203.0.113.5"])
+
+
+@pytest.mark.parametrize(
+    "connecting, forwarded_for, client",
+    [
+        ("10.0.0.1", "192.0.2.10", "192.0.2.10"),
+        ("10.0.0.1", "198.51.100.7, 192.0.2.10", "192.0.2.10"),  # right-most untrusted
+        ("10.0.0.1", "192.0.2.10, 10.9.9.9, 203.0.113.5", "192.0.2.10"),  # proxy chain skipped
+        ("10.0.0.1", "192.0.2.10:4711", "192.0.2.10"),
+        ("10.0.0.1", "[2001:db8::10]:443", "2001:db8::10"),
+        ("2001:db8:ff::1", "2001:db8::10", "2001:db8::10"),
+        ("10.0.0.1", "unknown, 10.0.0.2", "unknown"),  # junk ends the walk: no client known
+        ("10.0.0.1", "10.0.0.3, 10.0.0.2", "10.0.0.3"),  # all trusted: the furthest hop
+        ("10.0.0.1", None, "10.0.0.1"),
+        ("192.0.2.99", "192.0.2.10", "192.0.2.99"),  # not from a proxy: the header is the client's own
+        ("::ffff:10.0.0.1", "192.0.2.10", "192.0.2.10"),
+    ],
+)
+def test_the_client_is_the_right_most_untrusted_address(connecting, forwarded_for, client):
+    assert PROXIES.client(connecting, forwarded_for) == client
+
+
+def test_without_trusted_proxies_the_connecting_address_is_the_client():
+    assert NO_PROXIES.client("10.0.0.1", "192.0.2.10") == "10.0.0.1"
+
+
+def test_a_bad_proxy_network_is_a_clear_error():
+    with pytest.raises(ValueError, match="not a network or address: '10.0.0.0/33'"):
+        trusted_proxies(["10.0.0.0/33"])

@@ -1,0 +1,258 @@
+"""The fast paths change nothing: skimming non-crawler lines, and verdicts travelling through the
+graph a batch at a time, give the tables the straightforward path gives.
+
+The straightforward path here: every line parsed and audited in full (`LineAuditor(skim=False)`),
+then the crawl-delay rule, the counts and the summary computed in plain Python, one verdict at a
+time, with the domain functions (`matcher.crawl_delay`), and compared with what `crawl-audit run`
+wrote.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import pickle
+import random
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from matcher import crawl_delay, records
+from matcher.clientip import trusted_proxies
+from pipeline.graph import build as graph
+from pipeline.local import workers as local_workers
+from pipeline.tables import reading as tables
+from matcher.line_auditor import DEAD_LETTER, VERDICT, LineAuditor, RobotsByHost, robots_by_host
+from pipeline.graph.read_logs import LINES_PER_BATCH
+from pipeline.evidence.robots_table import read_robots_table
+from pipeline.graph.settings import read_settings
+from pipeline.graph.summaries import summary_row
+from helpers import REPO
+
+SAMPLES = REPO / "samples"
+ROBOTS = str(SAMPLES / "robots" / "history.jsonl")
+RANGES = str(SAMPLES / "ranges")
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
+GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot"
+BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+USER_AGENTS = (
+    GOOGLEBOT, BINGBOT, GPTBOT, BROWSER, BROWSER, BROWSER,
+    "curl/8.5.0", "python-requests/2.32.3", "FooBot/1.0 (+http://foo.example/bot)", "MJ12bot/v1.4.8",
+    "Mozilla/4.0 (compatible; U; NetPositive/2.2.1)", "Baiduspider+(+http://www.baidu.com/search/spider.htm)",
+    "-", "", r"Mozilla/5.0 \"quoted\" (compatible; Googlebot/2.1)", r"Googlebot\x2F2.1", "Mozilla/5.0 (Linux; CUBOT_P20)",
+)
+ADDRESSES = (
+    "66.249.66.1", "66.249.66.40", "157.55.39.75", "207.46.13.51", "20.171.206.9", "160.79.104.10",
+    "192.0.2.10", "198.51.100.7", "203.0.113.9", "100.64.3.4", "2001:db8::1", "::ffff:66.249.66.1",
+    "10.0.0.2", "unknown", "-",
+)
+HOSTS = ("www.example.com", "shop.example.net", "www.example.com:443", "WWW.EXAMPLE.COM", "other.example.org", "-")
+TIMES = (
+    "02/Nov/2026:01:04:17 +0100", "02/Nov/2026:23:59:59 -0100", "03/Nov/2026:11:00:01 +0100",
+    "04/Nov/2026:00:30:00 +0000", "32/Nov/2026:01:00:00 +0100", "02/Foo/2026:01:00:00 +0100",
+    "31/Dec/9999:23:59:59 -2300", "02/Nov/2026:25:00:00 +0100",
+)
+REQUESTS = (
+    "GET / HTTP/1.1", "GET /docs/ HTTP/1.1", "GET /private/report.pdf HTTP/1.1", "GET /cart?id=7 HTTP/2.0",
+    "HEAD /robots.txt HTTP/1.1", "GET http://www.example.com/private/x HTTP/1.1", "CONNECT www.uci.edu:443 HTTP/1.1",
+    "-", "garbage", r"GET /a\"b HTTP/1.1", "GET /%7Euser/%2A HTTP/1.1",
+)
+
+
+def _line(draw_one, *, host: bool) -> str:
+    fields = [
+        f'{draw_one(ADDRESSES)} - - [{draw_one(TIMES)}] "{draw_one(REQUESTS)}" {draw_one(("200", "404", "-", "2000"))}'
+        f' {draw_one(("512", "0", "-"))} "{draw_one(("-", "https://www.example.com/"))}" "{draw_one(USER_AGENTS)}"'
+    ]
+    if host:
+        fields.insert(0, draw_one(HOSTS))
+    text = " ".join(fields)
+    if draw_one((False, False, False, True)):
+        text += f' "{draw_one(("10.0.0.9", "66.249.66.1, 10.0.0.9", "-"))}"'  # X-Forwarded-For
+    return draw_one(("", "", "", " ", "\ufeff")) + text + draw_one(("", "", "", "\r", "  "))
+
+
+def _auditor(log_format: str, *, proxies: bool = False, skim: bool = True) -> LineAuditor:
+    options = PipelineOptions(_argv("unused", "unused", log_format))
+    auditor = graph.line_auditor(read_settings(options)[0])
+    if proxies:
+        auditor = dataclasses.replace(auditor, proxies=trusted_proxies(["10.0.0.0/8"]))
+    return dataclasses.replace(auditor, skim=skim)
+
+
+def _argv(logs: str, out: str, log_format: str = "host_combined") -> list[str]:
+    return [
+        f"--logs={logs}", f"--log-format={log_format}", f"--robots={ROBOTS}", f"--ranges={RANGES}",
+        f"--out={out}", "--runner=FnApiRunner",
+    ]
+
+
+FORMATS = ("host_combined", "vhost_combined", "combined", "common", "combined_xrt")
+ROBOTS_BY_HOST = robots_by_host(read_robots_table(ROBOTS))
+AUDITORS = {
+    (log_format, proxies): (_auditor(log_format, proxies=proxies), _auditor(log_format, proxies=proxies, skim=False))
+    for log_format in FORMATS
+    for proxies in (False, True)
+}
+
+
+def test_the_robots_table_travels_whole_and_compressed():
+    # Beam pickles the table into the graph several times over; its bodies travel compressed.
+    copy = pickle.loads(pickle.dumps(ROBOTS_BY_HOST))
+    assert type(copy) is RobotsByHost and copy == ROBOTS_BY_HOST
+    assert len(pickle.dumps(ROBOTS_BY_HOST)) < len(pickle.dumps(dict(ROBOTS_BY_HOST))) / 2
+    # Compressed once: every later pickle carries the very same bytes object.
+    assert ROBOTS_BY_HOST.__reduce__()[1][0] is ROBOTS_BY_HOST.__reduce__()[1][0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    log_format=st.sampled_from(FORMATS),
+    proxies=st.booleans(),
+    lines=st.lists(
+        st.one_of(
+            st.builds(lambda seed, host: _line(random.Random(seed).choice, host=host), st.integers(), st.booleans()),
+            st.text(max_size=120),
+        ),
+        max_size=20,
+    ),
+)
+def test_skimming_decides_every_line_as_the_full_audit_does(log_format, proxies, lines):
+    skimming, full = AUDITORS[log_format, proxies]
+    assert list(skimming.audit_lines("log", 1, lines, ROBOTS_BY_HOST)) == list(
+        full.audit_lines("log", 1, lines, ROBOTS_BY_HOST)
+    )
+
+
+def _generated_logs(folder: Path, lines_per_file: int = 2500, files: int = 3) -> str:
+    """Log files of random lines (crawlers in and out of their ranges, browsers, tools, bots,
+    lines that do not parse); the same seed writes the same files."""
+    pick = random.Random(20261130).choice
+    folder.mkdir()
+    for number in range(files):
+        lines = [_line(pick, host=True) for _ in range(lines_per_file)]
+        with gzip.open(folder / f"web-{number}.log.gz", "wt", encoding="utf-8", newline="") as handle:
+            handle.write("\n".join(lines) + "\n")
+    return str(folder / "*.log.gz")
+
+
+def _straightforward(logs: str) -> dict[str, list]:
+    """Every table `crawl-audit run` writes that depends on the lines, one verdict at a time."""
+    options = PipelineOptions(_argv(logs, "unused"))
+    run_settings = read_settings(options)[0]
+    auditor = dataclasses.replace(graph.line_auditor(run_settings), skim=False)
+    verdicts, dead_letters, counts = [], [], Counter(lines=0, skipped=0)
+    for path in sorted(Path(logs).parent.glob(Path(logs).name)):
+        with gzip.open(path, "rt", encoding="utf-8", errors="backslashreplace", newline="") as handle:
+            lines = handle.read().splitlines()
+        for first in range(0, len(lines), LINES_PER_BATCH):
+            batch = lines[first : first + LINES_PER_BATCH]
+            counts["lines"] += len(batch)
+            for kind, record in auditor.audit_lines(str(path), first + 1, batch, ROBOTS_BY_HOST):
+                if kind == VERDICT:
+                    verdicts.append(record)
+                elif kind == DEAD_LETTER:
+                    dead_letters.append(record)
+                else:
+                    counts["skipped"] += 1
+    by_key = defaultdict(list)
+    for verdict in verdicts:
+        by_key[crawl_delay.key_of(verdict)].append(crawl_delay.request_of(verdict))
+    violations, windows = [], []
+    for key, requests in by_key.items():
+        steps = crawl_delay.release(None, requests, None).steps
+        violations += [crawl_delay.violation_record(key, step) for step in steps if step.violation]
+        windows += crawl_delay.window_records(key, steps, run_settings.window)
+    decisions = defaultdict(Counter)
+    for verdict in verdicts:
+        decisions[verdict["crawler"] or verdict["operator"], verdict["identity"]][verdict["decision"]] += 1
+    counts.update(verdicts=len(verdicts), dead_letters=len(dead_letters))
+    return {
+        records.VERDICTS_TABLE: _json_rows(verdicts, records.VERDICTS),
+        records.DEAD_LETTERS_TABLE: _json_rows(dead_letters, records.DEAD_LETTERS),
+        records.VIOLATIONS_TABLE: _json_rows(violations, records.CRAWL_DELAY_VIOLATIONS),
+        records.WINDOWS_TABLE: _json_rows(windows, records.CRAWL_DELAY_WINDOWS),
+        records.SUMMARY_TABLE: _json_rows([summary_row(key, n) for key, n in decisions.items()], records.SUMMARY),
+        records.COUNTS_TABLE: [dict(counts)],
+    }
+
+
+def _json_rows(rows: list[dict], columns) -> list:
+    encoded = (json.dumps(records.to_json_ready(row, columns), ensure_ascii=False, sort_keys=True) for row in rows)
+    return sorted(encoded)
+
+
+def _written(out: Path) -> dict[str, list]:
+    written = {
+        table: sorted(json.dumps(row, ensure_ascii=False, sort_keys=True) for row in tables.rows(str(out), table))
+        for table in (
+            records.VERDICTS_TABLE, records.DEAD_LETTERS_TABLE, records.VIOLATIONS_TABLE,
+            records.WINDOWS_TABLE, records.SUMMARY_TABLE,
+        )
+    }
+    written[records.COUNTS_TABLE] = [json.loads((out / "counts.json").read_text())]
+    return written
+
+
+@pytest.mark.parametrize("source, workers", [("sample", 1), ("generated", 1), ("generated", 2)])
+def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeypatch, capsys, source, workers):
+    logs = str(SAMPLES / "logs" / "*.log.gz") if source == "sample" else _generated_logs(tmp_path / "logs")
+    expected = _straightforward(logs)
+    if workers > 1:  # as a large input would: the files read and audited in worker processes
+        monkeypatch.setattr(local_workers, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
+    assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
+    written = _written(tmp_path / "out")
+    assert expected[records.VERDICTS_TABLE] and expected[records.DEAD_LETTERS_TABLE]
+    assert expected[records.VIOLATIONS_TABLE] and expected[records.WINDOWS_TABLE]
+    for table, rows in expected.items():
+        assert written[table] == rows, table
+
+
+def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
+    """What the report counts, from the verdict rows the run wrote, one row at a time."""
+    sections = ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents")
+    counts = {name: Counter() for name in sections}
+    for row in tables.rows(str(out), records.VERDICTS_TABLE):
+        crawler = row["crawler"] if row["crawler"] is not None else row["operator"]
+        crawler = "(none)" if crawler is None else crawler
+        hour = datetime.fromisoformat(row["ts"]).astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
+        counts["hosts"][(row["host"],)] += 1
+        counts["timeline"][crawler, hour.replace(tzinfo=None).isoformat() + "Z"] += 1
+        if row["decision"].startswith("disallowed"):
+            version = row["robots_version"] or {"effective_from": None, "status": None}
+            counts["disallowed"][
+                crawler, row["host"], row["path"], row["decision"], row["reason"], row["rule_kind"],
+                row["rule_pattern"], row["rule_line"], version["effective_from"], version["status"],
+            ] += 1
+        if row["identity"] == "spoofed":
+            counts["spoofed_addresses"][crawler, row["client_ip"]] += 1
+            counts["spoofed_user_agents"][crawler, row["user_agent"]] += 1
+    return counts
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path, monkeypatch, capsys, workers):
+    logs = _generated_logs(tmp_path / "logs")
+    if workers > 1:  # partial counts made in two processes, added up in one
+        monkeypatch.setattr(local_workers, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
+    assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
+    expected = _report_counts_one_by_one(tmp_path / "out")
+    document = json.loads((tmp_path / "out" / "report_counts.json").read_text("utf-8"))
+    written = {name: Counter({tuple(key): n for *key, n in rows}) for name, rows in document.items()}
+    assert written == expected
+    # The generated log holds what each count is about.
+    labels, hours = map(set, zip(*expected["timeline"]))
+    assert {"Googlebot", "bingbot", "Google", "Microsoft"} <= labels  # claimed, and undeclared named by operator
+    assert "2026-11-03T00:00:00Z" in hours  # 02/Nov/2026:23:59:59 -0100, past midnight in UTC
+    assert len(expected["disallowed"]) > 10 and len(expected["spoofed_addresses"]) > 10

@@ -1,0 +1,188 @@
+"""What the HTML report counts of the verdicts: counted per batch and added up in the run
+(`matcher.report_counts`, `pipeline.graph.summaries.CountForReport`), written to report_counts.json,
+and the same report from a run folder written before that file existed."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from matcher import report_counts
+from matcher.report_counts import ReportCounts, hour, label
+from pipeline.cli import main as cli
+from pipeline.graph import build as graph
+from pipeline.report import html as html_report
+from pipeline.report.data import Disallowed
+from pipeline.tables.run_folder import MANIFEST
+from pipeline.graph.summaries import CountForReport
+from helpers import REPO
+
+UTC = timezone.utc
+
+
+def verdict(**changes) -> dict:
+    base = {
+        "ts": datetime(2026, 11, 2, 10, 15, 30, 250, tzinfo=UTC), "host": "www.example.com",
+        "client_ip": "66.249.66.1", "user_agent": "Googlebot/2.1", "path": "/private/a",
+        "crawler": "Googlebot", "operator": "Google", "identity": "verified",
+        "robots_version": {"effective_from": datetime(2026, 11, 1, tzinfo=UTC), "status": "200", "sha256": "0" * 64},
+        "rule_kind": "disallow", "rule_pattern": "/private/", "rule_line": 4,
+        "decision": "disallowed", "reason": "rule",
+    }
+    return {**base, **changes}
+
+
+def test_a_request_is_counted_under_its_claim_else_its_operator_else_none():
+    assert label(verdict()) == "Googlebot"
+    assert label(verdict(crawler=None)) == "Google"
+    assert label(verdict(crawler=None, operator=None)) == "(none)"
+    assert label(verdict(crawler="", operator="Google")) == ""  # an empty claim is still a claim
+
+
+def test_the_hour_is_the_utc_hour():
+    east = timezone(timedelta(hours=5, minutes=30))
+    assert hour(datetime(2026, 11, 2, 0, 10, 59, 999_999, tzinfo=east)) == datetime(2026, 11, 1, 18, 0, tzinfo=UTC)
+    west = timezone(timedelta(hours=-1))
+    assert hour(datetime(2026, 11, 2, 23, 59, 59, tzinfo=west)) == datetime(2026, 11, 3, tzinfo=UTC)
+
+
+def test_each_count_takes_the_verdicts_it_is_about():
+    spoofed = verdict(identity="spoofed", client_ip="192.0.2.1", decision="allowed", rule_kind="allow")
+    counts = ReportCounts.of([
+        verdict(),
+        verdict(decision="disallowed-within-grace", ts=datetime(2026, 11, 2, 11, tzinfo=UTC)),
+        verdict(decision="disallowed-between-captures", robots_version=None, host=None),
+        verdict(decision="allowed", crawler=None, operator=None),
+        spoofed,
+        spoofed,
+    ])
+    assert counts.hosts == {"www.example.com": 5, None: 1}
+    ten, eleven = datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(2026, 11, 2, 11, tzinfo=UTC)
+    assert counts.timeline == {("Googlebot", ten): 4, ("Googlebot", eleven): 1, ("(none)", ten): 1}
+    since = datetime(2026, 11, 1, tzinfo=UTC)
+    rule = ("rule", "disallow", "/private/", 4)
+    assert counts.disallowed == {
+        ("Googlebot", "www.example.com", "/private/a", "disallowed", *rule, since, "200"): 1,
+        ("Googlebot", "www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"): 1,
+        ("Googlebot", None, "/private/a", "disallowed-between-captures", *rule, None, None): 1,
+    }
+    assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
+    assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
+
+
+def test_the_report_names_the_disallowed_fields_in_their_order():
+    assert tuple(f.name for f in dataclasses.fields(Disallowed)) == report_counts.DISALLOWED_FIELDS
+
+
+OFFSETS = st.sampled_from([UTC, timezone(timedelta(hours=-11)), timezone(timedelta(hours=5, minutes=45))])
+# Mostly a few hours of one day, as a log's lines come, with a moment of any year now and then.
+MOMENTS = st.one_of(
+    st.builds(
+        lambda seconds, offset: (datetime(2026, 11, 2, tzinfo=UTC) + timedelta(seconds=seconds)).astimezone(offset),
+        st.integers(0, 4 * 3600), OFFSETS,
+    ),
+    st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30), timezones=OFFSETS),
+)
+VERDICTS = st.builds(
+    verdict,
+    ts=MOMENTS,
+    host=st.sampled_from([None, "a.example", "b.example"]),
+    client_ip=st.sampled_from([None, "192.0.2.1", "2001:db8::1"]),
+    user_agent=st.text(max_size=8),
+    path=st.text(max_size=8),  # lone surrogates and all: the file escapes them
+    crawler=st.sampled_from([None, "Googlebot", "(none)"]),
+    operator=st.sampled_from([None, "Google"]),
+    identity=st.sampled_from(["verified", "spoofed", "undeclared"]),
+    robots_version=st.one_of(st.none(), st.builds(
+        lambda moment, status: {"effective_from": moment, "status": status, "sha256": None},
+        st.datetimes(timezones=st.just(UTC)), st.sampled_from(["200", "unreachable", None]),
+    )),
+    rule_line=st.one_of(st.none(), st.integers(1, 500)),
+    decision=st.sampled_from(["allowed", "disallowed", "disallowed-within-grace", "unknown"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(VERDICTS, max_size=6), max_size=5))
+def test_batch_counts_add_up_to_the_whole_and_survive_the_file(batches):
+    verdicts = [v for batch in batches for v in batch]
+    whole = ReportCounts.of(verdicts)
+    assert whole.timeline == Counter((label(v), hour(v["ts"])) for v in verdicts)  # in any time order
+    added = ReportCounts()
+    for batch in batches:
+        added.merge(ReportCounts.of(batch))
+    assert added == whole
+    document = json.loads(json.dumps(whole.to_json(), sort_keys=True))
+    assert ReportCounts.from_json(document) == whole
+
+
+def test_count_for_report_combines_the_batches_of_a_pipeline():
+    batches = [
+        [verdict(), verdict(identity="spoofed")],
+        [verdict(crawler=None, ts=datetime(2026, 11, 3, 4, 5, tzinfo=UTC))],
+        [verdict(decision="allowed", host="b.example")] * 3,
+    ]
+    options = PipelineOptions(["--runner=FnApiRunner"])
+    with TestPipeline(options=options) as p:
+        counted = p | beam.Create(batches) | CountForReport()
+        assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
+    with TestPipeline(options=options) as p:  # no verdicts: one empty count, so the file is always written
+        counted = p | beam.Create([], reshuffle=False).with_output_types(list) | CountForReport()
+        assert_that(counted, equal_to([ReportCounts()]))
+
+
+def sample_argv(out: Path, *extra: str) -> list[str]:
+    return [
+        f"--logs={REPO / 'samples/logs/*.log.gz'}", "--log-format=host_combined",
+        f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
+        f"--out={out}", "--runner=FnApiRunner", *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sample") / "out"
+    assert graph.run(sample_argv(out)) == 0
+    return out
+
+
+def without_report_counts(out: Path, older: Path) -> Path:
+    """A copy of the run as a version that wrote no report_counts.json left it."""
+    shutil.copytree(out, older)
+    (older / "report_counts.json").unlink()
+    manifest = json.loads((older / MANIFEST).read_text())
+    del manifest["tables"]["report_counts"]
+    (older / MANIFEST).write_text(json.dumps(manifest))
+    return older
+
+
+@pytest.mark.parametrize("output_format", ["jsonl", "parquet"])
+def test_a_run_folder_without_report_counts_gets_the_same_report_from_its_verdicts(tmp_path, capsys, output_format):
+    out = tmp_path / "out"
+    assert graph.run(sample_argv(out, f"--format={output_format}")) == 0
+    older = without_report_counts(out, tmp_path / "older")
+    (older / "report.html").unlink()
+    assert cli.main(["report", str(older)]) == 0
+    assert (older / "report.html").read_bytes() == (out / "report.html").read_bytes()
+    assert f"report: {older / html_report.FILE_NAME}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage", ["{}", "{\"hosts\": [[1]]", "\ud800", '{"hosts": 7}'])
+def test_damaged_report_counts_are_an_error_that_says_what_to_do(sample_out, tmp_path, capsys, damage):
+    out = Path(shutil.copytree(sample_out, tmp_path / "out"))
+    (out / "report_counts.json").write_text(damage, encoding="utf-8", errors="surrogatepass")
+    capsys.readouterr()
+    assert cli.main(["report", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert "unreadable report counts" in error and "run the audit again" in error

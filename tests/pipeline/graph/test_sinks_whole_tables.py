@@ -1,0 +1,58 @@
+"""Small tables written whole: one file per table, an empty table still has its file."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.testing.test_pipeline import TestPipeline
+
+from matcher import records
+from matcher.records import COUNTS_TABLE, INDEXING_FINDINGS_TABLE, ROBOTS_VERSIONS_TABLE, SUMMARY_TABLE
+from pipeline.graph.sinks import WriteWholeTables
+
+VERSION = {
+    "host": "example.com",
+    "effective_from": datetime(2026, 11, 2, 3, 4, 5, tzinfo=timezone.utc),
+    "status": "200",
+    "kind": "ok",
+    "sha256": "ab" * 32,
+    "body": "User-agent: *\nDisallow: /private\n",
+}
+
+
+def _summary_row(crawler: str) -> dict:
+    return {column.name: 0 for column in records.SUMMARY} | {"crawler": crawler, "identity": "verified"}
+
+
+def _write(out, rows: dict, formats: dict, documents=()) -> None:
+    with TestPipeline() as pipeline:
+        tables = {name: pipeline | f"Rows{name}" >> beam.Create(values) for name, values in rows.items()}
+        tables | WriteWholeTables(str(out), formats, documents)
+
+
+def test_each_table_is_one_file_and_an_empty_one_is_there_with_no_rows(tmp_path):
+    summary = [_summary_row(f"bot{n}") for n in range(5)]
+    _write(
+        tmp_path,
+        {SUMMARY_TABLE: summary, INDEXING_FINDINGS_TABLE: [], COUNTS_TABLE: [{"lines": 7, "verdicts": 5}]},
+        {SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl"},
+        documents=(COUNTS_TABLE,),
+    )
+    [summary_file] = (tmp_path / SUMMARY_TABLE).iterdir()
+    assert summary_file.name == "part-00000-of-00001.jsonl"
+    written = [json.loads(line) for line in summary_file.read_text("utf-8").splitlines()]
+    assert sorted(written, key=lambda row: row["crawler"]) == [records.to_json_ready(r, records.SUMMARY) for r in summary]
+    [findings_file] = (tmp_path / INDEXING_FINDINGS_TABLE).iterdir()
+    assert findings_file.read_bytes() == b""
+    assert json.loads((tmp_path / "counts.json").read_text("utf-8")) == {"lines": 7, "verdicts": 5}
+
+
+def test_a_parquet_table_keeps_its_schema_with_or_without_rows(tmp_path):
+    _write(tmp_path / "some", {ROBOTS_VERSIONS_TABLE: [VERSION]}, {ROBOTS_VERSIONS_TABLE: "parquet"})
+    _write(tmp_path / "none", {ROBOTS_VERSIONS_TABLE: []}, {ROBOTS_VERSIONS_TABLE: "parquet"})
+    some = pq.read_table(tmp_path / "some" / ROBOTS_VERSIONS_TABLE / "part-00000-of-00001.parquet")
+    none = pq.read_table(tmp_path / "none" / ROBOTS_VERSIONS_TABLE / "part-00000-of-00001.parquet")
+    assert some.num_rows == 1 and some.column("sha256").to_pylist() == [VERSION["sha256"]]
+    assert none.num_rows == 0 and none.schema == some.schema

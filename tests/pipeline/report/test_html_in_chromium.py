@@ -1,0 +1,173 @@
+"""The HTML report in a real browser: headless Chromium loads it from disk.
+
+Skipped with a message when Chromium is absent, except under CI=true, where `.ci/run` installs
+it and its absence is a failure.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import htmldom
+from helpers import REPO, read_jsonl, write_jsonl
+from pipeline.cli import main as cli
+from pipeline.graph import build as graph
+from pipeline.report import html as html_report
+
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--enable-logging=stderr", "--v=0",
+)
+# Chromium logs every console message, CSP violations included, as `INFO:CONSOLE...] "text"`.
+CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\] (.*)")
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        message = "chromium not found (Debian: apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must have it")
+        pytest.skip(message)
+    return found
+
+
+def browse(chromium: str, page: Path, profile: Path, *action: str) -> tuple[str, list[str]]:
+    """Run one headless action on a page from disk: its stdout and the console messages logged."""
+    result = subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={profile}", *action, page.as_uri()],
+        capture_output=True, text=True, timeout=180, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout, [m.group(1) for m in CONSOLE.finditer(result.stderr)]
+
+
+def test_the_console_check_sees_a_csp_violation(chromium, tmp_path):
+    """Without this the other tests' `no console messages` could never fail."""
+    page = tmp_path / "bad.html"
+    page.write_text(
+        f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{html_report.CSP}">'
+        '<p style="color:red">x</p>'
+    )
+    _, console = browse(chromium, page, tmp_path / "profile", "--dump-dom")
+    assert any("Content Security Policy" in message for message in console)
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("browser-sample") / "out"
+    argv = [
+        f"--logs={REPO / 'samples/logs/*.log.gz'}", "--log-format=host_combined",
+        f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
+        f"--out={out}", "--runner=FnApiRunner",
+    ]
+    assert graph.run(argv) == 0
+    return out
+
+
+def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample_report, tmp_path):
+    dom_text, console = browse(chromium, sample_report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    dom = htmldom.read(dom_text)
+    assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
+    _, rows, totals = dom.table("crawler-table")
+    summary = read_jsonl(sample_report / "summary", "part*")
+    columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
+    assert sorted(tuple([r[0], r[1], *map(htmldom.number, r[2:])]) for r in rows) == sorted(
+        (s["crawler"] or "(none)", s["identity"], *(s[c] for c in columns)) for s in summary
+    )
+    counts = json.loads((sample_report / "counts.json").read_text())
+    assert htmldom.number(totals[2]) == counts["verdicts"]
+    assert [htmldom.number(c) for c in totals[3:]] == [sum(s[c] for s in summary) for c in columns[1:]]
+
+
+def test_a_screenshot_of_the_sample_report(chromium, sample_report, tmp_path):
+    shot = tmp_path / "report.png"
+    _, console = browse(
+        chromium, sample_report / "report.html", tmp_path / "profile", f"--screenshot={shot}", "--window-size=1100,2400"
+    )
+    assert console == []
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page was drawn, not a blank
+
+
+INJECTIONS = (
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(2)>',
+    "javascript:alert(3)",
+)
+HOSTILE_HOST = '"><img/src=x/onerror=alert(4)>.example'
+PROPOSAL_NAME = '"><img src=x onerror=alert(8)>.txt'
+HOSTILE_ROBOTS = (
+    "# <script>alert(5)</script>\nUser-agent: *\nDisallow: /\"><img src=x onerror=alert(6)>\nDisallow: /javascript:\n"
+)
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile")
+    robots = [
+        {"host": HOSTILE_HOST, "effective_from": "2026-11-01T00:00:00Z", "status": 200, "body": "User-agent: *\nDisallow: /\n"},
+        {"host": HOSTILE_HOST, "effective_from": "2026-11-02T00:00:00Z", "status": 200, "body": HOSTILE_ROBOTS},
+        {"host": "<script>alert(7)</script>", "effective_from": "2026-11-01T00:00:00Z", "status": 503},
+    ]
+    write_jsonl(folder / "robots.jsonl", robots)
+    lines = []
+    for i, injection in enumerate(INJECTIONS):
+        for host in (HOSTILE_HOST, "<script>alert(7)</script>", injection):
+            lines.append({
+                "ts": f"2026-11-03T0{i}:00:00Z", "ip": "203.0.113.66", "host": host, "method": "GET",
+                "target": f"/{injection}/x?next={injection}", "status": 200,
+                "ua": f"Mozilla/5.0 (compatible; Googlebot/2.1; {injection})",
+            })
+            lines.append({**lines[-1], "ua": f"Evil{injection}Bot/1.0 {injection}"})
+    (folder / "access.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    field_map = {"ts": "ts", "client_ip": "ip", "host": "host", "method": "method", "target": "target",
+                 "status": "status", "user_agent": "ua"}
+    argv = [
+        f"--logs={folder / 'access.jsonl'}", "--log-format=jsonl", f"--field-map={json.dumps(field_map)}",
+        f"--robots={folder / 'robots.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
+        f"--out={folder / 'out'}", "--runner=FnApiRunner",
+    ]
+    assert graph.run(argv) == 0
+    # A proposal that shuts the hostile paths out, named like one.
+    proposal = folder / PROPOSAL_NAME
+    proposal.write_text('User-agent: *\nDisallow: /"><img\nDisallow: /<script>\n')
+    assert cli.main(["whatif", str(folder / "out"), "--host", HOSTILE_HOST, "--proposed", str(proposal)]) == 0
+    return folder / "out"
+
+
+ALLOWED_TAGS = {
+    "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav", "ul", "li", "a",
+    "main", "section", "p", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "details", "summary", "pre",
+    "span", "svg", "desc", "rect", "text", "line", "br", "strong",
+}
+
+
+def test_hostile_log_and_robots_strings_stay_text(chromium, hostile_report, tmp_path):
+    dom_text, console = browse(chromium, hostile_report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    dom = htmldom.read(dom_text)
+    assert {tag for tag, _ in dom.elements} <= ALLOWED_TAGS
+    assert all(not name.startswith("on") and name != "style" for _, attrs in dom.elements for name in attrs)
+    assert all(attrs["href"].startswith("#") for tag, attrs in dom.elements if tag == "a")
+    # Shown, as text: the User-Agents (spoofed claims), the paths (disallowed), the hosts, the robots.txt.
+    for injection in INJECTIONS:
+        assert f"Googlebot/2.1; {injection}" in dom.text
+        assert f"/{injection}/x?next={injection}" in dom.text
+    for text in (HOSTILE_HOST, "<script>alert(7)</script>", "# <script>alert(5)</script>",
+                 'Disallow: /"><img src=x onerror=alert(6)>'):
+        assert text in dom.text
+    # The what-if section names the hostile host, proposal, paths and rules as text too.
+    whatif = htmldom.read(dom_text[dom_text.index('<section id="whatif"'):]).text
+    for text in (HOSTILE_HOST, PROPOSAL_NAME, '/"><img src=x onerror=alert(2)>/x', "/<script>alert(1)</script>/x",
+                 'Disallow: /"><img (line 2)', "Disallow: /<script> (line 3)"):
+        assert text in whatif
