@@ -25,7 +25,6 @@ import resource
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent

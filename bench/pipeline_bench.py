@@ -66,7 +66,6 @@ from pathlib import Path
 from typing import Sequence
 
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from matcher import crawl_delay, records
 from matcher.report_counts import ReportCounts
@@ -84,11 +83,10 @@ from pipeline.report import html as html_report
 from pipeline.tables import run_folder
 from pipeline.graph.between_captures import between_captures_row, change_straddled
 from pipeline.graph.indexing import finding_row, request_findings
-from pipeline.graph.options import CrawlAuditOptions, duration
 from matcher.line_auditor import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
-from pipeline.graph.settings import read_settings
+from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
 from pipeline.graph.summaries import summary_row
 
@@ -115,7 +113,7 @@ POLL_SECONDS = 0.1
 def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) -> dict:
     """Audit every line of `logs` without Beam, writing the tables `crawl-audit run` writes."""
     auditor, robots_by_host = loop_auditor(robots, ranges, log_format)
-    with LoopOutputs(out) as outputs:
+    with LoopOutputs(out, loop_settings(robots, ranges, log_format).crawl_delay.window) as outputs:
         for path in sorted(glob.glob(logs)):
             for first, batch in file_batches(path, LINES_PER_BATCH):
                 outputs.counts["lines"] += len(batch)
@@ -133,24 +131,23 @@ def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) 
 
 def write_manifest(out: Path, flags: list[str]) -> None:
     """The manifest a batch run commits last, which the HTML report reads."""
-    options = PipelineOptions([*flags, "--out", str(out)])
-    log_files = FileSystems.match([options.view_as(CrawlAuditOptions).logs])[0].metadata_list
+    settings, _ = settings_of([*flags, "--out", str(out)])
+    matched = FileSystems.match([settings.inputs.logs])[0].metadata_list
+    log_files = [run_folder.LogFile(m.path, m.size_in_bytes) for m in matched]
     formats = {path.stem: "json" if path.is_file() else "jsonl" for path in out.iterdir()}
-    manifest = run_folder.manifest(out, options, log_files, formats)
+    manifest = run_folder.manifest(out, settings, log_files, formats, worker_processes=1)
     (out / run_folder.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
 
 
-def cli_defaults() -> CrawlAuditOptions:
-    """The option values `crawl-audit run` uses when none are given."""
-    return PipelineOptions([]).view_as(CrawlAuditOptions)
+def loop_settings(robots: str, ranges: str, log_format: str):
+    """The settings of `crawl-audit run` with these inputs and every other flag at its default."""
+    flags = [f"--robots={robots}", f"--ranges={ranges}", f"--log-format={log_format}", "--logs=-", "--out=-"]
+    return settings_of(flags)[0]
 
 
 def loop_auditor(robots: str, ranges: str, log_format: str) -> tuple[LineAuditor, dict]:
     """The LineAuditor and robots mapping `pipeline.graph.build` makes, with the CLI's defaults."""
-    flags = [f"--robots={robots}", f"--ranges={ranges}", f"--log-format={log_format}", "--logs=-", "--out=-"]
-    settings, problems = read_settings(PipelineOptions(flags))
-    if problems:
-        raise ValueError("; ".join(problems))
+    settings = loop_settings(robots, ranges, log_format)
     return graph.line_auditor(settings), robots_by_host(read_robots_table(robots))
 
 
@@ -191,8 +188,9 @@ class LoopOutputs:
 
     _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped"}
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, window: timedelta):
         self.out = out
+        self._window = window
         self.counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0)
         self._verdicts, self._dead = TableWriter(out, VERDICTS_TABLE), TableWriter(out, DEAD_LETTERS_TABLE)
         self._decisions: dict[tuple, Counter] = {}
@@ -224,7 +222,7 @@ class LoopOutputs:
         self._verdicts.close()
         self._dead.close()
         if error_type is None:
-            self._write_crawl_delay(duration(cli_defaults().window))
+            self._write_crawl_delay(self._window)
             self._write_rows(INDEXING_FINDINGS_TABLE, (finding_row(k, n) for k, n in self._findings.items()))
             self._write_rows(BETWEEN_CAPTURES_TABLE, (between_captures_row(k, n) for k, n in self._straddled.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))

@@ -60,10 +60,9 @@ REPO = _HERE.parent
 sys.path[:0] = [str(REPO)]
 
 import apache_beam as beam  # noqa: E402
-from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
 
 from pipeline import graph  # noqa: E402
-from pipeline.graph.options import CrawlAuditOptions  # noqa: E402
+from pipeline.cli.parser import settings_of  # noqa: E402
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)
 VERSION_EVERY = timedelta(minutes=5)
@@ -150,13 +149,11 @@ def idle_baseline(seconds: float, poll_interval: float, robots: Path, every: flo
     """RSS samples of the same graph on the same runner watching an empty folder for `seconds`:
     the runner's own growth."""
     folder = Path(tempfile.mkdtemp(prefix="crawl-audit-idle-"))
-    options = PipelineOptions([
+    pipeline = graph.streaming_pipeline(*settings_of([
         "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
         f"--poll-interval={poll_interval}s", f"--watch-for={int(seconds)}s", "--robots-refresh=0",
         *run_argv(str(folder / "incoming" / "*.log.gz"), folder / "out", robots),
-    ])
-    pipeline = beam.Pipeline(options=options)
-    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    ]))
     sampler = RssSampler(every)
     sampler.start()
     pipeline.run().wait_until_finish()
@@ -207,13 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     robots_table(hosts, rounds * span, work / "robots.jsonl")
     logs = str(incoming / "*.log.gz")
     watch_for = args.minutes * 60 + 60  # the feeding, then a minute to drain the last files
-    options = PipelineOptions([
+    pipeline = graph.streaming_pipeline(*settings_of([
         "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
         f"--poll-interval={args.poll_interval}s", f"--watch-for={int(watch_for)}s", "--robots-refresh=0",
         *run_argv(logs, work / "stream", work / "robots.jsonl"),
-    ])
-    pipeline = beam.Pipeline(options=options)
-    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    ]))
 
     rng = random.Random(20261102)
     baseline = subprocess.Popen(
@@ -251,10 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     sampler.stop()
     idle = json.loads(baseline.communicate()[0].splitlines()[-1])
 
-    batch = PipelineOptions(["--runner=FnApiRunner", *run_argv(logs, work / "batch", work / "robots.jsonl")])
+    settings, batch = settings_of(["--runner=FnApiRunner", *run_argv(logs, work / "batch", work / "robots.jsonl")])
     with beam.Pipeline(options=batch) as batch_pipeline:
-        outputs = graph.build(batch_pipeline, batch)
-        graph.write_stream_outputs(outputs, batch.view_as(CrawlAuditOptions))
+        outputs = graph.build(batch_pipeline, settings)
+        graph.write_stream_outputs(outputs, settings.outputs)
         (
             outputs["counts"]
             | beam.Map(json.dumps, sort_keys=True)

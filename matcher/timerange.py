@@ -7,6 +7,7 @@ of a grace period) stop at the end instead of raising.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 __all__ = [
@@ -16,9 +17,11 @@ __all__ = [
     "LONGEST_SPAN_S",
     "NoOffset",
     "OutOfRange",
+    "duration_text",
     "from_micros",
     "is_aware",
     "micros",
+    "parse_duration",
     "parse_moment",
     "parse_timestamp",
     "shifted",
@@ -91,3 +94,28 @@ def parse_moment(text: str) -> datetime:
     """An ISO 8601 date or date-time a person typed; without an offset it is UTC."""
     moment = datetime.fromisoformat(text.strip())
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 3600}
+
+
+def parse_duration(text: str) -> timedelta:
+    """A span a person typed: `24h`, `90m`, `30d`, `45s`; a bare number is hours. ValueError for
+    anything else, and for a span too long to represent."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (try 24h, 90m, 30d)")
+    try:
+        return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    except OverflowError:
+        raise ValueError(f"duration too long: {text!r}") from None
+
+
+def duration_text(span: timedelta) -> str:
+    """A span as `parse_duration` reads it, in the largest unit it is a whole number of."""
+    seconds = span.total_seconds()
+    for unit in ("d", "h", "m"):
+        if seconds and seconds % _UNIT_SECONDS[unit] == 0:
+            return f"{seconds / _UNIT_SECONDS[unit]:g}{unit}"
+    return f"{seconds:g}s"

@@ -65,3 +65,29 @@ def shared_path(*parts: str) -> Path:
             pytest.fail(message + " (CRAWL_AUDIT_SHARED is set, so it must exist)")
         pytest.skip(message + " (set CRAWL_AUDIT_SHARED to run these tests)")
     return path
+
+
+def crawl_audit(argv: Iterable[str]) -> int:
+    """`crawl-audit ARGV` as the command line runs it; its exit status."""
+    from pipeline.cli.main import main
+
+    return main(list(argv))
+
+
+def run_audit(argv: Iterable[str]) -> int:
+    """`crawl-audit run ARGV` as the command line runs it; its exit status."""
+    return crawl_audit(["run", *argv])
+
+
+def run_settings(argv: Iterable[str]):
+    """The settings and Beam options of `crawl-audit run ARGV`."""
+    from pipeline.cli.parser import settings_of
+
+    return settings_of(list(argv))
+
+
+def stream_graph(argv: Iterable[str]):
+    """The pipeline `crawl-audit run ARGV` builds, with the sinks of a stream, not yet run."""
+    from pipeline.graph import build
+
+    return build.streaming_pipeline(*run_settings(argv))

@@ -12,34 +12,36 @@ resume); 2 usage or input error, or an archive index that could not be read (not
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 
 from matcher import robots
 from matcher.history import RobotsHistory, RobotsVersion
 from matcher.history_diff import GroupChange, affected, diff
 from matcher.records import rfc3339
-from matcher.timerange import parse_moment
 from pipeline.evidence import git_history
 from pipeline.evidence import history_capture
 from pipeline.evidence import wayback
 from pipeline.evidence.http_client import Client, FetchError
 from pipeline.evidence.robots_table import read_robots_table
 
-EXIT_OK, EXIT_PARTLY, EXIT_ERROR = 0, 1, 2
+from pipeline.cli.errors import EXIT_FINDINGS as EXIT_PARTLY, EXIT_OK, InputError
 
 
-def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        return args.handler(args)
-    except (ValueError, OSError, FetchError) as error:
-        print(f"crawl-audit history {args.command}: {error}", file=sys.stderr)
-        return EXIT_ERROR
+def failing_as_input_errors(step):
+    """A step whose failures (a bad table, an unreadable archive index, a network error) are the
+    user's to fix: one line, exit 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return step(args)
+        except (ValueError, OSError, FetchError) as error:
+            raise InputError(f"history {args.history_command}: {error}") from error
+
+    run.__doc__ = step.__doc__
+    return run
 
 
+@failing_as_input_errors
 def capture(args: argparse.Namespace) -> int:
     client = history_capture.robots_client(
         args.user_agent, args.timeout, ca_file=args.ca_file, connect_to=dict(args.connect_to)
@@ -59,6 +61,7 @@ def capture(args: argparse.Namespace) -> int:
     return status
 
 
+@failing_as_input_errors
 def import_wayback(args: argparse.Namespace) -> int:
     client = Client(
         user_agent=wayback.USER_AGENT, timeout=args.timeout, max_bytes=robots.MAX_BYTES,
@@ -80,6 +83,7 @@ def import_wayback(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@failing_as_input_errors
 def import_git(args: argparse.Namespace) -> int:
     repo = Path(args.repo)
     deploys = None
@@ -95,6 +99,7 @@ def import_git(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@failing_as_input_errors
 def show(args: argparse.Namespace) -> int:
     history = _history(args.table)
     hosts = [args.host] if args.host else sorted(history)
@@ -105,11 +110,12 @@ def show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@failing_as_input_errors
 def show_diff(args: argparse.Namespace) -> int:
     host = _host(_history(args.table), args.host)
-    before, after = (host.version_at(_moment(text)) for text in (args.t1, args.t2))
+    before, after = host.version_at(args.t1), host.version_at(args.t2)
     if before is None or after is None:
-        raise ValueError(f"{args.host} has no version before {args.t1 if before is None else args.t2}")
+        raise ValueError(f"{args.host} has no version before {rfc3339(args.t1 if before is None else args.t2)}")
     print(f"{args.host}: {_version_line(before)}")
     print(f"{' ' * len(args.host)}  -> {_version_line(after)}")
     if before.effective_from == after.effective_from:
@@ -178,14 +184,7 @@ def _change_lines(change: GroupChange) -> list[str]:
     return lines
 
 
-def _moment(text: str) -> datetime:
-    try:
-        return parse_moment(text)
-    except ValueError:
-        raise ValueError(f"not an ISO 8601 date or time: {text!r}") from None
-
-
-def _archive_time(text: str) -> str:
+def archive_time(text: str) -> str:
     """--from/--to as the CDX API takes them: 4 to 14 digits of YYYYMMDDhhmmss."""
     digits = "".join(character for character in text if character.isdigit())
     if not 4 <= len(digits) <= 14 or any(c not in "0123456789-:TZ " for c in text):
@@ -193,105 +192,9 @@ def _archive_time(text: str) -> str:
     return digits
 
 
-def _connect_to(text: str) -> tuple[str, tuple[str, int]]:
+def connect_to(text: str) -> tuple[str, tuple[str, int]]:
     host, _, target = text.partition("=")
     address, _, port = target.rpartition(":")
     if not host or not address or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST=ADDRESS:PORT, got {text!r}")
     return host.lower(), (address.strip("[]"), int(port))
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _non_negative(kind: type):
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = -1
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {text!r}")
-        return value
-
-    return convert
-
-
-def _fetch_options(parser: argparse.ArgumentParser, timeout: float) -> None:
-    parser.add_argument(
-        "--timeout", type=_positive, default=timeout,
-        help=f"seconds per fetch, redirects included (default {timeout:g})",
-    )
-    parser.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's")
-    parser.add_argument(
-        "--connect-to", type=_connect_to, action="append", default=[], metavar="HOST=ADDRESS:PORT",
-        help="connect to ADDRESS:PORT for HOST; the request and certificate still name HOST (repeatable)",
-    )
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="crawl-audit history", description="Build and inspect a robots.txt history."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    capture_parser = commands.add_parser(
-        "capture", help="fetch each host's robots.txt now; keep it when it changed"
-    )
-    capture_parser.add_argument("hosts", nargs="+", metavar="HOST")
-    capture_parser.add_argument(
-        "--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)"
-    )
-    capture_parser.add_argument("--user-agent", default=history_capture.USER_AGENT)
-    _fetch_options(capture_parser, history_capture.DEFAULT_TIMEOUT)
-    capture_parser.set_defaults(handler=capture)
-
-    wayback_parser = commands.add_parser(
-        "import-wayback", help="import the Internet Archive's captures of HOST/robots.txt"
-    )
-    wayback_parser.add_argument("host", metavar="HOST")
-    wayback_parser.add_argument("--into", required=True, help="captures folder")
-    wayback_parser.add_argument("--from", dest="start", type=_archive_time, help="first date (2024-01-31)")
-    wayback_parser.add_argument("--to", dest="end", type=_archive_time, help="last date")
-    wayback_parser.add_argument("--archive", default=wayback.DEFAULT_ARCHIVE, help="archive base URL (HTTPS)")
-    wayback_parser.add_argument(
-        "--delay", type=_non_negative(float), default=wayback.DEFAULT_DELAY, help="seconds between requests"
-    )
-    wayback_parser.add_argument(
-        "--retries", type=_non_negative(int), default=wayback.DEFAULT_RETRIES,
-        help="retries on 429, 5xx and network errors, with exponential back-off",
-    )
-    _fetch_options(wayback_parser, 60.0)
-    wayback_parser.set_defaults(handler=import_wayback)
-
-    git_parser = commands.add_parser(
-        "import-git", help="one version per commit (or deploy) of a robots.txt in a git repository"
-    )
-    git_parser.add_argument("repo", metavar="REPO")
-    git_parser.add_argument("path", metavar="PATH", help="the robots.txt's path inside the repository")
-    git_parser.add_argument("--host", required=True)
-    git_parser.add_argument("--into", required=True, help="captures folder")
-    git_parser.add_argument(
-        "--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live"
-    )
-    git_parser.set_defaults(handler=import_git)
-
-    show_parser = commands.add_parser("show", help="each host's versions as a time line")
-    show_parser.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
-    show_parser.add_argument("--host")
-    show_parser.set_defaults(handler=show)
-
-    diff_parser = commands.add_parser("diff", help="rule changes between the versions in effect at T1 and T2")
-    diff_parser.add_argument("table", metavar="TABLE")
-    diff_parser.add_argument("--host", required=True)
-    diff_parser.add_argument("t1", metavar="T1", help="ISO 8601 time (UTC when no offset)")
-    diff_parser.add_argument("t2", metavar="T2")
-    diff_parser.set_defaults(handler=show_diff)
-    return parser

@@ -20,7 +20,6 @@ from apache_beam.utils.shared import Shared
 
 from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
 from matcher.reverse_dns import DnsAnswer
-from pipeline.local import workers as local_workers
 from pipeline.graph.dns import DnsSettings, count_trouble
 from matcher.line_auditor import DEAD_LETTER, VERDICT, LineAuditor, dead_letter
 from pipeline.evidence.resolvers import CachingResolver, LiveResolver, answer_to_json
@@ -81,9 +80,6 @@ class AuditLineBatchFn(beam.DoFn):
         self.skipped = Metrics.counter(self.__class__, "skipped_non_crawlers")
         self.dead = Metrics.counter(self.__class__, "dead_letters")
 
-    def setup(self):
-        local_workers.leave_quickly_when_done()
-
     def process(self, batch, robots_by_host, dns_answers=None):
         if isinstance(batch, UnreadableRest):
             # The unread rest of a file counts as one line read, and is its dead letter.
@@ -130,7 +126,6 @@ class AuditWithDnsFn(AuditLineBatchFn):
         self.cut_off = Metrics.counter(self.__class__, "dns_unanswered_in_time")
 
     def setup(self):
-        super().setup()
         self._cache = None
         if isinstance(self._dns.resolver, LiveResolver):
             self._cache = self._shared.acquire(self._new_cache)

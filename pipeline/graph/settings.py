@@ -1,18 +1,40 @@
-"""The options of `crawl-audit run`, read once at launch into typed, frozen settings.
+"""What a `crawl-audit run` was asked to do, read once at launch into one frozen object.
 
-Durations become timedeltas and JSON flags dicts here, and every problem is listed before any
-work starts, so the graph never parses a flag again and a worker never meets a malformed one.
+The command line (`pipeline.cli.parser`) has already turned each flag's text into its value; here
+the values are grouped by what they steer, checked against each other, and Beam's own options
+read for the runner. Nothing after this reads a flag again, and a worker never meets a malformed
+one.
 """
 from __future__ import annotations
 
-import json
+import argparse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions, StandardOptions
 
-from matcher.clientip import TrustedProxies, trusted_proxies
-from pipeline.graph.options import CrawlAuditOptions, duration
+from matcher.clientip import TrustedProxies
+
+# The runners Beam's DirectRunner options steer: one process, or local worker processes.
+LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"})
+# Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
+# would hold the audit back forever (Beam 2.77).
+_NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner"}
+
+
+@dataclass(frozen=True)
+class InputSettings:
+    """The logs and the tables they are judged against."""
+
+    logs: str | None
+    log_format: str
+    default_host: str | None
+    field_map: Mapping | None
+    robots: str | None
+    page_directives: str | None
+    registry: str | None
+    ranges: str | None
 
 
 @dataclass(frozen=True)
@@ -32,147 +54,140 @@ class IdentitySettings:
 
 
 @dataclass(frozen=True)
-class RunSettings:
-    """What a run was asked to do; built by `read_settings`."""
+class HistorySettings:
+    """How the robots.txt history is read at a request's time."""
 
-    streaming: bool
-    logs: str | None
-    robots: str | None
-    out: str | None
-    output_format: str
-    overwrite: bool
-    log_format: str
-    default_host: str | None
-    field_map: dict | None
-    registry: str | None
-    ranges: str | None
-    page_directives: str | None
     cache_grace: timedelta
     error_limit: timedelta
+
+
+@dataclass(frozen=True)
+class CrawlDelaySettings:
     window: timedelta
     allowed_lateness: timedelta
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    out: str | None
+    format: str
+    overwrite: bool
+    bigquery_dataset: str | None
+    bigquery_method: str
+    progress: str
+
+
+@dataclass(frozen=True)
+class StreamingSettings:
     poll_interval: timedelta
-    robots_refresh: timedelta
     watch_for: timedelta | None
+    robots_refresh: timedelta
     pubsub_subscription: str | None
     pubsub_timestamp_attribute: str | None
     kafka_bootstrap: str | None
     kafka_topic: str | None
-    kafka_config: dict
+    kafka_config: Mapping
     kafka_expansion_service: str | None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything a run was asked; built by `read_settings`."""
+
+    streaming: bool
+    inputs: InputSettings
     identity: IdentitySettings
-    progress: str
+    history: HistorySettings
+    crawl_delay: CrawlDelaySettings
+    outputs: OutputSettings
+    stream: StreamingSettings
+    # Beam's `--runner` as given (None: its default, the local DirectRunner).
+    runner: str | None
+    # The runner runs on this machine (the DirectRunner, or a portable runner with its job
+    # service embedded in this process).
+    runs_locally: bool
+    # The command line chose how the local runner runs (`--direct_running_mode`, `--direct_num_workers`).
+    local_mode_chosen: bool
+    local_speedups: bool
 
 
-def read_settings(options: PipelineOptions) -> tuple[RunSettings | None, list[str]]:
-    """The settings and every problem found; settings are None when a value cannot be read."""
-    flags = options.view_as(CrawlAuditOptions)
-    streaming = bool(options.view_as(StandardOptions).streaming)
-    problems = _streaming_problems(flags) if streaming else [
-        f"--{name} is required" for name in ("logs", "robots", "out") if not getattr(flags, name)
+def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args: Sequence[str]) -> RunSettings:
+    """The settings of a parsed `run` command line, the flags it hands Beam and the options Beam
+    read from them; a ValueError lists every problem found."""
+    streaming = args.streaming
+    problems = _streaming_problems(args) if streaming else [
+        f"--{name} is required" for name in ("logs", "robots", "out") if not getattr(args, name)
     ]
-    spans = {}
-    for name in ("cache_grace", "error_limit", "window", "allowed_lateness", "poll_interval", "robots_refresh"):
-        spans[name] = _duration(name, getattr(flags, name), problems)
-    spans["watch_for"] = None if flags.watch_for is None else _duration("watch_for", flags.watch_for, problems)
-    if not problems and spans["window"] <= timedelta(0):
+    if args.window <= timedelta(0):
         problems.append("--window must be longer than 0")
-    field_map = _json_object(flags.field_map, "--field-map", problems)
-    kafka_config = _json_object(flags.kafka_config, "--kafka-config", problems)
-    identity = _identity(flags, problems)
-    if any(value is False for value in (*spans.values(), field_map, kafka_config, identity)):
-        return None, problems
-    settings = RunSettings(
+    runner = options.view_as(StandardOptions).runner
+    embedded = runner == "PortableRunner" and options.view_as(PortableOptions).job_endpoint == "embed"
+    runs_locally = runner in _NO_REFRESH_RUNNERS or embedded
+    if streaming and args.robots_refresh and runs_locally:
+        problems.append(
+            "--robots-refresh needs Dataflow or Flink: on the local runners the refreshed table never"
+            " reaches the audit; use --robots-refresh 0 (read once at launch)"
+        )
+    if problems:
+        raise ValueError("; ".join(problems))
+    return RunSettings(
         streaming=streaming,
-        logs=flags.logs,
-        robots=flags.robots,
-        out=flags.out,
-        output_format=flags.output_format,
-        overwrite=flags.overwrite,
-        log_format=flags.log_format,
-        default_host=flags.default_host,
-        field_map=field_map,
-        registry=flags.registry,
-        ranges=flags.ranges,
-        page_directives=flags.page_directives,
-        pubsub_subscription=flags.pubsub_subscription,
-        pubsub_timestamp_attribute=flags.pubsub_timestamp_attribute,
-        kafka_bootstrap=flags.kafka_bootstrap,
-        kafka_topic=flags.kafka_topic,
-        kafka_config=kafka_config or {},
-        kafka_expansion_service=flags.kafka_expansion_service,
-        identity=identity,
-        progress=flags.progress,
-        **spans,
+        inputs=InputSettings(
+            logs=args.logs,
+            log_format=args.log_format,
+            default_host=args.default_host,
+            field_map=args.field_map,
+            robots=args.robots,
+            page_directives=args.page_directives,
+            registry=args.registry,
+            ranges=args.ranges,
+        ),
+        identity=IdentitySettings(
+            dns=args.dns,
+            dns_server=args.dns_server,
+            dns_record=args.dns_record,
+            dns_ttl=args.dns_ttl,
+            dns_cache_size=args.dns_cache_size,
+            dns_timeout=args.dns_timeout,
+            dns_retries=args.dns_retries,
+            dns_concurrency=args.dns_concurrency,
+            proxies=args.trusted_proxies,
+        ),
+        history=HistorySettings(cache_grace=args.cache_grace, error_limit=args.error_limit),
+        crawl_delay=CrawlDelaySettings(window=args.window, allowed_lateness=args.allowed_lateness),
+        outputs=OutputSettings(
+            out=args.out,
+            format=args.output_format,
+            overwrite=args.overwrite,
+            bigquery_dataset=args.bigquery_dataset,
+            bigquery_method=args.bigquery_method,
+            progress=args.progress,
+        ),
+        stream=StreamingSettings(
+            poll_interval=args.poll_interval,
+            watch_for=args.watch_for,
+            robots_refresh=args.robots_refresh,
+            pubsub_subscription=args.pubsub_subscription,
+            pubsub_timestamp_attribute=args.pubsub_timestamp_attribute,
+            kafka_bootstrap=args.kafka_bootstrap,
+            kafka_topic=args.kafka_topic,
+            kafka_config=args.kafka_config or {},
+            kafka_expansion_service=args.kafka_expansion_service,
+        ),
+        runner=runner,
+        runs_locally=runs_locally,
+        local_mode_chosen=any(arg.startswith(("--direct_num_workers", "--direct_running_mode")) for arg in beam_args),
+        local_speedups=args.local_speedups == "on" and runner in LOCAL_RUNNERS,
     )
-    return settings, problems
 
 
-def _streaming_problems(flags: CrawlAuditOptions) -> list[str]:
-    problems = [] if flags.robots else ["--robots is required"]
-    sources = [bool(flags.logs), bool(flags.pubsub_subscription), bool(flags.kafka_bootstrap)]
+def _streaming_problems(args: argparse.Namespace) -> list[str]:
+    problems = [] if args.robots else ["--robots is required"]
+    sources = [bool(args.logs), bool(args.pubsub_subscription), bool(args.kafka_bootstrap)]
     if sum(sources) != 1:
         problems.append("give one source: --logs (a folder glob), --pubsub-subscription or --kafka-bootstrap")
-    if flags.kafka_bootstrap and not flags.kafka_topic:
+    if args.kafka_bootstrap and not args.kafka_topic:
         problems.append("--kafka-topic is required with --kafka-bootstrap")
-    if bool(flags.out) == bool(flags.bigquery_dataset):
+    if bool(args.out) == bool(args.bigquery_dataset):
         problems.append("give one sink: --out or --bigquery-dataset")
     return problems
-
-
-def _identity(flags: CrawlAuditOptions, problems: list[str]) -> IdentitySettings | bool:
-    """The identity settings, or False with each problem noted."""
-    before = len(problems)
-    numbers = {
-        "dns_timeout": _number("dns_timeout", flags.dns_timeout, float, 0.001, problems),
-        "dns_retries": _number("dns_retries", flags.dns_retries, int, 0, problems),
-        "dns_concurrency": _number("dns_concurrency", flags.dns_concurrency, int, 1, problems),
-        "dns_ttl": _number("dns_ttl", flags.dns_ttl, float, 0, problems),
-        "dns_cache_size": _number("dns_cache_size", flags.dns_cache_size, int, 1, problems),
-    }
-    specs = (flags.trusted_proxies or "").split(",")
-    try:
-        proxies = trusted_proxies(spec for spec in specs if spec.strip())
-    except ValueError as error:
-        problems.append(f"--trusted-proxies: {error}")
-    if len(problems) > before:
-        return False
-    return IdentitySettings(
-        dns=flags.dns, dns_server=flags.dns_server, dns_record=flags.dns_record, proxies=proxies, **numbers
-    )
-
-
-def _number(name: str, text: str, kind: type, minimum: float, problems: list[str]) -> float | int | None:
-    """The number, or None with the problem noted."""
-    try:
-        value = kind(text)
-    except (TypeError, ValueError):
-        value = None
-    if value is None or value < minimum:
-        problems.append(f"--{name.replace('_', '-')}: expected a number of at least {minimum}, got {text!r}")
-        return None
-    return value
-
-
-def _duration(name: str, text: str, problems: list[str]) -> timedelta | bool:
-    """The duration, or False with the problem noted."""
-    try:
-        return duration(text)
-    except ValueError as error:
-        problems.append(f"--{name.replace('_', '-')}: {error}")
-        return False
-
-
-def _json_object(text: str | None, flag: str, problems: list[str]) -> dict | None | bool:
-    """The JSON object of a flag, None when not given, or False with the problem noted."""
-    if not text:
-        return None
-    try:
-        mapping = json.loads(text)
-    except ValueError as error:
-        problems.append(f"{flag} is not JSON: {error}")
-        return False
-    if not isinstance(mapping, dict):
-        problems.append(f"{flag} must be a JSON object")
-        return False
-    return mapping

@@ -1,0 +1,62 @@
+"""What makes a batch run on the local DirectRunner faster, chosen in one place (`speedups`) and
+switched off by `--local-speedups off`. The graph is the same either way: these change which
+processes run it and where its crawl-delay grouping keeps its data, never its steps.
+
+- Worker processes (`workers`): a large local run reads and audits in one process per core,
+  forked from a fork server that imported Beam and the audit while the graph was built
+  (`fork_server`, `worker_stand_in`); a forked worker leaves without tearing its heap down.
+- The crawl-delay grouping on disk: a local runner holds a grouped collection whole in memory,
+  so the crawl-delay requests are grouped through files instead, a shard of the keys at a time.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
+
+from pipeline.graph.settings import LOCAL_RUNNERS, RunSettings
+from pipeline.local import workers
+
+# The modules of the run's steps, which the fork server imports before it forks a worker.
+_GRAPH_MODULES = ("pipeline.graph.build",)
+
+
+@dataclass(frozen=True)
+class LocalPlan:
+    """How a batch run runs: the runner to hand Beam (None: the one the options name), the
+    crawl-delay grouping to hand the graph (None: the runner's), and for the manifest the
+    processes a local runner reads and audits in (None on other runners)."""
+
+    runner: object | None
+    crawl_delay_grouping: object | None
+    worker_processes: int | None
+
+
+@contextmanager
+def speedups(settings: RunSettings, options: PipelineOptions, log_files: Sequence) -> Iterator[LocalPlan]:
+    """The plan of a batch run, with whatever it started (a fork server, a spill folder) stopped
+    and removed on leaving."""
+    if settings.runner not in LOCAL_RUNNERS:
+        yield LocalPlan(None, None, None)
+        return
+    if not settings.local_speedups:
+        yield LocalPlan(None, None, _processes(options))
+        return
+    with ExitStack() as started:
+        runner = None
+        count = None if settings.local_mode_chosen else workers.worker_processes(
+            sum(f.size_in_bytes for f in log_files), len(log_files)
+        )
+        if count is not None:
+            workers.in_worker_processes(options, count)
+            runner = started.enter_context(workers.forked_workers(_GRAPH_MODULES))
+        spill = started.enter_context(tempfile.TemporaryDirectory(prefix="crawl-audit-spill-"))
+        yield LocalPlan(runner, spill, _processes(options))
+
+
+def _processes(options: PipelineOptions) -> int:
+    direct = options.view_as(DirectOptions)
+    return direct.direct_num_workers if direct.direct_running_mode == "multi_processing" else 1

@@ -21,7 +21,6 @@ from config.registry import load_registry
 from matcher import records, robots
 from matcher.agents import Registry
 from matcher.hosts import host_key
-from matcher.timerange import parse_moment
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline.tables import reading as tables
 from pipeline.report.terminal import printable
@@ -40,14 +39,6 @@ class Question:
     proposal: bytes
     start: datetime | None = None
     end: datetime | None = None
-
-
-def moment_argument(text: str) -> datetime:
-    """`--from`/`--to`: an ISO 8601 date or time; without an offset it is UTC."""
-    try:
-        return parse_moment(text)
-    except ValueError:
-        raise ValueError(f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)") from None
 
 
 def past_requests(question: Question, registry: Registry) -> Counter:

@@ -25,10 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
-from apache_beam.io.filesystem import FileMetadata
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from matcher.timerange import duration_text
 
-from pipeline.graph.options import LOCAL_RUNNERS, CrawlAuditOptions
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "crawl-audit-run"
@@ -150,10 +148,22 @@ def manifest_files(manifest: dict) -> list[str]:
     return [name for table in manifest["tables"].values() for name in table["files"]]
 
 
-def manifest(staging: Path, options: PipelineOptions, log_files: Sequence[FileMetadata], formats: dict[str, str]) -> dict:
+@dataclass(frozen=True)
+class LogFile:
+    """A log file a run read, as its manifest names it."""
+
+    path: str
+    size_in_bytes: int
+
+
+def manifest(
+    staging: Path, settings, log_files: Sequence[LogFile], formats: dict[str, str], worker_processes: int | None
+) -> dict:
     """The manifest of the run written under `staging`: what it read, how, what it counted, and
-    each table (a folder, or a file such as `counts.json`) with its format and files."""
-    settings = options.view_as(CrawlAuditOptions)
+    each table (a folder, or a file such as `counts.json`) with its format and files.
+    `settings` are the run's (`pipeline.graph.settings.RunSettings`); `worker_processes` how many
+    processes a local runner read and audited in (None for other runners)."""
+    inputs, identity, history = settings.inputs, settings.identity, settings.history
     files: dict[str, list[str]] = {}
     for path in sorted(staging.rglob("*")):
         if path.is_file():
@@ -163,44 +173,36 @@ def manifest(staging: Path, options: PipelineOptions, log_files: Sequence[FileMe
     return {
         "format": MANIFEST_FORMAT,
         "format_version": MANIFEST_VERSION,
-        "crawl_audit_version": _version(),
+        "crawl_audit_version": crawl_audit_version(),
         "completed": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "inputs": {
-            "logs": settings.logs,
+            "logs": inputs.logs,
             "log_files": [{"path": f.path, "bytes": f.size_in_bytes} for f in sorted(log_files, key=lambda f: f.path)],
-            "robots": settings.robots,
-            "page_directives": settings.page_directives,
-            "registry": settings.registry,
-            "ranges": settings.ranges,
-            "dns": settings.dns,
-            "dns_server": settings.dns_server,
+            "robots": inputs.robots,
+            "page_directives": inputs.page_directives,
+            "registry": inputs.registry,
+            "ranges": inputs.ranges,
+            "dns": identity.dns,
+            "dns_server": identity.dns_server,
         },
         "options": {
-            "log_format": settings.log_format,
-            "default_host": settings.default_host,
-            "field_map": settings.field_map,
-            "trusted_proxies": settings.trusted_proxies,
-            "cache_grace": settings.cache_grace,
-            "error_limit": settings.error_limit,
-            "window": settings.window,
-            "format": settings.output_format,
-            "runner": options.view_as(StandardOptions).runner,
-            "worker_processes": _worker_processes(options),
+            "log_format": inputs.log_format,
+            "default_host": inputs.default_host,
+            "field_map": inputs.field_map,
+            "trusted_proxies": ",".join(str(network) for network in identity.proxies.networks) or None,
+            "cache_grace": duration_text(history.cache_grace),
+            "error_limit": duration_text(history.error_limit),
+            "window": duration_text(settings.crawl_delay.window),
+            "format": settings.outputs.format,
+            "runner": settings.runner,
+            "worker_processes": worker_processes,
         },
         "counts": json.loads((staging / "counts.json").read_text(encoding="utf-8")),
         "tables": {table: {"format": formats.get(table, "unknown"), "files": names} for table, names in files.items()},
     }
 
 
-def _worker_processes(options: PipelineOptions) -> int | None:
-    """How many processes a local runner read and audited in; None for other runners."""
-    direct = options.view_as(DirectOptions)
-    if options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
-        return None
-    return direct.direct_num_workers if direct.direct_running_mode == "multi_processing" else 1
-
-
-def _version() -> str:
+def crawl_audit_version() -> str:
     try:
         return metadata.version("crawl-audit")
     except metadata.PackageNotFoundError:

@@ -19,10 +19,9 @@ from hypothesis import strategies as st
 from matcher import crawl_delay, timerange
 from matcher.crawl_delay import CrawlRequest, Step
 import pipeline.graph.crawl_delay
-from pipeline.graph import build as graph
 from pipeline.report import text as report
 from crawl_delay_reference import KEYS, T0, VERSION, brute_force, request, verdict, violation_tuple, window_tuple
-from helpers import REPO
+from helpers import REPO, run_audit
 from pipeline.graph.crawl_delay import (
     CrawlDelayAudit,
     CrawlRequestCoder,
@@ -303,7 +302,7 @@ def test_the_bundled_sample_has_48_bingbot_violations(tmp_path, capsys):
         "--format=parquet",
         "--runner=FnApiRunner",
     ]
-    assert graph.run(argv) == 0
+    assert run_audit(argv) == 0
     violations = pq.read_table(tmp_path / "crawl_delay_violations").to_pylist()
     by_host = defaultdict(int)
     for row in violations:

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from helpers import BINGBOT, log_line, read_jsonl, write_jsonl, write_range_snapshot
+from helpers import BINGBOT, log_line, read_jsonl, run_audit, write_jsonl, write_range_snapshot
 from matcher.history import RobotsVersion
 from matcher.hosts import host_key
-from pipeline.graph import build as graph
 
 SPELLINGS = ("www.example.com", "www.example.com.", "WWW.Example.COM", "www.example.com:443", "WWW.EXAMPLE.COM.:80")
 
@@ -86,7 +85,7 @@ def test_one_host_through_a_whole_run(tmp_path: Path, capsys):
     write_jsonl(tmp_path / "pages.jsonl", [pages])
     write_range_snapshot(tmp_path / "ranges", "bingbot", "2026-10-30", "157.55.39.0/24")
     out = tmp_path / "out"
-    assert graph.run([
+    assert run_audit([
         f"--logs={tmp_path / 'access.log'}", "--log-format=host_combined", f"--robots={tmp_path / 'robots.jsonl'}",
         f"--page-directives={tmp_path / 'pages.jsonl'}", f"--ranges={tmp_path / 'ranges'}", f"--out={out}",
         "--runner=FnApiRunner",

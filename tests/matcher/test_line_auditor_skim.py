@@ -18,7 +18,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,9 +29,8 @@ from pipeline.tables import reading as tables
 from matcher.line_auditor import DEAD_LETTER, VERDICT, LineAuditor, RobotsByHost, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
-from pipeline.graph.settings import read_settings
 from pipeline.graph.summaries import summary_row
-from helpers import REPO
+from helpers import REPO, run_audit, run_settings
 
 SAMPLES = REPO / "samples"
 ROBOTS = str(SAMPLES / "robots" / "history.jsonl")
@@ -80,8 +78,7 @@ def _line(draw_one, *, host: bool) -> str:
 
 
 def _auditor(log_format: str, *, proxies: bool = False, skim: bool = True) -> LineAuditor:
-    options = PipelineOptions(_argv("unused", "unused", log_format))
-    auditor = graph.line_auditor(read_settings(options)[0])
+    auditor = graph.line_auditor(run_settings(_argv("unused", "unused", log_format))[0])
     if proxies:
         auditor = dataclasses.replace(auditor, proxies=trusted_proxies(["10.0.0.0/8"]))
     return dataclasses.replace(auditor, skim=skim)
@@ -145,9 +142,8 @@ def _generated_logs(folder: Path, lines_per_file: int = 2500, files: int = 3) ->
 
 def _straightforward(logs: str) -> dict[str, list]:
     """Every table `crawl-audit run` writes that depends on the lines, one verdict at a time."""
-    options = PipelineOptions(_argv(logs, "unused"))
-    run_settings = read_settings(options)[0]
-    auditor = dataclasses.replace(graph.line_auditor(run_settings), skim=False)
+    settings = run_settings(_argv(logs, "unused"))[0]
+    auditor = dataclasses.replace(graph.line_auditor(settings), skim=False)
     verdicts, dead_letters, counts = [], [], Counter(lines=0, skipped=0)
     for path in sorted(Path(logs).parent.glob(Path(logs).name)):
         with gzip.open(path, "rt", encoding="utf-8", errors="backslashreplace", newline="") as handle:
@@ -169,7 +165,7 @@ def _straightforward(logs: str) -> dict[str, list]:
     for key, requests in by_key.items():
         steps = crawl_delay.release(None, requests, None).steps
         violations += [crawl_delay.violation_record(key, step) for step in steps if step.violation]
-        windows += crawl_delay.window_records(key, steps, run_settings.window)
+        windows += crawl_delay.window_records(key, steps, settings.crawl_delay.window)
     decisions = defaultdict(Counter)
     for verdict in verdicts:
         decisions[verdict["crawler"] or verdict["operator"], verdict["identity"]][verdict["decision"]] += 1
@@ -207,8 +203,8 @@ def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeyp
     expected = _straightforward(logs)
     if workers > 1:  # as a large input would: the files read and audited in worker processes
         monkeypatch.setattr(local_workers, "PARALLEL_FROM_BYTES", 0)
-        monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
-    assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+        monkeypatch.setattr(local_workers.os, "cpu_count", lambda: workers)
+    assert run_audit([*_argv(logs, str(tmp_path / "out")), "--local-speedups=on"]) == 0
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
     written = _written(tmp_path / "out")
     assert expected[records.VERDICTS_TABLE] and expected[records.DEAD_LETTERS_TABLE]
@@ -244,8 +240,8 @@ def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path
     logs = _generated_logs(tmp_path / "logs")
     if workers > 1:  # partial counts made in two processes, added up in one
         monkeypatch.setattr(local_workers, "PARALLEL_FROM_BYTES", 0)
-        monkeypatch.setattr(graph.os, "cpu_count", lambda: workers)
-    assert graph.run(_argv(logs, str(tmp_path / "out"))) == 0
+        monkeypatch.setattr(local_workers.os, "cpu_count", lambda: workers)
+    assert run_audit([*_argv(logs, str(tmp_path / "out")), "--local-speedups=on"]) == 0
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
     expected = _report_counts_one_by_one(tmp_path / "out")
     document = json.loads((tmp_path / "out" / "report_counts.json").read_text("utf-8"))

@@ -21,12 +21,11 @@ from hypothesis import strategies as st
 from matcher import report_counts
 from matcher.report_counts import ReportCounts, hour, label
 from pipeline.cli import main as cli
-from pipeline.graph import build as graph
 from pipeline.report import html as html_report
 from pipeline.report.data import Disallowed
 from pipeline.tables.run_folder import MANIFEST
 from pipeline.graph.summaries import CountForReport
-from helpers import REPO
+from helpers import REPO, run_audit
 
 UTC = timezone.utc
 
@@ -153,7 +152,7 @@ def sample_argv(out: Path, *extra: str) -> list[str]:
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sample") / "out"
-    assert graph.run(sample_argv(out)) == 0
+    assert run_audit(sample_argv(out)) == 0
     return out
 
 
@@ -170,7 +169,7 @@ def without_report_counts(out: Path, older: Path) -> Path:
 @pytest.mark.parametrize("output_format", ["jsonl", "parquet"])
 def test_a_run_folder_without_report_counts_gets_the_same_report_from_its_verdicts(tmp_path, capsys, output_format):
     out = tmp_path / "out"
-    assert graph.run(sample_argv(out, f"--format={output_format}")) == 0
+    assert run_audit(sample_argv(out, f"--format={output_format}")) == 0
     older = without_report_counts(out, tmp_path / "older")
     (older / "report.html").unlink()
     assert cli.main(["report", str(older)]) == 0

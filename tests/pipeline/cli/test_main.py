@@ -71,17 +71,18 @@ def test_lint_of_a_clean_file_exits_zero(robots_file, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_run_help_lists_every_option_a_run_reads(capsys):
-    from pipeline.graph.options import CrawlAuditOptions
+def test_run_help_lists_every_option_a_run_reads_with_its_default(capsys):
+    from pipeline.cli.parser import parser
 
     assert main(["run", "--help"]) == 0
     shown = capsys.readouterr().out
-    parser = argparse.ArgumentParser()
-    CrawlAuditOptions._add_argparse_args(parser)
-    flags = {flag for action in parser._actions for flag in action.option_strings if flag != "-h"}
+    commands = next(action for action in parser()._actions if isinstance(action, argparse._SubParsersAction))
+    run_actions = commands.choices["run"]._actions
+    flags = {flag for action in run_actions for flag in action.option_strings if flag not in ("-h", "--help")}
     assert {"--dns", "--dns-server", "--dns-record", "--trusted-proxies", "--overwrite", "--logs"} <= flags
     missing = sorted(flag for flag in flags if flag not in shown.split() and f"{flag}," not in shown)
     assert not missing, f"run --help leaves out {missing}"
+    assert "(default: 24h)" in shown and "(default: 30d)" in shown and "(default: off)" in shown
 
 
 def test_run_refuses_bad_identity_flags_at_launch_with_every_other_problem(tmp_path, capsys):
@@ -94,5 +95,6 @@ def test_run_refuses_bad_identity_flags_at_launch_with_every_other_problem(tmp_p
         "--dns-timeout: expected a number of at least 0.001, got '0'; "
         "--dns-retries: expected a number of at least 0, got '-1'; "
         "--trusted-proxies: not a network or address: 'lan' (e.g. 10.0.0.0/8, 2001:db8::/32)"
+        " (see crawl-audit run --help)"
     ]
     assert not (tmp_path / "out").exists()

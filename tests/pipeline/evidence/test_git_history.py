@@ -105,7 +105,7 @@ def test_a_bad_deploy_line_is_named(repo, line, message):
 def test_not_a_repository_exits_2(tmp_path, capsys):
     argv = ["history", "import-git", str(tmp_path), "robots.txt", "--host=site.example", f"--into={tmp_path / 'c'}"]
     assert cli.main(argv) == 2
-    assert "crawl-audit history import-git: git log in " in capsys.readouterr().err
+    assert "crawl-audit: history import-git: git log in " in capsys.readouterr().err
 
 
 def test_show_and_diff_describe_the_history(repo, tmp_path, capsys):

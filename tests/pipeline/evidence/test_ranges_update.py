@@ -16,7 +16,7 @@ from config.snapshots import load_ranges
 from loopback import Server
 from matcher.identity import verify
 from pipeline.evidence import ranges_update
-from pipeline.cli.identity import update_ranges_command
+from helpers import crawl_audit
 
 DAY = date(2026, 11, 29)
 # Bing's file has carried zero-width spaces inside prefixes; this one also starts with a BOM.
@@ -142,13 +142,13 @@ def test_a_second_download_on_the_same_day_replaces_the_first(server, tmp_path, 
 def test_the_command_reports_each_source_and_exits_1_on_a_failure(server, tmp_path, capsys, tls):
     registry = _registry(tmp_path, server, {"bingbot": "/bingbot.json", "google": "/missing.json"})
     argv = [f"--registry={registry}", f"--ranges={tmp_path / 'ranges'}", f"--ca-file={tls.ca}"]
-    assert update_ranges_command(argv) == 1
+    assert crawl_audit(["update-ranges", *argv]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("bingbot: 2 prefixes -> ") and lines[0].endswith(".json")
     missing = f"https://127.0.0.1:{server.port}/missing.json"
     assert lines[1:] == ["google: NOT SAVED", f"  HTTP 404 from {missing}"]
-    assert update_ranges_command([*argv, "--source=bingbot"]) == 0
-    assert update_ranges_command([*argv, "--source=nope"]) == 2
+    assert crawl_audit(["update-ranges", *argv, "--source=bingbot"]) == 0
+    assert crawl_audit(["update-ranges", *argv, "--source=nope"]) == 2
     assert "unknown range source nope (known: bingbot, google)" in capsys.readouterr().err
 
 

@@ -10,18 +10,16 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import FileMetadata
-from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from helpers import BINGBOT, GOOGLEBOT, log_line, read_jsonl, write_jsonl, write_range_snapshot
+from helpers import BINGBOT, GOOGLEBOT, log_line, read_jsonl, run_audit, run_settings, write_jsonl, write_range_snapshot
 from pipeline.graph import build as graph
 from pipeline.report import text as report
 from pipeline.graph.line_audit import VerdictBatch, VerdictBatchCoder
 from matcher.line_auditor import VERDICT, robots_by_host
 from pipeline.graph.read_logs import line_batches
 from pipeline.evidence.robots_table import read_robots_table
-from pipeline.graph.settings import read_settings
 
 GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot"
 CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"
@@ -114,9 +112,9 @@ def _expected_verdicts(folder: Path) -> list[tuple]:
 
 
 def test_every_verdict_of_the_fixture(fixture_dir):
-    options = PipelineOptions(_argv(fixture_dir))
+    settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
-        outputs = graph.build(p, options)
+        outputs = graph.build(p, settings)
         verdicts = outputs["verdict_batches"] | "Verdicts" >> beam.FlatMap(iter) | "Essentials" >> beam.Map(
             lambda v: (v["source"], v["crawler"], v["identity"], v["decision"], v["reason"], v["rule_line"])
         )
@@ -131,7 +129,7 @@ def test_every_verdict_of_the_fixture(fixture_dir):
 
 
 def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
-    assert graph.run(_argv(fixture_dir, "--format=parquet")) == 0
+    assert run_audit(_argv(fixture_dir, "--format=parquet")) == 0
     table = pq.read_table(fixture_dir / "out" / "verdicts")
     rows = table.to_pylist()
     assert len(rows) == 12
@@ -149,10 +147,9 @@ def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
 
 
 def _fixture_verdicts(folder: Path) -> list[dict]:
-    settings, problems = read_settings(PipelineOptions(_argv(folder)))
-    assert not problems
+    settings, _ = run_settings(_argv(folder))
     lines = [line for line, _ in CASES]
-    robots = robots_by_host(read_robots_table(settings.robots))
+    robots = robots_by_host(read_robots_table(settings.inputs.robots))
     audited = graph.line_auditor(settings).audit_lines("access.log", 1, lines, robots)
     return [record for kind, record in audited if kind == VERDICT]
 
@@ -166,14 +163,15 @@ def test_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_
     assert 0.7 * len(encoded) <= coder.estimate_size(batch) <= 1.3 * len(encoded)
     for small in ([], verdicts[:1], verdicts[:8]):  # sized from every verdict
         assert coder.estimate_size(small) == len(coder.encode(small))
-    with TestPipeline(options=PipelineOptions(_argv(fixture_dir))) as p:
-        outputs = graph.build(p, p.options)
+    settings, options = run_settings(_argv(fixture_dir))
+    with TestPipeline(options=options) as p:
+        outputs = graph.build(p, settings)
         assert outputs["verdict_batches"].element_type is VerdictBatch
         assert isinstance(beam.coders.registry.get_coder(VerdictBatch), VerdictBatchCoder)
 
 
 def test_jsonl_output_and_summary_add_up(fixture_dir):
-    graph.run(_argv(fixture_dir))
+    run_audit(_argv(fixture_dir))
     verdicts = read_jsonl(fixture_dir / "out" / "verdicts")
     assert len(verdicts) == 12
     first = next(v for v in verdicts if v["source"].endswith(":1"))

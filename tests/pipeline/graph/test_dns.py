@@ -30,11 +30,8 @@ from matcher.clientip import trusted_proxies
 from matcher.identity import reverse_dns_address, verify
 from matcher.ip_ranges import build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
-from pipeline.graph import build as graph
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_lookups
-from pipeline.graph.options import CrawlAuditOptions
 from matcher.line_auditor import LineAuditor, dns_claim_parts
-from pipeline.cli.identity import verify_command
 from pipeline.evidence.resolvers import (
     CachingResolver,
     LiveResolver,
@@ -46,8 +43,8 @@ from pipeline.evidence.resolvers import (
 )
 from pipeline.graph.line_audit import AuditLogLines, AuditWithDnsFn, ResolveLogClients
 from pipeline.graph.read_logs import ReadLogLines
-from pipeline.graph.settings import IdentitySettings, read_settings
-from helpers import REPO
+from pipeline.graph.settings import IdentitySettings
+from helpers import REPO, crawl_audit, run_settings, stream_graph
 
 REGISTRY = default_registry()
 NO_RANGES = build_range_index([], {})
@@ -349,9 +346,7 @@ def test_dns_off_keeps_the_range_only_verdicts(tmp_path):
 
 def _identity(argv: list[str]) -> IdentitySettings:
     """The identity settings a batch run reads from `argv`, refused as `run` refuses them."""
-    settings, problems = read_settings(PipelineOptions(["--logs=l", "--robots=r", "--out=o", *argv]))
-    if problems:
-        raise ValueError("; ".join(problems))
+    settings, _ = run_settings(["--logs=l", "--robots=r", "--out=o", *argv])
     return settings.identity
 
 
@@ -400,13 +395,13 @@ def test_trusted_proxies_option():
 
 def test_verify_command_live(dns_server, tmp_path, capsys):
     argv = ["--dns=live", f"--dns-server={dns_server.address}", f"--ranges={tmp_path}"]  # no snapshots
-    assert verify_command(["192.0.2.10", GOOGLEBOT, *argv]) == 0
+    assert crawl_audit(["verify", "192.0.2.10", GOOGLEBOT, *argv]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "verified"
     assert printed[1:4] == ["  claimed:  Googlebot (Google)", "  address:  192.0.2.10", "  method:   reverse-dns"]
     assert printed[4].startswith("  evidence: PTR crawl-192-0-2-10.googlebot.com -> A 192.0.2.10 (DNS ")
 
-    assert verify_command(["192.0.2.30", "Googlebot", "--json", *argv]) == 1
+    assert crawl_audit(["verify", "192.0.2.30", "Googlebot", "--json", *argv]) == 1
     result = json.loads(capsys.readouterr().out)
     assert (result["identity"], result["crawler"], result["method"]) == ("spoofed", "Googlebot", "reverse-dns")
     assert result["evidence"].startswith("PTR crawl-192-0-2-30.evilgooglebot.com not under")
@@ -421,25 +416,25 @@ def test_verify_command_from_a_snapshot_and_with_dns_off(tmp_path, capsys):
     }) + "\n")
     (tmp_path / "ranges").mkdir()
     ranges = f"--ranges={tmp_path / 'ranges'}"
-    assert verify_command(["2001:DB8::10", "Googlebot", f"--dns=snapshot:{snapshot}", ranges, "--json"]) == 0
+    assert crawl_audit(["verify", "2001:DB8::10", "Googlebot", f"--dns=snapshot:{snapshot}", ranges, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["evidence"] == "PTR crawl-2001-db8--10.googlebot.com -> AAAA 2001:db8::10 (DNS 2026-11-02T10:00:00Z)"
 
-    assert verify_command(["2001:db8::10", "Googlebot", "--dns=off", ranges]) == 1
+    assert crawl_audit(["verify", "2001:db8::10", "Googlebot", "--dns=off", ranges]) == 1
     assert capsys.readouterr().out.startswith("unverified\n")
-    assert verify_command(["2001:db8::10", "Bytespider", "--dns=off", ranges]) == 1
+    assert crawl_audit(["verify", "2001:db8::10", "Bytespider", "--dns=off", ranges]) == 1
     assert capsys.readouterr().out.startswith("unverifiable\n")
 
 
 def test_verify_command_errors(tmp_path, capsys):
-    assert verify_command(["192.0.2.10", "curl/8.0", "--dns=off", f"--ranges={tmp_path}"]) == 2
+    assert crawl_audit(["verify", "192.0.2.10", "curl/8.0", "--dns=off", f"--ranges={tmp_path}"]) == 2
     assert "nothing to verify" in capsys.readouterr().err
-    assert verify_command(["192.0.2.10", "Googlebot", "--dns=maybe", f"--ranges={tmp_path}"]) == 2
+    assert crawl_audit(["verify", "192.0.2.10", "Googlebot", "--dns=maybe", f"--ranges={tmp_path}"]) == 2
     assert "--dns: expected off, live or snapshot:FILE" in capsys.readouterr().err
-    assert verify_command(["192.0.2.10", "Googlebot", "--dns=off", f"--ranges={tmp_path / 'none'}"]) == 2
+    assert crawl_audit(["verify", "192.0.2.10", "Googlebot", "--dns=off", f"--ranges={tmp_path / 'none'}"]) == 2
     assert "ranges folder not found" in capsys.readouterr().err
-    assert verify_command(["192.0.2.10", "Googlebot", "--dns=off", "--at=yesterday", f"--ranges={tmp_path}"]) == 2
-    assert "--at: not an ISO 8601 date or time" in capsys.readouterr().err
+    assert crawl_audit(["verify", "192.0.2.10", "Googlebot", "--dns=off", "--at=yesterday", f"--ranges={tmp_path}"]) == 2
+    assert "--at: not a date or time: 'yesterday'" in capsys.readouterr().err
 
 
 def test_verify_command_uses_the_range_snapshot_in_force_at_the_given_time(tmp_path, capsys):
@@ -448,9 +443,9 @@ def test_verify_command_uses_the_range_snapshot_in_force_at_the_given_time(tmp_p
     (folder / "2026-06-01.json").write_text(json.dumps({"prefixes": [{"ipv4Prefix": "192.0.2.0/24"}]}))
     (folder / "2026-09-01.json").write_text(json.dumps({"prefixes": [{"ipv4Prefix": "198.51.100.0/24"}]}))
     argv = ["192.0.2.10", "Googlebot", "--dns=off", f"--ranges={tmp_path}"]
-    assert verify_command([*argv, "--at=2026-07-01T12:00:00Z"]) == 0
+    assert crawl_audit(["verify", *argv, "--at=2026-07-01T12:00:00Z"]) == 0
     assert "192.0.2.0/24 in google-common-crawlers snapshot 2026-06-01" in capsys.readouterr().out
-    assert verify_command([*argv, "--at=2026-10-01"]) == 1
+    assert crawl_audit(["verify", *argv, "--at=2026-10-01"]) == 1
     assert capsys.readouterr().out.startswith("spoofed\n")
 
 
@@ -633,9 +628,7 @@ def test_streaming_live_dns_asks_each_address_once_and_a_batch_run_replays_its_r
         f"--logs={incoming / '*.log'}", f"--out={out}", "--poll-interval=0.2s", "--watch-for=8s", "--robots-refresh=0",
         "--dns=live", f"--dns-server={dns_server.address}", f"--dns-record={record}", *common,
     ]
-    options = PipelineOptions(argv)
-    pipeline = beam.Pipeline(options=options)
-    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    pipeline = stream_graph(argv)
     mark = dns_server.mark()
     result = pipeline.run()
     for hour in (10, 11, 12):  # each file names every address several times
@@ -659,13 +652,11 @@ def test_streaming_live_dns_asks_each_address_once_and_a_batch_run_replays_its_r
     assert _table_rows(record) == [answer_to_json(recorded[row["ip"]]) for row in _table_rows(record)]
 
     batch_out = tmp_path / "batch"
-    batch = PipelineOptions([
+    mark = dns_server.mark()
+    stream_graph([
         "--runner=FnApiRunner", f"--logs={incoming / '*.log'}", f"--out={batch_out}",
         f"--dns=snapshot:{record}", *common,
-    ])
-    mark = dns_server.mark()
-    with beam.Pipeline(options=batch) as batch_pipeline:
-        graph.write_stream_outputs(graph.build(batch_pipeline, batch), batch.view_as(CrawlAuditOptions))
+    ]).run().wait_until_finish()
     assert dns_server.queries_since(mark) == []
 
     def identities(rows: list[dict]) -> list[tuple]:
@@ -689,7 +680,7 @@ def test_streaming_dns_options(tmp_path):
         (["--dns=live", "--dns-server=127.0.0.1:53", "--dns-cache-size=0"], "--dns-cache-size: expected a number"),
     ):
         with pytest.raises(ValueError, match=message):
-            graph.build(beam.Pipeline(options=PipelineOptions(argv + flags)), PipelineOptions(argv + flags))
+            stream_graph(argv + flags + ["--runner=FlinkRunner"])
 
 
 def test_streaming_with_a_snapshot_answers_from_it_and_never_waits():

@@ -5,11 +5,10 @@ from pathlib import Path
 
 import apache_beam as beam
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from helpers import BINGBOT, GOOGLEBOT, read_jsonl, write_jsonl
+from helpers import BINGBOT, GOOGLEBOT, read_jsonl, run_audit, run_settings, write_jsonl
 from pipeline.graph import build as graph
 from pipeline.report import text as report
 
@@ -76,9 +75,9 @@ def _argv(folder: Path) -> list[str]:
 
 
 def test_crawl_decision_and_indexing_facet_stay_separate(fixture_dir):
-    options = PipelineOptions(_argv(fixture_dir))
+    settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
-        verdicts = graph.build(p, options)["verdict_batches"] | beam.FlatMap(iter)
+        verdicts = graph.build(p, settings)["verdict_batches"] | beam.FlatMap(iter)
         facets = verdicts | beam.Map(
             lambda v: (v["path"], v["crawler"], v["decision"], v["indexing"], v["indexing_unseen"])
         )
@@ -86,7 +85,7 @@ def test_crawl_decision_and_indexing_facet_stay_separate(fixture_dir):
 
 
 def test_report_lists_unseen_noindex_and_expired_pages(fixture_dir, capsys):
-    graph.run(_argv(fixture_dir))
+    run_audit(_argv(fixture_dir))
     findings = report.load(str(fixture_dir / "out")).indexing_findings
     assert sorted((f["finding"], f["path"], f["crawler"], f["requests"]) for f in findings) == [
         ("crawled-after-unavailable", "/sale", "bingbot", 1),

@@ -30,12 +30,10 @@ from pipeline.graph import robots_refresh
 from pipeline.graph import sinks
 from pipeline.graph import stream_sources
 from pipeline.graph.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
-from pipeline.graph.options import CrawlAuditOptions
 from matcher.line_auditor import VERDICT, LineAuditor
 from pipeline.tables.schema import bigquery_schema
-from pipeline.graph.settings import read_settings
 from crawl_delay_reference import KEYS, T0, brute_force, verdict, violation_tuple, window_tuple
-from helpers import REPO
+from helpers import REPO, run_audit, run_settings, stream_graph
 
 MINUTE = timedelta(minutes=1)
 BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -260,9 +258,7 @@ def test_the_folder_source_audits_files_that_appear_while_it_runs(site):
         f"--robots={site / 'robots.jsonl'}", f"--ranges={site / 'ranges'}", f"--out={out}",
         "--poll-interval=0.2s", "--watch-for=10s", "--robots-refresh=0", "--window=1h", "--allowed-lateness=5m",
     ]
-    options = PipelineOptions(argv)
-    pipeline = beam.Pipeline(options=options)
-    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    pipeline = stream_graph(argv)
     files = {  # hour -> seconds of bingbot requests; the delay is 5 s
         10: [0, 2, 100, 3598],  # 0 -> 2 too soon
         11: [2, 9, 10, 3000],  # 3598 -> 11:00:02 too soon across the files; 9 -> 10 too soon
@@ -372,10 +368,9 @@ def _stream_argv(site: Path, *flags: str) -> list[str]:
 
 def test_the_refreshing_graph_builds(site):
     # PeriodicImpulse does not run on the local runners, so the refresh is checked by construction.
-    options = PipelineOptions(_stream_argv(site, f"--logs={site / 'incoming' / '*'}", f"--out={site / 'out'}"))
-    pipeline = beam.Pipeline(options=options)
-    outputs = graph.build(pipeline, options)
-    graph.write_stream_outputs(outputs, options.view_as(CrawlAuditOptions))
+    pipeline = stream_graph(
+        _stream_argv(site, f"--logs={site / 'incoming' / '*'}", f"--out={site / 'out'}", "--runner=FlinkRunner")
+    )
     labels = _labels(pipeline)
     for label in (
         "RefreshRobotsTable/RobotsRefreshTicks",
@@ -401,7 +396,7 @@ def test_the_refreshing_graph_builds(site):
 
 def test_the_pubsub_to_bigquery_graph_builds_offline(site):
     pytest.importorskip("google.cloud.bigquery", reason="needs the [gcp] extra")
-    options = PipelineOptions(
+    pipeline = stream_graph(
         _stream_argv(
             site,
             "--pubsub-subscription=projects/my-project/subscriptions/access-logs",
@@ -409,10 +404,9 @@ def test_the_pubsub_to_bigquery_graph_builds_offline(site):
             "--bigquery-dataset=my-project:crawl_audit",
             # STORAGE_WRITE_API, the production choice, needs a Java expansion service to build.
             "--bigquery-method=STREAMING_INSERTS",
+            "--runner=FlinkRunner",
         )
     )
-    pipeline = beam.Pipeline(options=options)
-    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
     labels = _labels(pipeline)
     assert "ReadLogStream/ReadPubSub" in labels
     for table in graph.RECORD_TABLES:
@@ -430,14 +424,12 @@ def test_the_kafka_graph_builds_with_an_expansion_service(site):
             "ReadFromKafka is expanded by Beam's Java expansion service: set CRAWL_AUDIT_EXPANSION_SERVICE=host:port"
             " (java -jar beam-sdks-java-io-expansion-service-2.77.0.jar PORT) to build the Kafka graph"
         )
-    options = PipelineOptions(
+    pipeline = stream_graph(
         _stream_argv(
             site, "--kafka-bootstrap=kafka:9092", "--kafka-topic=access-logs",
-            f"--kafka-expansion-service={address}", f"--out={site / 'out'}",
+            f"--kafka-expansion-service={address}", f"--out={site / 'out'}", "--runner=FlinkRunner",
         )
     )
-    pipeline = beam.Pipeline(options=options)
-    graph.build(pipeline, options)
     assert "ReadLogStream/ReadKafka" in _labels(pipeline)
 
 
@@ -481,23 +473,28 @@ def test_bundle_files_are_named_by_content_so_a_retry_does_not_duplicate(tmp_pat
     assert [row["violations"] for row in pq.read_table(parquet).to_pylist()] == [1, 0]
 
 
-def test_a_streaming_run_needs_one_source_and_one_sink():
-    def problems(*flags: str) -> list[str]:
-        return read_settings(PipelineOptions(["--streaming", *flags]))[1]
+def test_a_streaming_run_needs_one_source_and_one_sink(capsys):
+    def problems(*flags: str) -> str:
+        with pytest.raises(ValueError) as raised:
+            run_settings(["--streaming", "--runner=FlinkRunner", *flags])
+        return str(raised.value)
 
     found = problems("--robots=t.jsonl", "--logs=a/*", "--pubsub-subscription=s")
-    assert any("give one source" in p for p in found) and any("give one sink" in p for p in found)
-    assert problems("--robots=t.jsonl", "--kafka-bootstrap=k:9092", "--out=o") == [
+    assert "give one source" in found and "give one sink" in found
+    assert problems("--robots=t.jsonl", "--kafka-bootstrap=k:9092", "--out=o") == (
         "--kafka-topic is required with --kafka-bootstrap"
-    ]
-    bad = problems("--robots=t", "--logs=a", "--out=o", "--allowed-lateness=soon")
-    assert bad == ["--allowed-lateness: not a duration: 'soon' (try 24h, 90m, 30d)"]
+    )
+    assert run_audit(["--streaming", "--robots=t", "--logs=a", "--out=o", "--allowed-lateness=soon"]) == 2
+    assert capsys.readouterr().err == (
+        "crawl-audit: --allowed-lateness: not a duration: 'soon' (try 24h, 90m, 30d)"
+        " (see crawl-audit run --help)\n"
+    )
 
 
-def test_a_local_streaming_run_refuses_a_robots_refresh_it_could_never_deliver(site):
+def test_a_local_streaming_run_refuses_a_robots_refresh_it_could_never_deliver(site, capsys):
     argv = _stream_argv(site, f"--logs={site / 'incoming' / '*'}", f"--out={site / 'out'}", "--runner=FnApiRunner")
-    with pytest.raises(ValueError, match="--robots-refresh 0"):
-        graph.run(argv)
+    assert run_audit(argv) == 2
+    assert "use --robots-refresh 0" in capsys.readouterr().err
 
 
 def test_the_schema_command_prints_the_derived_schemas(capsys):
@@ -601,9 +598,7 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
         "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
         "--poll-interval=0.3s", "--watch-for=15s", "--robots-refresh=0", *_sample_run_argv(logs, tmp_path / "stream"),
     ]
-    options = PipelineOptions(argv)
-    pipeline = beam.Pipeline(options=options)
-    graph.write_stream_outputs(graph.build(pipeline, options), options.view_as(CrawlAuditOptions))
+    pipeline = stream_graph(argv)
     result = pipeline.run()
     for day in ("2026-11-02", "2026-11-03", "2026-11-04"):
         time.sleep(2)
@@ -613,9 +608,7 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
             staged.rename(incoming / sample.name)
     result.wait_until_finish()
 
-    batch = PipelineOptions(["--runner=FnApiRunner", *_sample_run_argv(logs, tmp_path / "batch")])
-    with beam.Pipeline(options=batch) as batch_pipeline:
-        graph.write_stream_outputs(graph.build(batch_pipeline, batch), batch.view_as(CrawlAuditOptions))
+    stream_graph(["--runner=FnApiRunner", *_sample_run_argv(logs, tmp_path / "batch")]).run().wait_until_finish()
 
     streamed, batched = _tables(tmp_path / "stream"), _tables(tmp_path / "batch")
     assert len(batched["verdicts"]) > 1000 and batched["crawl_delay_violations"] and batched["crawl_delay_windows"]

@@ -13,16 +13,18 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline.local import workers as local_workers
+from pipeline.local import workers
 from pipeline.local import fork_server as worker_forks
 
 # A fork server whose work is chosen by the environment each stand-in hands over.
 _SERVER = textwrap.dedent(
     """
-    import os, sys, time
+    import atexit, os, sys, time
     from pipeline.local import fork_server as worker_forks
 
     def work():
+        # A forked worker leaves without tearing its heap down: this never prints.
+        atexit.register(lambda: print("torn down"))
         outcome = os.environ["WORK_OUTCOME"]
         print(f"cwd={os.getcwd()} token={os.environ['WORK_TOKEN']}", flush=True)
         sys.stderr.write("to stderr\\n")
@@ -105,8 +107,8 @@ def test_the_fork_server_of_a_run_is_stopped_and_leaves_nothing_behind():
 
 def test_a_local_run_in_worker_processes_forks_them_from_the_server(tmp_path):
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
-    with local_workers.local_runner(in_workers=True) as runner:
-        assert isinstance(runner, local_workers.ForkedWorkersRunner)
+    with workers.forked_workers(preload=()) as runner:
+        assert isinstance(runner, workers.ForkedWorkersRunner)
         with beam.Pipeline(runner=runner, options=options) as pipeline:
             parents = (
                 pipeline
@@ -118,8 +120,3 @@ def test_a_local_run_in_worker_processes_forks_them_from_the_server(tmp_path):
                 | beam.Distinct()
             )
             assert_that(parents, equal_to([True]))
-
-
-def test_any_other_run_keeps_the_runner_its_options_name():
-    with local_workers.local_runner(in_workers=False) as runner:
-        assert runner is None

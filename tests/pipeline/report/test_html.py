@@ -11,10 +11,9 @@ import pytest
 
 import htmldom
 from config.registry import load_registry
-from helpers import REPO, read_jsonl, write_jsonl
+from helpers import REPO, read_jsonl, run_audit, write_jsonl
 from matcher import robots
 from pipeline.cli import main as cli
-from pipeline.graph import build as graph
 from pipeline.report import html as html_report
 from pipeline.tables import run_folder
 from pipeline.tables import reading as tables
@@ -41,14 +40,14 @@ def sample_argv(out: Path, *extra: str) -> list[str]:
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sample") / "out"
-    assert graph.run(sample_argv(out)) == 0
+    assert run_audit(sample_argv(out)) == 0
     return out
 
 
 @pytest.fixture(scope="module")
 def parquet_out(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sample-parquet") / "out"
-    assert graph.run(sample_argv(out, "--format=parquet")) == 0
+    assert run_audit(sample_argv(out, "--format=parquet")) == 0
     return out
 
 

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 import htmldom
-from helpers import REPO, read_jsonl, write_jsonl
+from helpers import REPO, read_jsonl, run_audit, write_jsonl
 from pipeline.cli import main as cli
-from pipeline.graph import build as graph
 from pipeline.report import html as html_report
 
 FLAGS = (
@@ -69,7 +68,7 @@ def sample_report(tmp_path_factory) -> Path:
         f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
         f"--out={out}", "--runner=FnApiRunner",
     ]
-    assert graph.run(argv) == 0
+    assert run_audit(argv) == 0
     return out
 
 
@@ -137,7 +136,7 @@ def hostile_report(tmp_path_factory) -> Path:
         f"--robots={folder / 'robots.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
         f"--out={folder / 'out'}", "--runner=FnApiRunner",
     ]
-    assert graph.run(argv) == 0
+    assert run_audit(argv) == 0
     # A proposal that shuts the hostile paths out, named like one.
     proposal = folder / PROPOSAL_NAME
     proposal.write_text('User-agent: *\nDisallow: /"><img\nDisallow: /<script>\n')

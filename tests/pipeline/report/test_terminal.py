@@ -9,8 +9,8 @@ from hypothesis import given, strategies as st
 
 from pipeline.report import text as report
 from pipeline.cli.main import main
-from pipeline.cli import identity as identity_cli
 from pipeline.report.terminal import printable, printable_json
+from helpers import crawl_audit
 
 HOSTILE = "evil\x1b]0;owned\x07\x1b[2J\x9b31m\x7f\u202e\ud800\n\r\tend"
 
@@ -105,9 +105,9 @@ def test_verify_prints_dns_names_and_the_user_agent_escaped(tmp_path, capsys):
     snapshot.write_text(json.dumps({"ip": "66.249.66.1", "ptr": [hostile + "."], "forward": {hostile: ["66.249.66.1"]}}))
     user_agent = "Mozilla/5.0 (compatible; Googlebot/2.1) \x1b[31m\x7f\x9b"
     dns = ["--dns", f"snapshot:{snapshot}"]
-    assert identity_cli.verify_command(["66.249.66.1", user_agent, *dns]) == 0
+    assert crawl_audit(["verify", "66.249.66.1", user_agent, *dns]) == 0
     described = capsys.readouterr().out
-    assert identity_cli.verify_command(["66.249.66.1", user_agent, "--json", *dns]) == 0
+    assert crawl_audit(["verify", "66.249.66.1", user_agent, "--json", *dns]) == 0
     as_json = capsys.readouterr().out
     assert _clean(described + as_json)
     assert "evidence: PTR crawl\\x1b]0;owned\\x07.googlebot.com -> A 66.249.66.1" in described

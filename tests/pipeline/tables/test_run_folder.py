@@ -12,7 +12,7 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 
-from helpers import BINGBOT, log_line, write_jsonl
+from helpers import BINGBOT, log_line, run_audit, write_jsonl
 from pipeline.graph import build as graph
 from pipeline.report import text as report
 from pipeline.cli.main import main
@@ -48,7 +48,7 @@ def _manifest(folder: Path) -> dict:
 
 
 def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
-    assert graph.run(_argv(site)) == 0
+    assert run_audit(_argv(site)) == 0
     out = site / "out"
     manifest = _manifest(out)
     listed = {name for table in manifest["tables"].values() for name in table["files"]}
@@ -71,7 +71,7 @@ def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
 
 
 def test_a_used_out_is_refused_without_overwrite(site, capsys):
-    assert graph.run(_argv(site)) == 0
+    assert run_audit(_argv(site)) == 0
     before = (site / "out" / MANIFEST).read_bytes()
     capsys.readouterr()
     assert main(["run", *_argv(site, "--format=parquet")]) == 2
@@ -82,8 +82,8 @@ def test_a_used_out_is_refused_without_overwrite(site, capsys):
 
 
 def test_overwrite_replaces_a_run_whole_whatever_its_format(site, capsys):
-    assert graph.run(_argv(site)) == 0
-    assert graph.run(_argv(site, "--format=parquet", "--overwrite")) == 0
+    assert run_audit(_argv(site)) == 0
+    assert run_audit(_argv(site, "--format=parquet", "--overwrite")) == 0
     out = site / "out"
     assert not [name for name in _files(out) if name.endswith(".jsonl") and name.startswith("verdicts/")]
     assert _manifest(out)["tables"]["verdicts"]["format"] == "parquet"
@@ -100,7 +100,7 @@ def test_overwrite_removes_only_what_a_run_wrote(site, capsys):
     assert "replaces only a complete run" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "mine"
     (out / "notes.txt").unlink()
-    assert graph.run(_argv(site)) == 0
+    assert run_audit(_argv(site)) == 0
     (out / "verdicts" / "mine.txt").write_text("also mine")
     assert main(["run", *_argv(site, "--overwrite")]) == 2
     assert "verdicts/mine.txt is not listed" in capsys.readouterr().err
@@ -117,12 +117,12 @@ def test_a_run_that_fails_half_way_leaves_nothing(site, monkeypatch):
 
     monkeypatch.setattr(graph, "write_outputs", write_then_fail)
     with pytest.raises(ZeroDivisionError):
-        graph.run(_argv(site))
+        run_audit(_argv(site))
     assert sorted(p.name for p in site.iterdir()) == ["access.log", "robots.jsonl"]
 
 
 def test_the_report_reads_only_a_complete_run_and_only_its_files(site, capsys):
-    assert graph.run(_argv(site)) == 0
+    assert run_audit(_argv(site)) == 0
     out = site / "out"
     # a part file the run did not write (an older run's, say) is not counted
     stray = json.loads(next((out / "summary").glob("part*")).read_text().splitlines()[0])
@@ -144,7 +144,7 @@ def test_the_report_reads_only_a_complete_run_and_only_its_files(site, capsys):
 
 
 def test_a_manifest_cannot_point_outside_its_folder(site, capsys):
-    assert graph.run(_argv(site)) == 0
+    assert run_audit(_argv(site)) == 0
     manifest = _manifest(site / "out")
     manifest["tables"]["summary"]["files"] = ["../robots.jsonl"]
     (site / "out" / MANIFEST).write_text(json.dumps(manifest))

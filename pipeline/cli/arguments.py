@@ -1,0 +1,64 @@
+"""The converters every command's flags share: argparse `type=` functions that turn the text of a
+flag into its value, or refuse it with a message that names what was expected."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from matcher.clientip import TrustedProxies, trusted_proxies
+from matcher.timerange import parse_duration, parse_moment
+
+def number(kind: type, minimum: float, *, above: bool = False) -> Callable[[str], float | int]:
+    """A number of `kind` of at least `minimum` (greater than it, with `above`)."""
+    wanted = f"a number {'above' if above else 'of at least'} {minimum:g}"
+
+    def convert(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+        if not math.isfinite(value) or value < minimum or (above and value == minimum):
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        return value
+
+    return convert
+
+
+def duration(text: str) -> timedelta:
+    """`24h`, `90m`, `30d`, `45s`; a bare number is hours."""
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def moment(text: str) -> datetime:
+    """An ISO 8601 date or time, UTC when it names no offset; a date is its midnight."""
+    try:
+        return parse_moment(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)"
+        ) from None
+
+
+def json_object(text: str) -> dict:
+    """A JSON object, such as a field map."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object ({...})")
+    return value
+
+
+def networks(text: str) -> TrustedProxies:
+    """Comma-separated networks (CIDR) or addresses."""
+    try:
+        return trusted_proxies(spec for spec in text.split(",") if spec.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -1,0 +1,332 @@
+"""Every command of `crawl-audit` and every flag it takes, in one parser.
+
+Each command names its handler (`handler`, in the module of its command group); `main` calls it.
+`run` takes the audit's own flags here and hands every flag it does not know to Apache Beam.
+A mistake in any flag is one line, `crawl-audit: ...`, exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import NoReturn
+
+from matcher import records
+from matcher.clientip import NO_PROXIES
+from matcher.logformats import FORMATS
+from pipeline.cli import arguments, history, identity, report, robots_file, run, schema, whatif
+from pipeline.cli.errors import UsageError
+from pipeline.evidence import history_capture, ranges_update, resolvers, wayback
+from pipeline.graph import progress
+from pipeline.tables.run_folder import crawl_audit_version
+
+PROGRAM = "crawl-audit"
+# Sets the default of `run --local-speedups`, e.g. to run a test suite once without them.
+LOCAL_SPEEDUPS_VARIABLE = "CRAWL_AUDIT_LOCAL_SPEEDUPS"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse, with a mistake raised as a `UsageError` rather than printed with the usage."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._refused: list[str] = []
+        parsed = super().parse_known_args(args, namespace)
+        if self._refused:
+            raise UsageError("; ".join(self._refused), self.prog)
+        return parsed
+
+    def _get_value(self, action: argparse.Action, text: str):
+        # Every flag whose value a converter refuses is listed, not only the first.
+        try:
+            return super()._get_value(action, text)
+        except argparse.ArgumentError as error:
+            self._refused.append(str(error).removeprefix("argument "))
+            return None
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message.removeprefix("argument "), self.prog)
+
+
+class _DefaultsShown(argparse.HelpFormatter):
+    """Help that names each flag's default, where it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in text
+        if shown and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+def parser() -> CommandParser:
+    top = CommandParser(prog=PROGRAM, description="Audit crawler access against the robots.txt history of a site.")
+    top.add_argument("--version", action="version", version=f"{PROGRAM} {crawl_audit_version()}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _robots_file_commands(commands)
+    _identity_commands(commands)
+    _history_commands(commands)
+    _run_command(commands)
+    _finished_run_commands(commands)
+    return top
+
+
+def _robots_file_commands(commands) -> None:
+    check = commands.add_parser("check", help="decide URLs for one crawler against a robots.txt file")
+    check.add_argument("robots_file", metavar="ROBOTS_FILE")
+    check.add_argument("agent", metavar="AGENT", help="a product token (Googlebot) or a full User-Agent string")
+    check.add_argument("urls", nargs="+", metavar="URL")
+    check.add_argument("--json", action="store_true", help="one JSON object per URL")
+    check.set_defaults(handler=robots_file.check)
+
+    lint = commands.add_parser("lint", help="list what a robots.txt file gets wrong, by line")
+    lint.add_argument("robots_file", metavar="ROBOTS_FILE")
+    lint.set_defaults(handler=robots_file.lint)
+
+
+def _identity_commands(commands) -> None:
+    verify = commands.add_parser(
+        "verify", help="who really sent a request: the identity of IP + User-Agent and its evidence",
+        description="Check a crawler claim: published ranges first, then forward-confirmed reverse DNS.",
+    )
+    verify.add_argument("ip", metavar="IP", help="client address")
+    verify.add_argument("user_agent", metavar="USER_AGENT", help="User-Agent header, or a crawler's product token")
+    verify.add_argument("--dns", default="live", help="live (default), snapshot:FILE (answers recorded by a run) or off")
+    verify.add_argument("--dns-server", help="HOST:PORT to ask instead of the system resolver")
+    verify.add_argument(
+        "--dns-timeout", type=arguments.number(float, 0.001), default=resolvers.DEFAULT_TIMEOUT,
+        help="seconds per attempt",
+    )
+    verify.add_argument(
+        "--dns-retries", type=arguments.number(int, 0), default=resolvers.DEFAULT_RETRIES,
+        help="attempts after a timeout",
+    )
+    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: config/ranges)")
+    verify.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
+    verify.add_argument(
+        "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
+    )
+    verify.add_argument("--json", action="store_true", help="one JSON object")
+    verify.set_defaults(handler=identity.verify)
+
+    update = commands.add_parser(
+        "update-ranges", help="download today's published IP-range files into a dated snapshot folder",
+        description="Save each range source's current file as RANGES/<source>/<today, UTC>.json.",
+    )
+    update.add_argument("--ranges", help="snapshot folder (default: config/ranges)")
+    update.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
+    update.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
+    update.add_argument(
+        "--timeout", type=arguments.number(float, 0.001), default=ranges_update.DEFAULT_TIMEOUT,
+        help="seconds per download, redirects included",
+    )
+    update.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's (HTTPS only)")
+    update.set_defaults(handler=identity.update_ranges)
+
+
+def _history_commands(commands) -> None:
+    group = commands.add_parser(
+        "history", help="build a robots.txt history (capture, import-wayback, import-git) and show or diff it",
+        description="Build and inspect a robots.txt history.",
+    )
+    steps = group.add_subparsers(dest="history_command", required=True, metavar="STEP")
+
+    capture = steps.add_parser("capture", help="fetch each host's robots.txt now; keep it when it changed")
+    capture.add_argument("hosts", nargs="+", metavar="HOST")
+    capture.add_argument("--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)")
+    capture.add_argument("--user-agent", default=history_capture.USER_AGENT)
+    _fetch_flags(capture, history_capture.DEFAULT_TIMEOUT)
+    capture.set_defaults(handler=history.capture)
+
+    imported = steps.add_parser("import-wayback", help="import the Internet Archive's captures of HOST/robots.txt")
+    imported.add_argument("host", metavar="HOST")
+    imported.add_argument("--into", required=True, help="captures folder")
+    imported.add_argument("--from", dest="start", type=history.archive_time, help="first date (2024-01-31)")
+    imported.add_argument("--to", dest="end", type=history.archive_time, help="last date")
+    imported.add_argument("--archive", default=wayback.DEFAULT_ARCHIVE, help="archive base URL (HTTPS)")
+    imported.add_argument(
+        "--delay", type=arguments.number(float, 0), default=wayback.DEFAULT_DELAY, help="seconds between requests"
+    )
+    imported.add_argument(
+        "--retries", type=arguments.number(int, 0), default=wayback.DEFAULT_RETRIES,
+        help="retries on 429, 5xx and network errors, with exponential back-off",
+    )
+    _fetch_flags(imported, 60.0)
+    imported.set_defaults(handler=history.import_wayback)
+
+    git = steps.add_parser("import-git", help="one version per commit (or deploy) of a robots.txt in a git repository")
+    git.add_argument("repo", metavar="REPO")
+    git.add_argument("path", metavar="PATH", help="the robots.txt's path inside the repository")
+    git.add_argument("--host", required=True)
+    git.add_argument("--into", required=True, help="captures folder")
+    git.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
+    git.set_defaults(handler=history.import_git)
+
+    show = steps.add_parser("show", help="each host's versions as a time line")
+    show.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
+    show.add_argument("--host")
+    show.set_defaults(handler=history.show)
+
+    diff = steps.add_parser("diff", help="rule changes between the versions in effect at T1 and T2")
+    diff.add_argument("table", metavar="TABLE")
+    diff.add_argument("--host", required=True)
+    diff.add_argument("t1", metavar="T1", type=arguments.moment, help="ISO 8601 time (UTC when no offset)")
+    diff.add_argument("t2", metavar="T2", type=arguments.moment)
+    diff.set_defaults(handler=history.show_diff)
+
+
+def _fetch_flags(command: argparse.ArgumentParser, timeout: float) -> None:
+    command.add_argument(
+        "--timeout", type=arguments.number(float, 0, above=True), default=timeout,
+        help=f"seconds per fetch, redirects included (default {timeout:g})",
+    )
+    command.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's")
+    command.add_argument(
+        "--connect-to", type=history.connect_to, action="append", default=[], metavar="HOST=ADDRESS:PORT",
+        help="connect to ADDRESS:PORT for HOST; the request and certificate still name HOST (repeatable)",
+    )
+
+
+def _run_command(commands) -> None:
+    command = commands.add_parser(
+        "run", help="audit access logs (crawl-audit run --help lists the options)",
+        description="Audit access logs against the robots.txt history. Any other flag goes to Apache Beam"
+        " (--runner, --direct_num_workers, ...).",
+        formatter_class=_DefaultsShown,
+        # A Beam flag must never be taken for an abbreviation of one of ours.
+        allow_abbrev=False,
+    )
+    inputs = command.add_argument_group("inputs")
+    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz and .bz2 read as they are)")
+    inputs.add_argument("--log-format", default="combined", choices=FORMATS, metavar="FORMAT", help=f"the log lines' format: {', '.join(FORMATS)}")
+    inputs.add_argument("--default-host", metavar="HOST", help="host for log lines that carry none")
+    inputs.add_argument(
+        "--field-map", type=arguments.json_object, metavar="JSON",
+        help='for --log-format jsonl (or to extend a preset): JSON object, our field -> source path, '
+        'e.g. {"ts": "time", "client_ip": "remote.ip", "path": "uri", "user_agent": "ua"}',
+    )
+    inputs.add_argument("--robots", metavar="TABLE", help="robots history: a JSON Lines table or a captures folder")
+    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: config/ranges)")
+    inputs.add_argument("--registry", metavar="FILE", help="crawler registry YAML (default: config/crawlers.yaml)")
+    inputs.add_argument(
+        "--page-directives", metavar="TABLE", help="page-directives table (JSON Lines: host, path, effective_from, x_robots_tag, meta_robots)"
+    )
+
+    judged = command.add_argument_group("robots.txt history and crawl-delay")
+    judged.add_argument(
+        "--cache-grace", type=arguments.duration, metavar="DURATION", default="24h",
+        help="how long a crawler may keep using a cached robots.txt (0 disables)",
+    )
+    judged.add_argument(
+        "--error-limit", type=arguments.duration, metavar="DURATION", default="30d",
+        help="how long a 5xx/unreachable robots.txt disallows before the last good version applies",
+    )
+    judged.add_argument("--window", type=arguments.duration, metavar="DURATION", default="1h", help="crawl-delay aggregates: window size (epoch-aligned)")
+    judged.add_argument(
+        "--allowed-lateness", type=arguments.duration, metavar="DURATION", default="15m",
+        help="streaming: how long after the watermark passes a window its requests may still arrive; "
+        "later ones go to dead_letters (late-beyond-allowed-lateness)",
+    )
+
+    outputs = command.add_argument_group("outputs")
+    outputs.add_argument("--out", metavar="DIR", help="output folder, one subfolder per table")
+    outputs.add_argument(
+        "--format", dest="output_format", default="jsonl", choices=["jsonl", "parquet"], help="the tables' file format"
+    )
+    outputs.add_argument(
+        "--overwrite", action="store_true", help="batch: replace the complete run already in --out (nothing else is ever removed)"
+    )
+    outputs.add_argument(
+        "--progress", default="auto", choices=progress.MODES,
+        help="batch, local runner: a progress line on stderr (auto: only when stderr is a terminal)",
+    )
+    outputs.add_argument(
+        "--local-speedups", default=os.environ.get(LOCAL_SPEEDUPS_VARIABLE, "on"), choices=["on", "off"],
+        help="batch, local runner: worker processes forked in advance and crawl-delay grouping on disk"
+        f" (off: Beam's local runner as it comes; the default can be set in {LOCAL_SPEEDUPS_VARIABLE})",
+    )
+
+    identity_flags = command.add_argument_group("identity: reverse DNS and proxies")
+    identity_flags.add_argument("--dns", default="off", metavar="MODE", help="reverse DNS for claims no published range proves: off, live, or snapshot:FILE")
+    identity_flags.add_argument("--dns-server", metavar="HOST:PORT", help="HOST:PORT of the DNS server for --dns live (default: the system resolver)")
+    identity_flags.add_argument(
+        "--dns-record", metavar="FILE", help="write the DNS answers used to FILE (streaming: as JSON Lines files in the folder FILE), "
+        "for a later --dns snapshot:FILE",
+    )
+    identity_flags.add_argument(
+        "--dns-ttl", type=arguments.number(float, 0), default=resolvers.DEFAULT_TTL,
+        help="streaming: seconds a worker keeps an answer before asking again (a fault: at most a minute)",
+    )
+    identity_flags.add_argument(
+        "--dns-cache-size", type=arguments.number(int, 1), default=resolvers.DEFAULT_CACHE_SIZE,
+        help="streaming: answers a worker keeps, least recently used forgotten first",
+    )
+    identity_flags.add_argument(
+        "--dns-timeout", type=arguments.number(float, 0.001), default=resolvers.DEFAULT_TIMEOUT, help="seconds per DNS attempt"
+    )
+    identity_flags.add_argument(
+        "--dns-retries", type=arguments.number(int, 0), default=resolvers.DEFAULT_RETRIES,
+        help="attempts after a timed-out one; an address never takes more than timeout x (retries+1)",
+    )
+    identity_flags.add_argument(
+        "--dns-concurrency", type=arguments.number(int, 1), default=resolvers.DEFAULT_CONCURRENCY,
+        help="DNS lookups in flight per worker",
+    )
+    identity_flags.add_argument(
+        "--trusted-proxies", type=arguments.networks, default=NO_PROXIES, metavar="NETS", help="comma-separated networks of your own proxies; the client is then the right-most "
+        "X-Forwarded-For address outside them (default: the connecting address)",
+    )
+
+    streaming = command.add_argument_group("streaming (with --streaming)")
+    streaming.add_argument("--streaming", action="store_true", help="run continuously on a stream of log lines")
+    streaming.add_argument("--poll-interval", type=arguments.duration, metavar="DURATION", default="30s", help="how often the --logs folder is listed")
+    streaming.add_argument("--watch-for", type=arguments.duration, metavar="DURATION", help="stop watching the --logs folder after this long")
+    streaming.add_argument(
+        "--robots-refresh", type=arguments.duration, metavar="DURATION", default="10m", help="re-read --robots this often (0: read once at launch)"
+    )
+    streaming.add_argument("--pubsub-subscription", help="read log lines from this subscription")
+    streaming.add_argument(
+        "--pubsub-timestamp-attribute",
+        help="message attribute holding the log time (RFC 3339 or epoch millis); default: publish time",
+    )
+    streaming.add_argument("--kafka-bootstrap", help="read log lines from Kafka")
+    streaming.add_argument("--kafka-topic", help="the topic of log lines")
+    streaming.add_argument("--kafka-config", type=arguments.json_object, help="JSON object of extra consumer properties")
+    streaming.add_argument(
+        "--kafka-expansion-service", help="host:port of a Beam Java expansion service (default: start one, needs Java)"
+    )
+    streaming.add_argument("--bigquery-dataset", help="write the tables to PROJECT:DATASET instead of --out")
+    streaming.add_argument(
+        "--bigquery-method", default="STORAGE_WRITE_API", choices=["STORAGE_WRITE_API", "STREAMING_INSERTS", "FILE_LOADS"],
+        help="how BigQuery tables are written",
+    )
+    command.set_defaults(handler=run.run, passes_to_beam=True)
+
+
+def _finished_run_commands(commands) -> None:
+    shown = commands.add_parser(
+        "report", help="print the closing report of a complete run folder again and rebuild its report.html"
+    )
+    shown.add_argument("out", metavar="OUT", help="the run's --out folder (JSON Lines or Parquet)")
+    shown.add_argument("--html", help="where to write it (default OUT/report.html)")
+    shown.set_defaults(handler=report.report)
+
+    asked = commands.add_parser("whatif", help="what a proposed robots.txt would have changed for a finished run's requests")
+    asked.add_argument("out", metavar="OUT", help="the run's --out folder (JSON Lines or Parquet)")
+    asked.add_argument("--host", required=True, help="the host whose requests are decided again")
+    asked.add_argument("--proposed", required=True, help="the proposed robots.txt file")
+    asked.add_argument("--from", dest="start", type=arguments.moment, help="only requests at or after this time (UTC unless given)")
+    asked.add_argument("--to", dest="end", type=arguments.moment, help="only requests before this time")
+    asked.add_argument("--registry", help="crawler registry (default config/crawlers.yaml)")
+    asked.set_defaults(handler=whatif.whatif)
+
+    described = commands.add_parser(
+        "schema", help="print a table's schema: BigQuery fields (bq mk --schema) or JSON Schema of its JSON Lines"
+    )
+    described.add_argument("table", nargs="?", choices=list(records.TABLES), help="one table (default: all)")
+    described.add_argument("--format", choices=["bigquery", "json"], default="json")
+    described.set_defaults(handler=schema.schema)
+
+
+def settings_of(argv: list[str]):
+    """The settings and Beam options of `crawl-audit run ARGV`, as the command line reads them."""
+    args, beam_args = parser().parse_known_args(["run", *argv])
+    return run.read_run(args, beam_args)

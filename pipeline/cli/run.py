@@ -1,0 +1,96 @@
+"""`crawl-audit run`: audit access logs, batch or streaming.
+
+A batch run checks everything it can before any work (settings, Beam's own flags, the log files,
+the `--out` folder), runs the graph into a staging folder, moves the finished run into place with
+its manifest, and prints the closing report and writes `report.html`. A streaming run builds the
+same audit on a stream and runs until stopped. Exit codes: 0 done, 2 usage or input error.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+
+from pipeline.cli.errors import EXIT_OK, InputError
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    # Beam is imported only now, so that the other commands answer without loading it; its
+    # import-time warnings about optional cloud clients would bury the report.
+    logging.getLogger().setLevel(logging.ERROR)
+    from pipeline.graph import build
+
+    try:
+        settings, options = read_run(args, beam_args)
+        if settings.streaming:
+            build.run_streaming(settings, options)
+            return EXIT_OK
+        _run_batch(settings, options)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from error
+    return EXIT_OK
+
+
+def _run_batch(settings, options) -> None:
+    import apache_beam as beam
+
+    from pipeline import local
+    from pipeline.graph import build, progress
+    from pipeline.report import html, text
+    from pipeline.tables import run_folder
+
+    log_files = build.log_files(settings.inputs.logs)
+    folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
+    try:
+        with (
+            local.speedups(settings, options, log_files) as plan,
+            progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress),
+            beam.Pipeline(runner=plan.runner, options=options) as pipeline,
+        ):
+            outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
+            build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
+        files = [run_folder.LogFile(f.path, f.size_in_bytes) for f in log_files]
+        formats = build.table_formats(settings.outputs.format)
+        folder.commit(run_folder.manifest(folder.staging, settings, files, formats, plan.worker_processes))
+    except BaseException:
+        folder.discard()
+        raise
+    print(text.render(text.load(settings.outputs.out)))
+    print(f"\nreport: {html.write(settings.outputs.out)}")
+
+
+def read_run(args: argparse.Namespace, beam_args: list[str]):
+    """The run's settings and Beam options from a parsed `run` command line and the flags it
+    hands to Beam, both checked; a ValueError says what is wrong."""
+    from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
+
+    from pipeline.graph.settings import read_settings
+
+    options = PipelineOptions([*beam_args, *(["--streaming"] if args.streaming else [])])
+    _check_beam_flags(options, beam_args)
+    workers = options.view_as(DirectOptions).direct_num_workers
+    if workers is not None and workers < 0:
+        raise ValueError(f"--direct_num_workers: expected a number of at least 0, got {workers}")
+    return read_settings(args, options, beam_args), options
+
+
+def _check_beam_flags(options, beam_args: list[str]) -> None:
+    """Every flag left for Beam is one of Beam's, with a value it takes."""
+    parsers = []
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            options.get_all_options(add_extra_args_fn=parsers.append)
+    except SystemExit:
+        said = errors.getvalue().strip().splitlines()
+        reason = said[-1].split("error: ", 1)[-1] if said else "not accepted"
+        raise ValueError(f"Beam option {reason}") from None
+    with contextlib.redirect_stderr(io.StringIO()):
+        _, unknown = parsers[0].parse_known_args(beam_args)
+    flags = [arg.split("=", 1)[0] for arg in unknown if arg.startswith("-")]
+    if flags or unknown:
+        shown = flags[0] if flags else unknown[0]
+        raise ValueError(
+            f"unknown option {shown}: neither crawl-audit's (crawl-audit run --help) nor Apache Beam's"
+        )

@@ -1,0 +1,71 @@
+"""The one place a batch run's local speed-ups are chosen (`pipeline.local.speedups`): worker
+processes for large input on the local runner, the crawl-delay grouping on disk, and nothing of
+either when switched off or on another runner."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from apache_beam.options.pipeline_options import DirectOptions
+
+from helpers import run_settings
+from pipeline import local
+from pipeline.local import workers
+from pipeline.tables.run_folder import LogFile
+
+LARGE = workers.PARALLEL_FROM_BYTES
+
+
+def _plan(tmp_path: Path, sizes: list[int], *flags: str):
+    settings, options = run_settings(
+        [f"--logs={tmp_path}/*.log", f"--robots={tmp_path}/r.jsonl", f"--out={tmp_path}/out", "--local-speedups=on", *flags]
+    )
+    files = [LogFile(f"{tmp_path}/{n}.log", size) for n, size in enumerate(sizes)]
+    return settings, options, files
+
+
+def test_large_local_input_is_read_in_forked_worker_processes_one_per_core(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    settings, options, files = _plan(tmp_path, [LARGE, LARGE, LARGE], "--runner=FnApiRunner")
+    with local.speedups(settings, options, files) as plan:
+        assert isinstance(plan.runner, workers.ForkedWorkersRunner)
+        assert plan.worker_processes == 2
+        assert options.view_as(DirectOptions).direct_running_mode == "multi_processing"
+        spill = Path(plan.crawl_delay_grouping)
+        assert spill.is_dir()
+    assert not spill.exists()
+
+
+@pytest.mark.parametrize(
+    "sizes, cores", [([LARGE // 4, LARGE // 4], 2), ([LARGE * 2], 2), ([LARGE, LARGE], 1)],
+    ids=["small input", "one file", "one core"],
+)
+def test_other_local_input_stays_in_one_process(tmp_path, monkeypatch, sizes, cores):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: cores)
+    settings, options, files = _plan(tmp_path, sizes)
+    with local.speedups(settings, options, files) as plan:
+        assert plan.runner is None and plan.worker_processes == 1
+        assert plan.crawl_delay_grouping is not None
+
+
+def test_a_command_line_that_chose_the_local_runners_mode_keeps_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    settings, options, files = _plan(tmp_path, [LARGE, LARGE], "--direct_num_workers=1")
+    with local.speedups(settings, options, files) as plan:
+        assert plan.runner is None and plan.worker_processes == 1
+
+
+def test_switched_off_the_local_runner_runs_as_it_comes(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    settings, options, files = _plan(
+        tmp_path, [LARGE, LARGE], "--local-speedups=off", "--direct_running_mode=multi_processing",
+        "--direct_num_workers=2",
+    )
+    with local.speedups(settings, options, files) as plan:
+        assert (plan.runner, plan.crawl_delay_grouping, plan.worker_processes) == (None, None, 2)
+
+
+def test_another_runner_gets_none_of_them(tmp_path):
+    settings, options, files = _plan(tmp_path, [LARGE, LARGE], "--runner=FlinkRunner")
+    with local.speedups(settings, options, files) as plan:
+        assert (plan.runner, plan.crawl_delay_grouping, plan.worker_processes) == (None, None, None)
