@@ -7,6 +7,8 @@ reading; only a regular file is, and at most `limit` bytes of it are read.
 """
 from __future__ import annotations
 
+import bz2
+import gzip
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -71,6 +73,28 @@ def read_regular(path: Path, limit: int = -1) -> bytes:
         raise NotReadable(f"{path} is {_kind(mode)}, not a regular file")
     with os.fdopen(descriptor, "rb") as handle:
         return handle.read(limit)
+
+
+def read_location(location: str, limit: int = -1) -> bytes:
+    """At most `limit` bytes (-1: all) of a table on local disk (a regular file only) or on any
+    storage Beam reaches (`gs://`, `s3://`, ...), whose filesystems are loaded only for a URL;
+    decompressed when its name ends in `.gz` or `.bz2`."""
+    if is_url(location):
+        from apache_beam.io.filesystems import FileSystems
+
+        with FileSystems.open(location) as handle:  # decompresses by the name, as below
+            return handle.read(limit)
+    data = read_regular(Path(location))
+    decompress = _DECOMPRESSORS.get(Path(location).suffix)
+    if decompress is not None:
+        try:
+            data = decompress(data)
+        except (OSError, EOFError, ValueError) as error:
+            raise NotReadable(f"{location} does not decompress: {error}") from None
+    return data if limit < 0 else data[:limit]
+
+
+_DECOMPRESSORS = {".gz": gzip.decompress, ".bz2": bz2.decompress}
 
 
 def _kind(mode: int) -> str:

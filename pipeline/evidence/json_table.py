@@ -5,9 +5,8 @@ import json
 from collections.abc import Sequence
 from typing import Callable, TypeVar
 
-from apache_beam.io.filesystems import FileSystems
 
-from pipeline.evidence.confined import NotReadable, require_regular
+from pipeline.evidence.confined import NotReadable, read_location
 
 Row = TypeVar("Row")
 
@@ -36,9 +35,7 @@ def json_rows(
     """Each good row with its line number, and a `location:line: reason` for each bad one; a
     table that cannot be read at all raises `error`."""
     try:
-        require_regular(location)
-        with FileSystems.open(location) as handle:
-            text = handle.read().decode("utf-8-sig")
+        text = read_location(location).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError, NotReadable) as cause:
         raise error(f"cannot read {name} {location}: {cause}") from cause
     rows, problems = [], []

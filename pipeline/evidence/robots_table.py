@@ -27,7 +27,6 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from apache_beam.io.filesystems import FileSystems
 
 from matcher.history import RobotsTableError, RobotsVersion, version_from_row, with_observations
 from matcher.hosts import host_key
@@ -36,7 +35,7 @@ from matcher.robots import MAX_BYTES
 from matcher.timerange import parse_timestamp
 from pipeline.evidence.json_table import json_rows, problem_list
 from pipeline.evidence.captures import CAPTURE_NAME, OBSERVATIONS_LOG, capture_time
-from pipeline.evidence.confined import NotReadable, inside, is_url, read_regular, relative_url
+from pipeline.evidence.confined import NotReadable, inside, is_url, read_location, read_regular, relative_url
 
 # What the parser reads of a body, and one byte more so that it knows the body was cut.
 _BODY_LIMIT = MAX_BYTES + 1
@@ -71,8 +70,7 @@ def _row_body(row: dict, location: str) -> bytes | None:
         return None
     try:
         if is_url(location):
-            with FileSystems.open(relative_url(location.rsplit("/", 1)[0], row["body_file"])) as handle:
-                return handle.read(_BODY_LIMIT)
+            return read_location(relative_url(location.rsplit("/", 1)[0], row["body_file"]), _BODY_LIMIT)
         return read_regular(inside(Path(location).parent, row["body_file"]), _BODY_LIMIT)
     except NotReadable as error:
         raise RobotsTableError(f"body_file: {error}") from None

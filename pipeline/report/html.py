@@ -10,18 +10,20 @@ from __future__ import annotations
 import base64
 import difflib
 import hashlib
+import os
 from collections import Counter
 from datetime import datetime, timedelta
 from html import escape
+from pathlib import Path
 from typing import Iterable, Sequence
 
-from apache_beam.io.filesystems import FileSystems
 
 from matcher.timerange import shifted
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
 from pipeline.report import charts
+from pipeline.tables.run_folder import write_whole
 from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
 SECTIONS = (
@@ -84,9 +86,8 @@ CSP = (
 
 def write(out: str, target: str | None = None) -> str:
     """Build the report of the run in `out` and write it to `target` (default OUT/report.html)."""
-    target = target or FileSystems.join(out, FILE_NAME)
-    with FileSystems.create(target) as handle:
-        handle.write(render(gather(out)).encode("utf-8"))
+    target = target or os.path.join(out, FILE_NAME)
+    write_whole(Path(target), render(gather(out)).encode("utf-8"))
     return target
 
 

@@ -12,10 +12,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from apache_beam.io.filesystems import FileSystems
 
 from config.registry import load_registry
 from matcher import records, robots
@@ -24,6 +24,7 @@ from matcher.hosts import host_key
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline.tables import reading as tables
 from pipeline.report.terminal import printable
+from pipeline.tables.run_folder import write_whole
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"
@@ -133,31 +134,24 @@ def _flip_row(host: str, flip: Flip) -> dict:
 
 def write(question: Question, outcome: Outcome, digest: dict) -> str:
     """OUT/whatif/ with the flips, the summary and the proposal; returns the folder."""
-    folder = FileSystems.join(question.out, FOLDER)
-    if not FileSystems.exists(folder):
-        FileSystems.mkdirs(folder)
+    folder = Path(question.out) / FOLDER
+    folder.mkdir(exist_ok=True)
     lines = (
         json.dumps(records.to_json_ready(_flip_row(question.host, flip), records.WHATIF_FLIPS), ensure_ascii=False)
         for flip in outcome.flips
     )
-    _write_text(FileSystems.join(folder, "flips.jsonl"), "".join(line + "\n" for line in lines).encode("utf-8"))
-    _write_text(FileSystems.join(folder, SUMMARY), json.dumps(digest, indent=2, ensure_ascii=False).encode("utf-8"))
-    _write_text(FileSystems.join(folder, "proposed.txt"), question.proposal)
-    return folder
-
-
-def _write_text(path: str, data: bytes) -> None:
-    with FileSystems.create(path) as handle:
-        handle.write(data)
+    write_whole(folder / "flips.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"))
+    write_whole(folder / SUMMARY, json.dumps(digest, indent=2, ensure_ascii=False).encode("utf-8"))
+    write_whole(folder / "proposed.txt", question.proposal)
+    return str(folder)
 
 
 def load_summary(out: str) -> dict | None:
     """The last what-if written under `out`, or None."""
-    path = FileSystems.join(out, FOLDER, SUMMARY)
-    if not FileSystems.exists(path):
+    path = Path(out) / FOLDER / SUMMARY
+    if not path.exists():
         return None
-    with FileSystems.open(path) as handle:
-        return json.loads(handle.read().decode("utf-8"))
+    return json.loads(path.read_bytes().decode("utf-8"))
 
 
 def render(digest: dict) -> str:

@@ -210,4 +210,19 @@ def crawl_audit_version() -> str:
 
 
 def _write_json(path: Path, value: dict) -> None:
-    path.write_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_whole(path, (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write `path` so that it is never seen half written: a new file beside it, renamed over it
+    (which replaces a symlink there rather than writing through it)."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    try:
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
