@@ -144,3 +144,9 @@ def test_each_page_has_its_own_rows():
     table = PageDirectivesTable([page(T0, "/a", ("noindex",)), page(T0 + TICK, "/b", ("nofollow",))])
     assert table.lookup(HOST, "/a", T0 + TICK).x_robots_tag == ("noindex",)
     assert table.lookup(HOST, "/b", T0) is None
+
+
+def test_a_row_whose_time_leaves_the_calendar_once_in_utc_is_refused_as_a_row_error():
+    early = datetime(1, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1)))
+    with pytest.raises(PageDirectivesError, match="effective_from: .* is outside 0001-01-01"):
+        PageDirectives(HOST, "/", early)
