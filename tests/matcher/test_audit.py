@@ -169,6 +169,18 @@ def test_the_range_snapshot_in_force_on_the_request_day_decides():
     )
 
 
+def test_a_ranges_folder_with_damaged_files_still_proves_what_it_can():
+    # tests/data/ranges: bingbot's prefix carries a zero-width space, Google's list is replaced in June
+    ranges = load_ranges(REPO / "tests" / "data" / "ranges")
+    assert ranges.problems
+    bing = audit(request("/docs/", user_agent=BINGBOT, ip="203.0.113.9"), SOURCE, REGISTRY, ranges, WWW)
+    assert (bing["identity"], bing["identity_evidence"]) == ("verified", "203.0.113.0/26 in bingbot snapshot 2026-01-01")
+    google = audit(request("/docs/", ip="192.0.2.7"), SOURCE, REGISTRY, ranges, WWW)
+    assert (google["identity"], google["identity_evidence"]) == (
+        "spoofed", "not in google-common-crawlers snapshot 2026-06-01"
+    )
+
+
 def test_a_crawler_that_ignores_the_catch_all_is_not_judged_by_it():
     verdict = verdict_of(request("/tmp/x", user_agent=ADSBOT))
     assert (verdict["crawler"], verdict["tokens"]) == ("AdsBot-Google", ("adsbot-google",))
