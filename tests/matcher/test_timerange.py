@@ -1,5 +1,6 @@
 """The span of time the audit handles (`matcher.timerange`): reading ISO 8601 times, moving them to
-UTC, and sums that stop at the ends of time, against integer arithmetic on microseconds."""
+UTC, and sums that stop at the ends of time, against integer arithmetic on microseconds; the spans
+a person types, and the text a span is written back as."""
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone, tzinfo
@@ -15,9 +16,11 @@ from matcher.timerange import (
     LONGEST_SPAN_S,
     NoOffset,
     OutOfRange,
+    duration_text,
     from_micros,
     is_aware,
     micros,
+    parse_duration,
     parse_moment,
     parse_timestamp,
     shifted,
@@ -180,3 +183,60 @@ def test_parse_moment_keeps_the_offset_it_was_given():
     assert parse_moment("2026-11-02T10:00:00+05:00").utcoffset() == timedelta(hours=5)
     with pytest.raises(ValueError):
         parse_moment("next tuesday")
+
+
+# ------------------------------------------------------------------ durations
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [
+        ("24h", timedelta(hours=24)),
+        (" 90m ", timedelta(minutes=90)),
+        ("30d", timedelta(days=30)),
+        ("45s", timedelta(seconds=45)),
+        ("1.5h", timedelta(minutes=90)),
+        ("0.000001s", TICK),
+        ("2", timedelta(hours=2)),  # a bare number is hours
+        ("0", timedelta(0)),
+    ],
+)
+def test_parse_duration_reads_a_number_and_a_unit(text, span):
+    assert parse_duration(text) == span
+
+
+@pytest.mark.parametrize("text", ["", "h", "-1h", "1w", "1 h", "1e3s", "1,5h", "1.h", "24H"])
+def test_what_is_no_duration_is_refused_with_examples_of_one(text):
+    with pytest.raises(ValueError, match=r"not a duration: .* \(try 24h, 90m, 30d\)"):
+        parse_duration(text)
+
+
+def test_a_duration_too_long_to_hold_is_refused():
+    with pytest.raises(ValueError, match="duration too long: '99999999999d'"):
+        parse_duration("99999999999d")
+
+
+@pytest.mark.parametrize(
+    ("span", "text"),
+    [
+        (timedelta(hours=24), "1d"),  # the largest unit it is a whole number of
+        (timedelta(minutes=90), "90m"),
+        (timedelta(hours=36), "36h"),
+        (timedelta(seconds=45), "45s"),
+        (timedelta(seconds=90.5), "90.5s"),
+        (timedelta(0), "0s"),
+        (timedelta(seconds=1234567), "1234567s"),  # every digit, however many
+        (timedelta(hours=1000001), "1000001h"),
+        (TICK, "0.000001s"),
+    ],
+)
+def test_duration_text_writes_a_span_in_its_largest_whole_unit(span, text):
+    assert duration_text(span) == text
+
+
+@given(st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=10_000)))
+@example(timedelta(seconds=1234567))
+@example(timedelta(days=1234567))
+@example(TICK)
+def test_a_span_written_as_text_reads_back_as_the_same_span(span):
+    assert parse_duration(duration_text(span)) == span
