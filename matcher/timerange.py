@@ -114,8 +114,12 @@ def parse_duration(text: str) -> timedelta:
 
 def duration_text(span: timedelta) -> str:
     """A span as `parse_duration` reads it, in the largest unit it is a whole number of."""
-    seconds = span.total_seconds()
+    # Whole microseconds, not float seconds: a float format would round or switch to an exponent,
+    # which `parse_duration` does not read.
+    count = span // _MICROSECOND
     for unit in ("d", "h", "m"):
-        if seconds and seconds % _UNIT_SECONDS[unit] == 0:
-            return f"{seconds / _UNIT_SECONDS[unit]:g}{unit}"
-    return f"{seconds:g}s"
+        per_unit = _UNIT_SECONDS[unit] * 1_000_000
+        if count and count % per_unit == 0:
+            return f"{count // per_unit}{unit}"
+    seconds, fraction = divmod(count, 1_000_000)
+    return f"{seconds}.{fraction:06d}".rstrip("0").rstrip(".") + "s"

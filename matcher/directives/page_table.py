@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 
 from matcher.directives.model import Directives, combine
 from matcher.directives.parser import parse_meta, x_robots_tag_directives
 from matcher.hosts import host_key
 from matcher.in_effect import index_in_effect
 from matcher.normalize import normalize
-from matcher.timerange import is_aware, parse_timestamp, to_utc
+from matcher.timerange import OutOfRange, is_aware, parse_timestamp, to_utc
 
 __all__ = ["PageDirectives", "PageDirectivesError", "PageDirectivesTable", "page_directives_from_row"]
 
@@ -60,7 +60,10 @@ class PageDirectives:
                 f"meta_robots must be a tuple of (name, content) string pairs, got {self.meta_robots!r}"
             )
         object.__setattr__(self, "host", host_key(self.host))
-        object.__setattr__(self, "effective_from", self.effective_from.astimezone(timezone.utc))
+        try:
+            object.__setattr__(self, "effective_from", to_utc(self.effective_from))
+        except OutOfRange as error:
+            raise PageDirectivesError(f"effective_from: {error}") from None
         parts = [x_robots_tag_directives(self.x_robots_tag)]
         parts += [parse_meta(name, content) for name, content in self.meta_robots]
         object.__setattr__(self, "directives", combine(parts))

@@ -208,6 +208,16 @@ def test_default_registry_is_loaded_once():
     assert default_registry() is default_registry()
 
 
+def test_a_crawler_is_found_by_its_name_in_any_case():
+    registry = default_registry()
+    googlebot = registry.get("Googlebot")
+    assert googlebot is not None and googlebot.operator == "Google"
+    assert registry.get("GOOGLEBOT") is registry.get("googlebot") is googlebot
+    assert registry.get("Googlebot/2.1") is None  # a name, not a User-Agent
+    assert registry.get("nobot") is None
+    assert len(registry) == len(registry.crawlers) > 50
+
+
 def _tiny_registry() -> dict:
     return {
         "range_sources": {},

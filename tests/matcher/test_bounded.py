@@ -7,11 +7,13 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from config.registry import load_registry
 from helpers import BINGBOT, log_line
 from matcher import ip_ranges
-from matcher.bounded import BoundedCache
+from matcher.bounded import BoundedCache, Lru
 from matcher.addresses import parse_ip
 from matcher.ip_ranges import build_range_index
 from matcher.history import RobotsVersion
@@ -36,6 +38,44 @@ def test_a_bounded_cache_travels_empty_and_keeps_its_limit():
     assert (copy, copy.limit) == ({}, 3)
     with pytest.raises(ValueError):
         BoundedCache(0)
+
+
+def test_an_lru_drops_the_least_recently_used_entry():
+    cache: Lru[str, int] = Lru(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # reading makes "a" the most recent
+    cache.put("c", 3)
+    assert (cache.get("b"), cache.get("a"), cache.get("c"), len(cache)) == (None, 1, 3, 2)
+    cache.put("a", 10)  # writing a present key replaces it and keeps the size
+    cache.put("d", 4)
+    assert (cache.get("c"), cache.get("a"), cache.get("d")) == (None, 10, 4)
+    with pytest.raises(ValueError, match="at least one entry"):
+        Lru(0)
+
+
+operations = st.lists(st.tuples(st.booleans(), st.integers(0, 6), st.integers(1, 99)), max_size=60)
+
+
+@given(st.integers(1, 4), operations)
+def test_an_lru_holds_what_a_list_in_order_of_use_holds(capacity, steps):
+    # The reference: keys in order of use, most recent last, cut to the capacity from the front.
+    cache: Lru[int, int] = Lru(capacity)
+    order: list[int] = []
+    values: dict[int, int] = {}
+    for is_put, key, value in steps:
+        if is_put:
+            cache.put(key, value)
+            values[key] = value
+        else:
+            expected = values.get(key) if key in order else None
+            assert cache.get(key) == expected
+            if expected is None:
+                continue
+        order = [k for k in order if k != key] + [key]
+        order = order[-capacity:]
+        assert len(cache) == len(order)
+    assert {key: cache.get(key) for key in range(7)} == {key: values[key] if key in order else None for key in range(7)}
 
 
 def test_the_range_index_remembers_a_bounded_number_of_request_days():

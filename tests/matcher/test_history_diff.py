@@ -49,3 +49,25 @@ def test_a_new_group_takes_a_crawler_away_from_the_catch_all():
     assert change.crawl_delay == (None, 10.0)
     removed = diff(robots.parse(BEFORE), robots.parse("User-agent: *\nDisallow: /private\nAllow: /private/open\n"))
     assert [(c.tokens, c.group_removed) for c in removed] == [(("bingbot", "googlebot"), True)]
+
+
+def test_changes_come_catch_all_first_then_by_token_and_say_whom_they_reach():
+    after = """User-agent: Googlebot
+Crawl-delay: 4
+Disallow: /tmp
+
+User-agent: Bingbot
+Disallow: /tmp
+
+User-agent: *
+Disallow: /private
+Allow: /private/open
+Disallow: /tmp
+"""
+    catch_all, googlebot = _diff(after)
+    assert (catch_all.tokens, [rule.pattern for rule in catch_all.added]) == (("*",), ["/tmp"])
+    assert (googlebot.tokens, googlebot.crawl_delay, googlebot.added) == (("googlebot",), (None, 4.0), ())
+    (both,) = diff(robots.parse("User-agent: *\nUser-agent: FooBot\nDisallow: /a\n"),
+                   robots.parse("User-agent: *\nUser-agent: FooBot\nDisallow: /b\n"))
+    assert both.tokens == ("*", "foobot")
+    assert affected(both) == "every crawler without a group of its own; crawlers with token foobot"

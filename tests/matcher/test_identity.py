@@ -1,5 +1,7 @@
-"""Identity: published IP ranges (snapshots by date, lookups), forward-confirmed reverse DNS on
-resolver answers built here, the verdicts and their evidence, and the client behind proxies.
+"""Identity (`matcher.identity`): a claim checked against the crawler's published IP ranges
+(snapshots by date) and against forward-confirmed reverse DNS on resolver answers built here, the
+verdicts and their evidence. Range snapshots themselves are tested in test_ip_ranges.py, the DNS
+confirmation alone in test_reverse_dns.py, the client behind proxies in test_clientip.py.
 
 Prefixes are documentation networks (RFC 5737, RFC 3849), never an operator's real ranges.
 """
@@ -10,15 +12,10 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from config.registry import default_registry
-from config.snapshots import load_ranges
-from matcher.clientip import NO_PROXIES, trusted_proxies
-from matcher.addresses import parse_ip
 from matcher.identity import DNS_OFF_EVIDENCE, IdentityResult, reverse_dns_address, undeclared, verify
 from matcher.ip_ranges import RangeIndex, build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
-from helpers import REPO
 
-DATA_RANGES = REPO / "tests" / "data" / "ranges"
 JAN, JUN = date(2026, 1, 1), date(2026, 6, 1)
 OPERATORS = {name: s.operator for name, s in default_registry().range_sources.items()}
 
@@ -218,107 +215,6 @@ def test_no_crawler_range_no_undeclared(index, ip):
     assert undeclared(ip, at("2026-03-01"), index) is None
 
 
-@pytest.mark.parametrize(
-    "ip", ["192.0.2.7", "198.51.100.9", "2001:db8:2::1", "203.0.113.200", "198.18.0.1", "2001:db8:ffff::1", "0.0.0.0"]
-)
-def test_an_address_is_ever_held_exactly_when_some_day_finds_it_in_a_range(index, ip):
-    # The snapshot days and the days between them: on each, a different set of snapshots is in force.
-    days = [date(2025, 12, 31), JAN, date(2026, 3, 1), JUN, date(2026, 7, 1)]
-    assert index.ever_holds(parse_ip(ip)) == any(undeclared(ip, day, index) for day in days)
-
-
-# ------------------------------------------------------------------- parsing snapshots
-
-
-def test_invisible_characters_in_prefixes_are_dropped():
-    index = _index(("bingbot", JAN, _doc("\u200b203.0.113.0/26\u200b", " 2001:db8:5::/48\ufeff")))
-    assert not index.problems
-    assert verify(crawler("bingbot"), "203.0.113.1", JAN, index).status == "verified"
-    assert verify(crawler("bingbot"), "2001:db8:5::1", JAN, index).status == "verified"
-
-
-def test_bad_prefixes_are_reported_and_the_rest_kept():
-    document = {"prefixes": [{"ipv4Prefix": "203.0.113.0/26"}, {"ipv4Prefix": "300.1.1.0/24"},
-                             {"ipv6Prefix": 42}, "203.0.113.64/26", {}]}
-    index = _index(("bingbot", JAN, document))
-    assert len(index.problems) == 4
-    assert all(p.startswith("bingbot/2026-01-01.json: prefixes[") for p in index.problems)
-    assert verify(crawler("bingbot"), "203.0.113.1", JAN, index).status == "verified"
-
-
-@pytest.mark.parametrize("document", [{"prefixes": []}, {"creationTime": "x"}, [], "garbage"])
-def test_unusable_file_is_skipped_so_the_previous_snapshot_stays(document):
-    index = _index(("bingbot", JAN, _doc("203.0.113.0/26")), ("bingbot", JUN, document))
-    assert [s.taken for s in index.snapshots("bingbot")] == [JAN]
-    assert index.problems and index.problems[-1].startswith("bingbot/2026-06-01.json")
-    assert verify(crawler("bingbot"), "203.0.113.1", at("2026-07-01"), index).status == "verified"
-
-
-def test_unknown_source_and_duplicate_day_are_reported():
-    index = _index(
-        ("no-such-source", JAN, _doc("192.0.2.0/24")),
-        ("bingbot", JAN, _doc("203.0.113.0/26")),
-        ("bingbot", JAN, _doc("198.51.100.0/24")),
-    )
-    assert index.sources == ("bingbot",)
-    assert len(index.problems) == 2
-
-
-def test_lookup_probes_each_prefix_length_once_not_each_prefix():
-    many = [f"10.{a}.{b}.0/24" for a in range(40) for b in range(50)]
-    index = _index(("bingbot", JAN, _doc(*many, "10.200.0.0/16")))
-    snapshot = index.snapshot_at("bingbot", JAN)
-    assert snapshot.size == 2001
-    assert len(snapshot.table.levels[4]) == 2  # two prefix lengths, two dict probes
-    assert snapshot.find(parse_ip("10.39.49.200")).prefix == "10.39.49.0/24"
-    assert snapshot.find(parse_ip("10.200.7.7")).prefix == "10.200.0.0/16"
-    assert snapshot.find(parse_ip("10.40.0.1")) is None
-
-
-def test_parse_ip_unwraps_ipv4_mapped_addresses():
-    assert str(parse_ip("::ffff:192.0.2.7")) == "192.0.2.7"
-    assert str(parse_ip(" 2001:db8::1 ")) == "2001:db8::1"
-    assert parse_ip("example.com") is None
-    assert parse_ip("1" * 10_000) is None
-
-
-# --------------------------------------------------------------------- the ranges folder
-
-
-def test_load_ranges_reads_the_folder_and_reports_what_it_skips():
-    index = load_ranges(DATA_RANGES)
-    assert index.sources == ("bingbot", "google-common-crawlers")
-    assert [s.taken for s in index.snapshots("google-common-crawlers")] == [JAN, JUN]
-    problems = "\n".join(index.problems)
-    assert "latest.json: expected a file named YYYY-MM-DD.json" in problems
-    assert "'not-a-source' is not a range source" in problems
-    assert "'not-a-prefix'} is not an IP prefix" in problems  # its zero-width neighbour parsed
-    assert len(index.problems) == 3
-    assert verify(crawler("bingbot"), "203.0.113.9", JAN, index).status == "verified"
-    assert verify(crawler("Googlebot"), "198.51.100.1", JUN, index).status == "verified"
-
-
-def test_the_shipped_ranges_folder_is_empty_but_valid():
-    index = load_ranges()
-    assert index.sources == () and index.problems == ()
-
-
-def test_a_missing_ranges_folder_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="ranges folder not found"):
-        load_ranges(tmp_path / "absent")
-
-
-def test_an_invalid_json_file_is_reported(tmp_path):
-    (tmp_path / "bingbot").mkdir()
-    (tmp_path / "bingbot" / "2026-01-01.json").write_text("{not json", "utf-8")
-    (tmp_path / "bingbot" / "2026-13-01.json").write_text("{}", "utf-8")
-    index = load_ranges(tmp_path)
-    assert index.sources == ()
-    assert [p.split(": ", 1)[1][:14] for p in index.problems] == [
-        "unreadable JSO", "expected a fil"
-    ]
-
-
 # ------------------------------------------------------- forward-confirmed reverse DNS
 
 WHEN = "2026-11-02T10:00:00Z"
@@ -473,37 +369,3 @@ def test_reverse_dns_address_names_only_what_dns_will_decide(index):
     assert reverse_dns_address(crawler("GPTBot"), "198.51.100.1", day, index) is None  # no suffixes
     assert reverse_dns_address(crawler("Google-Extended"), "198.51.100.1", day, index) is None
     assert reverse_dns_address(crawler("Googlebot"), "not-an-ip", day, index) is None
-
-
-# ------------------------------------------------------------- client address behind proxies
-
-PROXIES = trusted_proxies(["10.0.0.0/8", "2001:db8:ff::/48", "203.0.113.5"])
-
-
-@pytest.mark.parametrize(
-    "connecting, forwarded_for, client",
-    [
-        ("10.0.0.1", "192.0.2.10", "192.0.2.10"),
-        ("10.0.0.1", "198.51.100.7, 192.0.2.10", "192.0.2.10"),  # right-most untrusted
-        ("10.0.0.1", "192.0.2.10, 10.9.9.9, 203.0.113.5", "192.0.2.10"),  # proxy chain skipped
-        ("10.0.0.1", "192.0.2.10:4711", "192.0.2.10"),
-        ("10.0.0.1", "[2001:db8::10]:443", "2001:db8::10"),
-        ("2001:db8:ff::1", "2001:db8::10", "2001:db8::10"),
-        ("10.0.0.1", "unknown, 10.0.0.2", "unknown"),  # junk ends the walk: no client known
-        ("10.0.0.1", "10.0.0.3, 10.0.0.2", "10.0.0.3"),  # all trusted: the furthest hop
-        ("10.0.0.1", None, "10.0.0.1"),
-        ("192.0.2.99", "192.0.2.10", "192.0.2.99"),  # not from a proxy: the header is the client's own
-        ("::ffff:10.0.0.1", "192.0.2.10", "192.0.2.10"),
-    ],
-)
-def test_the_client_is_the_right_most_untrusted_address(connecting, forwarded_for, client):
-    assert PROXIES.client(connecting, forwarded_for) == client
-
-
-def test_without_trusted_proxies_the_connecting_address_is_the_client():
-    assert NO_PROXIES.client("10.0.0.1", "192.0.2.10") == "10.0.0.1"
-
-
-def test_a_bad_proxy_network_is_a_clear_error():
-    with pytest.raises(ValueError, match="not a network or address: '10.0.0.0/33'"):
-        trusted_proxies(["10.0.0.0/33"])

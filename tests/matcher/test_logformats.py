@@ -1,26 +1,18 @@
-"""Access-log parsing: every format and preset, time zones, targets, escapes, dead-letter reasons."""
+"""Access-log parsing through its entry point (`matcher.logformats.parser_for`): every format and
+preset, time zones, targets, escapes, dead-letter reasons. The parts are tested beside it, in
+tests/matcher/logformats/."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import pickle
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import BINGBOT, GOOGLEBOT
-from matcher.logformats import (
-    FORMATS,
-    LogParseError,
-    LogRecord,
-    TextLayout,
-    TextParser,
-    epoch_timestamp,
-    iso_timestamp,
-    parser_for,
-)
+from matcher.logformats import FORMATS, LogParseError, LogRecord, parser_for
 
 UTC = timezone.utc
 # 2026-10-10T13:55:36-07:00
@@ -160,37 +152,6 @@ def test_bad_clf_time(logged: str):
     assert reason_of(parser_for("combined"), combined(time=logged)) == "bad-timestamp"
 
 
-@pytest.mark.parametrize(("text", "utc"), [
-    ("2026-10-10T20:55:36Z", INSTANT),
-    ("2026-10-10t20:55:36z", INSTANT),
-    ("2026-10-10 20:55:36+00:00", INSTANT),
-    ("2026-10-10T13:55:36-07:00", INSTANT),
-    ("2026-10-11T02:25:36+0530", INSTANT),
-    ("2026-10-10T20:55:36,25Z", INSTANT + timedelta(milliseconds=250)),
-    ("2026-10-10T20:55:36.123456789Z", INSTANT + timedelta(microseconds=123456)),
-])
-def test_iso_time_converts_to_utc(text: str, utc: datetime):
-    assert iso_timestamp(text) == utc
-
-
-@pytest.mark.parametrize("text", [
-    "2026-10-10T20:55:36", "2026-10-10", "2026-13-10T20:55:36Z", "2026-10-10T20:55:36+25:00", "10 Oct 2026",
-])
-def test_bad_iso_time(text: str):
-    with pytest.raises(LogParseError) as caught:
-        iso_timestamp(text)
-    assert caught.value.reason == "bad-timestamp"
-
-
-def test_unix_time_in_every_unit_is_the_same_instant():
-    precise = INSTANT + timedelta(microseconds=123456)
-    assert epoch_timestamp(INSTANT_UNIX) == INSTANT
-    assert epoch_timestamp(INSTANT_UNIX * 1000 + 123) == INSTANT + timedelta(milliseconds=123)
-    assert epoch_timestamp(INSTANT_UNIX * 1_000_000 + 123456) == precise
-    assert epoch_timestamp(INSTANT_UNIX * 1_000_000_000 + 123456789) == precise
-    assert epoch_timestamp(INSTANT_UNIX + 0.5) == INSTANT + timedelta(milliseconds=500)
-
-
 # ------------------------------------------------------------ request line
 
 
@@ -286,30 +247,6 @@ def test_field_ending_in_an_escaped_backslash():
 def test_nginx_hex_escapes_in_user_agent():
     record = parser_for("combined")(combined(tail=r'"-" "Bot \x22quoted\x22 caf\xC3\xA9 \xFF"'))
     assert record.user_agent == 'Bot "quoted" café \\xff'
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    path=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, blacklist_characters='"'), max_size=30),
-    user_agent=st.text(st.characters(min_codepoint=0x20, max_codepoint=0x24F, blacklist_characters='"'), max_size=40),
-    forwarded=st.one_of(st.none(), st.sampled_from(["-", "10.0.0.1", "66.249.66.1, 10.0.0.1"])),
-)
-@example(path="a", user_agent="ends in a backslash \\", forwarded=None)
-@example(path="a", user_agent="A\\", forwarded="B")
-def test_fast_pattern_reads_lines_exactly_as_the_general_one(path: str, user_agent: str, forwarded: str | None):
-    tail = f'"-" "{user_agent}"' + ("" if forwarded is None else f' "{forwarded}"')
-    line = combined(f"GET /{path} HTTP/1.1", tail=tail)
-    layout = TextLayout.of()
-    general_only = TextParser("combined", TextLayout(layout.general, layout.general), None)
-    fast = TextParser("combined", layout, None)
-    try:
-        expected = general_only(line)
-    except LogParseError as error:
-        with pytest.raises(LogParseError) as caught:
-            fast(line)
-        assert caught.value.reason == error.reason
-    else:
-        assert fast(line) == expected
 
 
 # ---------------------------------------------------------- line hygiene
@@ -570,29 +507,6 @@ def test_bad_parser_configuration(name: str, mapping: dict[str, str] | None, mes
 
 
 # ------------------------------------------------------- records and errors
-
-
-def test_record_is_frozen_comparable_and_picklable():
-    record = parser_for("combined_xrt")(combined(tail=f'"-" "{GOOGLEBOT}" "1.2.3.4" "noindex"'))
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        record.host = "x"  # type: ignore[misc]
-    copy = pickle.loads(pickle.dumps(record))
-    assert copy == record and hash(copy) == hash(record)
-    assert dataclasses.replace(record, host="h").host == "h"
-
-
-def test_record_constructor_sets_exactly_the_declared_fields():
-    names = [field.name for field in dataclasses.fields(LogRecord)]
-    record = LogRecord(*[f"v{index}" for index in range(len(names))])  # type: ignore[arg-type]
-    assert [getattr(record, name) for name in names] == [f"v{index}" for index in range(len(names))]
-    assert vars(record).keys() == set(names)
-
-
-def test_parse_error_carries_reason_and_survives_pickling():
-    error = LogParseError("no-match", "line does not have the combined layout")
-    copy = pickle.loads(pickle.dumps(error))
-    assert (copy.reason, copy.message, str(copy)) == (error.reason, error.message, str(error))
-    assert isinstance(copy, ValueError)
 
 
 def test_parsers_pickle_for_workers():

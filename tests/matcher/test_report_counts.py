@@ -56,6 +56,33 @@ def test_the_hour_is_the_utc_hour():
     assert hour(datetime(2026, 11, 2, 23, 59, 59, tzinfo=west)) == datetime(2026, 11, 3, tzinfo=UTC)
 
 
+@pytest.mark.parametrize(
+    ("decision", "disallowed"),
+    [
+        ("disallowed", True),
+        ("disallowed-within-grace", True),
+        ("disallowed-between-captures", True),
+        ("allowed", False),
+        ("unknown", False),
+    ],
+)
+def test_every_kind_of_disallow_counts_as_disallowed(decision, disallowed):
+    assert report_counts.is_disallowed(verdict(decision=decision)) is disallowed
+
+
+def test_the_disallowed_fields_of_a_verdict_name_its_rule_and_version():
+    since = datetime(2026, 11, 1, tzinfo=UTC)
+    assert report_counts.disallowed_fields(verdict()) == (
+        "www.example.com", "/private/a", "disallowed", "rule", "disallow", "/private/", 4, since, "200",
+    )
+    unknown_host = verdict(host=None, robots_version=None, reason="robots-server-error", rule_kind=None,
+                           rule_pattern=None, rule_line=None)
+    assert report_counts.disallowed_fields(unknown_host) == (
+        None, "/private/a", "disallowed", "robots-server-error", None, None, None, None, None,
+    )
+    assert len(report_counts.disallowed_fields(verdict())) == len(report_counts.DISALLOWED_FIELDS)
+
+
 def test_each_count_takes_the_verdicts_it_is_about():
     spoofed = verdict(identity="spoofed", client_ip="192.0.2.1", decision="allowed", rule_kind="allow")
     counts = ReportCounts.of([

@@ -6,10 +6,15 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from config.registry import default_registry, parse_registry
 from matcher import robots
 from matcher.history import HostHistory, RobotsVersion
+from matcher.matching import MANY
+from matcher.normalize import normalize
+from robots_reference import literal_unreserved, paths, reference_allowed, rules, wildcard_bodies_from, wildcard_paths
 
 REGISTRY = default_registry()
 
@@ -571,3 +576,65 @@ def test_invalid_crawl_delay_is_reported_and_ignored(value):
     body = f"User-agent: *\nCrawl-delay: {value}\n"
     assert crawl_delay(robots.parse(body), "FooBot") is None
     assert "invalid-crawl-delay" in codes(body)
+
+
+@pytest.mark.parametrize(
+    ("normalized_path", "exempt"),
+    [
+        ("/robots.txt", True),
+        ("/robots.txt?v=2", True),
+        ("/robots.txt?", True),
+        ("/robots.txt/", False),
+        ("/robots.txtx", False),
+        ("/robots.txt.bak", False),
+        ("/ROBOTS.TXT", False),  # paths are case-sensitive
+        ("/a/robots.txt", False),
+        ("robots.txt", False),
+    ],
+)
+def test_is_robots_txt_names_the_file_itself_with_any_query(normalized_path, exempt):
+    assert robots.is_robots_txt(normalized_path) is exempt
+
+
+# ---------------------------------------------------------------- against the reference (tests/robots_reference.py)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules, st.lists(paths, min_size=1, max_size=4))
+def test_decisions_agree_with_reference(rule_list, path_list):
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    rf = robots.parse(body)
+    # Twice over: the second round answers from what the first remembered.
+    for path in path_list + path_list:
+        if not robots.is_robots_txt(normalize(path)):
+            assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules, paths, st.data())
+def test_respelling_unreserved_characters_changes_nothing(rule_list, path, data):
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    rf = robots.parse(body)
+    respelled = "".join(
+        data.draw(st.sampled_from([c, f"%{ord(c):02x}", f"%{ord(c):02X}"])) if literal else c
+        for c, literal in zip(path, literal_unreserved(path))
+    )
+    assert rf.decide_path(("foobot",), respelled).allowed is rf.decide_path(("foobot",), path).allowed
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        # Heads shorter than a bucket: every pattern lands in the one bucket matched together.
+        st.tuples(st.sampled_from(["allow", "disallow"]), st.tuples(wildcard_bodies_from(["", "/"]), st.booleans())),
+        min_size=MANY + 1,
+        max_size=MANY + 24,
+    ),
+    st.lists(wildcard_paths, min_size=1, max_size=4),
+)
+def test_decisions_with_many_wildcards_agree_with_reference(drawn, path_list):
+    rule_list = [(kind, body + "$" * anchored) for kind, (body, anchored) in drawn]
+    body = "User-agent: *\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rule_list)
+    rf = robots.parse(body)
+    for path in path_list:
+        assert rf.decide_path(("foobot",), path).allowed is reference_allowed(rule_list, path), path

@@ -114,3 +114,30 @@ def test_counting_first_equals_deciding_every_request_one_by_one(rows):
     got["unknown-disallowed"] = outcome.unknown_now_disallowed
     assert +got == +expected
     assert outcome.unchanged == len(rows) - sum(expected.values())
+
+
+def test_flips_of_one_crawler_path_and_rule_are_one_however_their_token_chains_differ():
+    # Two token chains recorded for one crawler name (a registry update between runs) meet one rule.
+    counted = Counter({past("/private/a", "allowed", GOOGLE): 2, past("/private/a", "allowed", IMAGE): 3})
+    (flip,) = redecide(counted, PROPOSAL).flips
+    assert (flip.crawler, flip.path, flip.rule.pattern, flip.requests) == ("Googlebot", "/private/a", "/private/", 5)
+
+
+def test_flips_come_most_requests_first_then_by_crawler():
+    counted = Counter({
+        past("/private/b", "allowed"): 1,
+        past("/tmp/a", "allowed", ("foobot",), None, "undeclared"): 4,
+        past("/private/a", "allowed"): 4,
+        past("/private/c", "allowed", identity="spoofed"): 9,
+    })
+    flips = redecide(counted, PROPOSAL).flips
+    assert [(f.crawler, f.identity, f.path) for f in flips] == [
+        ("Googlebot", "spoofed", "/private/c"), (None, "undeclared", "/tmp/a"), ("Googlebot", "verified", "/private/a"),
+        ("Googlebot", "verified", "/private/b"),
+    ]
+    changes = by_crawler(flips)
+    assert [(c.crawler, c.identity, sum(c.requests.values())) for c in changes] == [
+        ("Googlebot", "spoofed", 9), ("Googlebot", "verified", 5), (None, "undeclared", 4),
+    ]
+    assert set(changes[0].requests) == set(changes[0].top) == {ALLOWED_TO_DISALLOWED, DISALLOWED_TO_ALLOWED}
+    assert changes[0].top[DISALLOWED_TO_ALLOWED] == ()

@@ -1,7 +1,7 @@
-"""robots.txt history: versions by time, status semantics, the 30-day rule and cache grace."""
+"""One host's robots.txt history and the judgement of a request against it (`matcher.history.host`):
+versions by time, status semantics, the 30-day rule, cache grace and changes between captures."""
 from __future__ import annotations
 
-import hashlib
 import pickle
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -19,8 +19,6 @@ from matcher.history import (
     RobotsHistory,
     RobotsTableError,
     RobotsVersion,
-    version_from_row,
-    with_observations,
 )
 from matcher.ip_ranges import build_range_index
 from matcher.line_auditor import VERDICT, LineAuditor, host_versions
@@ -52,102 +50,6 @@ def history(*versions: RobotsVersion, **settings: timedelta) -> RobotsHistory:
 
 def judge(table: RobotsHistory, ts: datetime, path: str = "/private/a"):
     return table[HOST].judge(ts, TOKENS, path)
-
-
-# RobotsVersion
-
-
-@pytest.mark.parametrize(
-    ("status", "kind"),
-    [
-        (200, "ok"),
-        (204, "ok"),
-        (301, "unavailable"),
-        (404, "unavailable"),
-        (410, "unavailable"),
-        (429, "error"),
-        (500, "error"),
-        (503, "error"),
-        (None, "error"),
-    ],
-)
-def test_kind_follows_status(status: int | None, kind: str) -> None:
-    assert RobotsVersion(HOST, T0, status, b"").kind == kind
-
-
-def test_sha256_is_of_the_body_and_none_without_one() -> None:
-    body = b"\xef\xbb\xbfUser-agent: *\n"
-    assert RobotsVersion(HOST, T0, 200, body).sha256 == hashlib.sha256(body).hexdigest()
-    assert failed(T0, 503).sha256 is None
-
-
-def test_effective_from_is_stored_in_utc() -> None:
-    paris = timezone(timedelta(hours=1))
-    version = ok(datetime(2026, 11, 2, 10, 0, tzinfo=paris), ALLOW_ALL)
-    assert version.effective_from == T0
-    assert version.effective_from.tzinfo == timezone.utc
-
-
-def test_naive_effective_from_is_rejected() -> None:
-    with pytest.raises(RobotsTableError, match="timezone-aware"):
-        RobotsVersion(HOST, datetime(2026, 11, 2), 200, b"")
-
-
-@pytest.mark.parametrize("status", [100, 199, 600, True, "200", 200.0])
-def test_status_outside_http_range_is_rejected(status: object) -> None:
-    with pytest.raises(RobotsTableError, match="status"):
-        RobotsVersion(HOST, T0, status, b"")  # type: ignore[arg-type]
-
-
-def test_ok_status_needs_a_body() -> None:
-    with pytest.raises(RobotsTableError, match="needs a body"):
-        RobotsVersion(HOST, T0, 200)
-
-
-def test_host_is_compared_lower_case_without_trailing_dot() -> None:
-    table = history(ok(T0, BLOCK_PRIVATE, host="Example.COM."))
-    assert list(table) == [HOST]
-    assert table["EXAMPLE.com"].versions[0].host == HOST
-    assert table["Example.Com."].judge(day(1), TOKENS, "/private").decision == "disallowed"
-
-
-# version_from_row
-
-
-def test_row_becomes_a_version() -> None:
-    row = {"host": HOST, "effective_from": "2026-11-02T09:00:00Z", "status": 200, "body": "x"}
-    version = version_from_row(row, b"User-agent: *\n")
-    assert version == RobotsVersion(HOST, T0, 200, b"User-agent: *\n")
-
-
-def test_row_with_unreachable_status_has_no_status() -> None:
-    row = {"host": HOST, "effective_from": "2026-11-02T10:00:00+01:00", "status": "unreachable"}
-    version = version_from_row(row, None)
-    assert (version.status, version.kind, version.effective_from) == (None, "error", T0)
-
-
-@pytest.mark.parametrize(
-    ("row", "message"),
-    [
-        ({"effective_from": "2026-11-02T09:00:00Z", "status": 503}, "missing 'host'"),
-        ({"host": HOST, "status": 503}, "missing 'effective_from'"),
-        ({"host": HOST, "effective_from": "2026-11-02T09:00:00Z"}, "missing 'status'"),
-        ({"host": HOST, "effective_from": "2026-11-02T09:00:00Z", "status": 503, "stauts": 1},
-         "unknown field"),
-        ({"host": HOST, "effective_from": "2026-11-02T09:00:00Z", "status": 200, "body": "",
-          "body_file": "a.txt"}, "not both"),
-        ({"host": 7, "effective_from": "2026-11-02T09:00:00Z", "status": 503}, "host"),
-        ({"host": "", "effective_from": "2026-11-02T09:00:00Z", "status": 503}, "host"),
-        ({"host": HOST, "effective_from": "2026-11-02T09:00:00", "status": 503}, "offset"),
-        ({"host": HOST, "effective_from": "yesterday", "status": 503}, "ISO 8601"),
-        ({"host": HOST, "effective_from": 1793955600, "status": 503}, "timestamp string"),
-        ({"host": HOST, "effective_from": "2026-11-02T09:00:00Z", "status": "503"}, "integer"),
-        ({"host": HOST, "effective_from": "2026-11-02T09:00:00Z", "status": 200}, "needs a body"),
-    ],
-)
-def test_bad_rows_are_rejected_with_the_reason(row: dict[str, object], message: str) -> None:
-    with pytest.raises(RobotsTableError, match=message):
-        version_from_row(row, None)
 
 
 # Lookup
@@ -189,13 +91,6 @@ def test_different_rows_at_one_timestamp_are_rejected(duplicate: RobotsVersion) 
 def test_a_host_history_holds_one_host() -> None:
     with pytest.raises(RobotsTableError, match="several hosts"):
         HostHistory([ok(T0, ALLOW_ALL), ok(T0, ALLOW_ALL, host="other.example")])
-
-
-def test_each_host_has_its_own_history() -> None:
-    table = history(ok(T0, BLOCK_PRIVATE), ok(T0, ALLOW_ALL, host="other.example"))
-    assert sorted(table) == [HOST, "other.example"]
-    assert table["other.example"].judge(day(1), TOKENS, "/private").decision == "allowed"
-    assert judge(table, day(1)).decision == "disallowed"
 
 
 # Judging against the version in effect
@@ -575,22 +470,6 @@ def test_observed_before_must_precede_effective_from_and_follow_the_previous_ver
         RobotsVersion(HOST, day(1), 200, b"", observed_before=day(1))
     with pytest.raises(RobotsTableError, match="earlier than the previous version"):
         history(ok(day(1), ALLOW_ALL), observed(ok(day(2), ALLOW_ALL), day(0.5)))
-
-
-def test_observed_before_is_read_from_a_table_row() -> None:
-    row = {"host": HOST, "effective_from": "2026-11-04T09:00:00Z", "status": 404, "observed_before": "2026-11-03T09:00:00+00:00"}
-    assert version_from_row(row, None).observed_before == day(1)
-    with pytest.raises(RobotsTableError, match="observed_before is not an ISO 8601 timestamp"):
-        version_from_row({**row, "observed_before": "yesterday"}, None)
-
-
-def test_observation_times_give_each_version_the_last_fetch_before_it() -> None:
-    first, second, third = ok(day(0), ALLOW_ALL), ok(day(2), BLOCK_PRIVATE), failed(day(5), 503)
-    fetches = [day(0), day(0.5), day(1.5), day(2), day(3), day(4.9), day(5)]
-    result = with_observations([third, first, second], fetches)
-    assert [v.observed_before for v in result] == [None, day(1.5), day(4.9)]
-    # A fetch log that never saw the previous content again falls back to its own capture.
-    assert with_observations([first, second], [day(2)])[1].observed_before == day(0)
 
 
 # Between captures, against a reference that lists the candidate versions directly
