@@ -234,11 +234,10 @@ class LoopOutputs:
         """Each key's requests released once, in order, as the batch crawl-delay step does."""
         violations, windows = TableWriter(self.out, VIOLATIONS_TABLE), TableWriter(self.out, WINDOWS_TABLE)
         for key, requests in self._delays.items():
-            steps = crawl_delay.release(None, requests, None).steps
-            for step in steps:
-                if step.violation:
-                    violations.write(crawl_delay.violation_record(key, step))
-            for row in crawl_delay.window_records(key, steps, window):
+            key_violations, key_windows = crawl_delay.rows(key, None, crawl_delay.in_order(requests), window)
+            for row in key_violations:
+                violations.write(row)
+            for row in key_windows:
                 windows.write(row)
         violations.close()
         windows.close()

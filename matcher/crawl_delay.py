@@ -11,18 +11,20 @@ Aggregates use fixed windows aligned to the Unix epoch, as Beam's `FixedWindows`
 request's gap belongs to the window of the request, even when its predecessor lies in an
 earlier window.
 
-Nothing here knows about Beam: `release` is the one step the streaming transform repeats as
-the watermark advances (`pipeline/graph/crawl_delay.py`). A batch run has each key's requests all at once
-and many of them, so `batch_rows` takes them as primitives and writes the same rows in one pass,
-making objects only for the rows; tests/test_crawl_delay.py holds it to `release`,
-`violation_record` and `window_records`.
+A request is a `CrawlRequest`, a tuple of primitives (`request_of` makes one of a verdict), so
+that a key's requests can be held, encoded and grouped by the hundred thousand without an object
+each. Nothing here knows about Beam: a streaming run releases a key's requests window by window as
+the watermark advances (`release`), a batch run all at once, and both make the rows of what they
+released with `rows`, the one place the rule is applied.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from operator import itemgetter
 
 # EPOCH, micros and from_micros stay importable from here: the streaming release and its tests use them.
@@ -30,22 +32,20 @@ from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifte
 
 __all__ = [
     "EPOCH",
-    "BatchRequest",
     "CrawlRequest",
     "Key",
     "Release",
     "Shared",
-    "Step",
-    "batch_rows",
     "from_micros",
+    "in_order",
     "key_of",
     "micros",
     "release",
     "request_of",
+    "rows",
     "shortest_gap_micros",
-    "violation_record",
+    "violates",
     "window_end",
-    "window_records",
     "window_start",
 ]
 
@@ -58,52 +58,27 @@ _MICROS_PER_SECOND = 1_000_000
 Key = tuple[str | None, str | None, str | None, str]
 
 # What a request has besides its time and source, and many requests share: (crawl_delay,
-# crawl_delay_line, robots_version, honours_crawl_delay), the fields of `CrawlRequest`.
-Shared = tuple[float | None, int | None, Mapping | None, bool | None]
+# crawl_delay_line, robots_version as (effective_from in microseconds since the epoch, status,
+# sha256) or None, honours_crawl_delay).
+Shared = tuple[float | None, int | None, tuple[int, str, str | None] | None, bool | None]
 
-# A request as a batch release takes it: (ts in microseconds since the epoch, source, index of
-# its `Shared` in a list of them).
-BatchRequest = tuple[int, str, int]
-
-
-@dataclass(frozen=True)
-class CrawlRequest:
-    """What the crawl-delay audit keeps of one verdict."""
-
-    ts: datetime
-    source: str
-    crawl_delay: float | None
-    crawl_delay_line: int | None
-    robots_version: Mapping | None
-    honours_crawl_delay: bool | None
-
-    @property
-    def shared(self) -> Shared:
-        return self.crawl_delay, self.crawl_delay_line, self.robots_version, self.honours_crawl_delay
-
-
-@dataclass(frozen=True)
-class Step:
-    """A request and the request of the same key just before it (None for the key's first)."""
-
-    previous: CrawlRequest | None
-    request: CrawlRequest
-
-    @property
-    def gap(self) -> timedelta | None:
-        return None if self.previous is None else self.request.ts - self.previous.ts
-
-    @property
-    def violation(self) -> bool:
-        return violates(self.gap, self.request.crawl_delay)
+# One request: (ts in microseconds since the epoch, source, its `Shared`).
+CrawlRequest = tuple[int, str, Shared]
 
 
 @dataclass(frozen=True)
 class Release:
-    """The requests released before a cut, chained to what came before; the rest held back."""
+    """The requests released before a cut, in order, after `previous` (the last request released
+    before them, None for none); the rest held back."""
 
-    steps: tuple[Step, ...]
+    previous: CrawlRequest | None
+    released: tuple[CrawlRequest, ...]
     held: tuple[CrawlRequest, ...]
+
+    @property
+    def last(self) -> CrawlRequest | None:
+        """The request the next release chains to."""
+        return self.released[-1] if self.released else self.previous
 
 
 def key_of(verdict: Mapping) -> Key:
@@ -111,21 +86,21 @@ def key_of(verdict: Mapping) -> Key:
 
 
 def request_of(verdict: Mapping) -> CrawlRequest:
-    return CrawlRequest(
-        ts=verdict["ts"],
-        source=verdict["source"],
-        crawl_delay=verdict["crawl_delay"],
-        crawl_delay_line=verdict["crawl_delay_line"],
-        robots_version=verdict["robots_version"],
-        honours_crawl_delay=verdict["honours_crawl_delay"],
-    )
+    """What the crawl-delay audit keeps of one verdict."""
+    version = verdict["robots_version"]
+    if version is not None:
+        version = (micros(version["effective_from"]), version["status"], version["sha256"])
+    shared = (verdict["crawl_delay"], verdict["crawl_delay_line"], version, verdict["honours_crawl_delay"])
+    return micros(verdict["ts"]), verdict["source"], shared
 
 
-def violates(gap: timedelta | None, delay: float | None) -> bool:
+def violates(gap_micros: int | None, delay: float | None) -> bool:
     """A gap shorter than the Crawl-delay in effect; no gap or no delay is never a violation."""
-    return gap is not None and gap // _MICROSECOND < shortest_gap_micros(delay)
+    return gap_micros is not None and gap_micros < shortest_gap_micros(delay)
 
 
+# A run meets a handful of distinct delays, and `rows` asks for one per request.
+@lru_cache(maxsize=1024)
 def shortest_gap_micros(delay: float | None) -> int | float:
     """The shortest gap in microseconds that keeps to a Crawl-delay (`timedelta` rounds the delay);
     minus infinity without a delay, so that no gap is shorter."""
@@ -135,25 +110,22 @@ def shortest_gap_micros(delay: float | None) -> int | float:
     return math.inf if delay > LONGEST_SPAN_S else timedelta(seconds=delay) // _MICROSECOND
 
 
+# Requests logged in the same microsecond tie on ts; the source breaks the tie so every run
+# pairs them the same way (their gap is zero either way).
+_TS_AND_SOURCE = itemgetter(0, 1)
+_TS = itemgetter(0)
+
+
 def in_order(requests: Iterable[CrawlRequest]) -> list[CrawlRequest]:
-    # Requests logged in the same second tie on ts; the source breaks the tie so every run
-    # pairs them the same way (their gap is zero either way).
-    return sorted(requests, key=lambda request: (request.ts, request.source))
+    return sorted(requests, key=_TS_AND_SOURCE)
 
 
-_TS_AND_SOURCE = itemgetter(0, 1)  # `in_order` for a `BatchRequest`
-
-
-def release(previous: CrawlRequest | None, pending: Iterable[CrawlRequest], cut: datetime | None) -> Release:
-    """Release the pending requests earlier than `cut` (all of them when None), in order,
-    each paired with its predecessor; `previous` is the last request released before."""
+def release(previous: CrawlRequest | None, pending: Iterable[CrawlRequest], cut: int | None) -> Release:
+    """Release the pending requests earlier than `cut` (microseconds since the epoch; all of them
+    when None), in order; `previous` is the last request released before."""
     ordered = in_order(pending)
-    ready = ordered if cut is None else [request for request in ordered if request.ts < cut]
-    steps = []
-    for request in ready:
-        steps.append(Step(previous, request))
-        previous = request
-    return Release(tuple(steps), tuple(ordered[len(ready):]))
+    ready = len(ordered) if cut is None else bisect_left(ordered, cut, key=_TS)
+    return Release(previous, tuple(ordered[:ready]), tuple(ordered[ready:]))
 
 
 def window_start(moment: datetime, size: timedelta) -> datetime:
@@ -170,57 +142,27 @@ def window_end(start: datetime, size: timedelta) -> datetime:
     return shifted(start, size)
 
 
-def violation_record(key: Key, step: Step) -> dict:
-    """A row of `records.CRAWL_DELAY_VIOLATIONS`."""
-    request, previous = step.request, step.previous
-    assert previous is not None  # only a request with a predecessor can violate
-    return _violation_row(
-        _key_columns(key), previous.ts, previous.source, request.ts, request.source, step.gap // _MICROSECOND,
-        request.shared,
-    )
-
-
-def window_records(key: Key, steps: Sequence[Step], size: timedelta) -> list[dict]:
-    """Rows of `records.CRAWL_DELAY_WINDOWS`, one per window holding at least one of `steps`.
-
-    `steps` must be in event-time order and every window they touch complete: a row is final.
-    The delay reported is the one in effect for the window's last request.
-    """
-    # window start -> [requests, violations, smallest gap, last request]
-    windows: dict[datetime, list] = {}
-    for step in steps:
-        window = windows.setdefault(window_start(step.request.ts, size), [0, 0, None, None])
-        window[0] += 1
-        window[1] += step.violation
-        if step.gap is not None and (window[2] is None or step.gap < window[2]):
-            window[2] = step.gap
-        window[3] = step.request
-    columns = _key_columns(key)
-    return [
-        _window_row(
-            columns, start, size, requests, violations, None if gap is None else gap // _MICROSECOND, last.shared
-        )
-        for start, (requests, violations, gap, last) in windows.items()
-    ]
-
-
-def batch_rows(
-    key: Key, requests: Iterable[BatchRequest], shared: Sequence[Shared], size: timedelta
+def rows(
+    key: Key, previous: CrawlRequest | None, ordered: Iterable[CrawlRequest], size: timedelta
 ) -> tuple[list[dict], list[dict]]:
-    """The violation rows and window rows of all of a key's requests: what `violation_record` and
-    `window_records` make of `release(None, requests, None)`, without an object per request."""
-    shortest = [shortest_gap_micros(delay) for delay, *_ in shared]
+    """The rows of `records.CRAWL_DELAY_VIOLATIONS` and of `records.CRAWL_DELAY_WINDOWS` of a key's
+    requests in event-time order, the first chained to `previous` (None for the key's first).
+
+    Every window the requests touch must be complete: a window row is final. The delay a window
+    row reports is the one in effect for the window's last request.
+    """
     size_micros = size // _MICROSECOND
     columns = _key_columns(key)
     violations: list[dict] = []
     windows: list[dict] = []
-    start = previous_ts = previous_source = last = count = late = smallest = None
+    start = last = count = late = smallest = None
+    previous_ts, previous_source = (None, None) if previous is None else previous[:2]
     end = -math.inf
     # In time order, a request past the current window's end opens the next window that has one.
-    for ts, source, index in sorted(requests, key=_TS_AND_SOURCE):
+    for ts, source, shared in ordered:
         if ts >= end:
             if start is not None:
-                windows.append(_window_row(columns, from_micros(start), size, count, late, smallest, shared[last]))
+                windows.append(_window_row(columns, start, size, count, late, smallest, last))
             start = _window_start_micros(ts, size_micros)
             end, count, late, smallest = start + size_micros, 0, 0, None
         count += 1
@@ -228,34 +170,27 @@ def batch_rows(
             gap = ts - previous_ts
             if smallest is None or gap < smallest:
                 smallest = gap
-            if gap < shortest[index]:
+            if violates(gap, shared[0]):
                 late += 1
-                violations.append(
-                    _violation_row(
-                        columns, from_micros(previous_ts), previous_source, from_micros(ts), source, gap, shared[index]
-                    )
-                )
-        previous_ts, previous_source, last = ts, source, index
+                violations.append(_violation_row(columns, previous_ts, previous_source, ts, source, gap, shared))
+        previous_ts, previous_source, last = ts, source, shared
     if start is not None:
-        windows.append(_window_row(columns, from_micros(start), size, count, late, smallest, shared[last]))
+        windows.append(_window_row(columns, start, size, count, late, smallest, last))
     return violations, windows
 
 
 def _violation_row(
-    columns: dict,
-    previous_ts: datetime,
-    previous_source: str,
-    ts: datetime,
-    source: str,
-    gap_micros: int,
-    shared: Shared,
+    columns: dict, previous_ts: int, previous_source: str, ts: int, source: str, gap_micros: int, shared: Shared
 ) -> dict:
     delay, delay_line, version, honours = shared
+    if version is not None:
+        effective_from, status, sha256 = version
+        version = {"effective_from": from_micros(effective_from), "status": status, "sha256": sha256}
     return {
         **columns,
         "honours_crawl_delay": honours,
-        "prev_ts": previous_ts,
-        "ts": ts,
+        "prev_ts": from_micros(previous_ts),
+        "ts": from_micros(ts),
         "gap_s": gap_micros / _MICROS_PER_SECOND,
         "crawl_delay_s": delay,
         "crawl_delay_line": delay_line,
@@ -266,10 +201,11 @@ def _violation_row(
 
 
 def _window_row(
-    columns: dict, start: datetime, size: timedelta, requests: int, violations: int, smallest_gap_micros: int | None,
-    last: Shared,
+    columns: dict, start_micros: int, size: timedelta, requests: int, violations: int,
+    smallest_gap_micros: int | None, last: Shared,
 ) -> dict:
     delay, delay_line, _, honours = last
+    start = from_micros(start_micros)
     return {
         **columns,
         "window_start": start,

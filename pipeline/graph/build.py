@@ -60,11 +60,14 @@ RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_T
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 
 
-def build(pipeline: beam.Pipeline, settings: RunSettings, crawl_delay_grouping=None) -> dict:
+def build(
+    pipeline: beam.Pipeline, settings: RunSettings, crawl_delay_grouping: beam.PTransform | None = None
+) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name.
 
-    `crawl_delay_grouping`, a local batch run's on-disk grouping of its crawl-delay requests (see
-    `pipeline.local`), replaces the runner's; without it the runner groups them.
+    `crawl_delay_grouping` groups a batch run's crawl-delay requests by key, a transform with
+    `GroupByKey`'s contract (see `pipeline.graph.crawl_delay`); a local batch run passes one that
+    groups on disk (`pipeline.local.spill`); without it the runner's `GroupByKey` groups them.
     """
     auditor = line_auditor(settings)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
@@ -93,7 +96,7 @@ def build(pipeline: beam.Pipeline, settings: RunSettings, crawl_delay_grouping=N
     outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
         lambda table: map(records.robots_version_record, table.versions())
     )
-    return _with_crawl_delay(outputs, settings, bounded=True, spill=crawl_delay_grouping)
+    return _with_crawl_delay(outputs, settings, bounded=True, grouping=crawl_delay_grouping)
 
 
 def line_auditor(settings: RunSettings) -> LineAuditor:
@@ -141,10 +144,12 @@ def _log_source(settings: RunSettings) -> beam.PTransform:
     return stream_sources.WatchLogFolder(inputs.logs, poll, stream.poll_interval, stream.watch_for)
 
 
-def _with_crawl_delay(outputs: dict, settings: RunSettings, bounded: bool, spill: str | None = None) -> dict:
+def _with_crawl_delay(
+    outputs: dict, settings: RunSettings, bounded: bool, grouping: beam.PTransform | None = None
+) -> dict:
     """Adds the crawl-delay tables; its late requests join the dead letters."""
     crawl_delay = outputs[VERDICT_BATCHES] | "CrawlDelayAudit" >> CrawlDelayAudit(
-        settings.crawl_delay.window, settings.crawl_delay.allowed_lateness, bounded, spill
+        settings.crawl_delay.window, settings.crawl_delay.allowed_lateness, bounded, grouping
     )
     dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE]) | "AllDeadLetters" >> beam.Flatten()
     return {

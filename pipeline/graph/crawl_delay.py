@@ -33,12 +33,9 @@ Bounded input. A batch watermark jumps from the start to the end of time in one 
 release per window would re-read a key's whole buffer once per window (measured: 50,000
 requests of 20 keys over 72 hourly windows, 100 s against 11 s for the same pipeline without the
 step), and nothing can be late. So a batch run groups each key's requests and releases them
-once, with `crawl_delay.batch_rows`, which gives the rows `release` would. Only packed requests
-are grouped, never the verdicts. A local runner holds a grouped collection whole in its own
-memory, and then in a worker's as it hands it over: a 10M-line run's packs grew the launching
-process by 170 MB. So a local run groups them on disk (`spill`, a folder on the local machine):
-each bundle appends the packs to one file per shard of the keys, only the files' names are
-grouped, and the release reads one shard at a time.
+once, with the same `crawl_delay.rows`. Only packed requests are grouped, never the verdicts.
+The grouping is a parameter with `GroupByKey`'s contract: a local runner, which holds a grouped
+collection whole in its own memory, passes one that groups on disk (`pipeline/local/spill.py`).
 
 State per key after a release: the last request and the cut. Records leave with the timer's
 timestamp, where the watermark hold sits, so no downstream window sees them as late.
@@ -46,12 +43,8 @@ timestamp, where the watermark hold sits, so no downstream window sees them as l
 from __future__ import annotations
 
 import json
-import os
-import uuid
-import zlib
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
-from typing import BinaryIO
 
 import apache_beam as beam
 from apache_beam import coders, typehints
@@ -74,31 +67,32 @@ LATE_REASON = "late-beyond-allowed-lateness"
 class CrawlDelayAudit(beam.PTransform):
     """Verdict batches -> {"crawl_delay_violations", "crawl_delay_windows", "dead_letters"}.
 
-    On a stream each verdict is stamped with its log time, so the watermark orders the releases."""
+    On a stream each verdict is stamped with its log time, so the watermark orders the releases.
+    `grouping` groups bounded input's packed requests by key: a transform with `GroupByKey`'s
+    contract (KV[key, packed bytes] -> (key, iterable of packed bytes)), `GroupByKey` when None."""
 
-    def __init__(self, window: timedelta, allowed_lateness: timedelta, bounded: bool, spill: str | None = None):
+    def __init__(
+        self, window: timedelta, allowed_lateness: timedelta, bounded: bool, grouping: beam.PTransform | None = None
+    ):
         super().__init__()
         if window <= timedelta(0) or allowed_lateness < timedelta(0):
             raise ValueError("the window must be positive and the allowed lateness not negative")
-        if spill is not None and not bounded:
-            raise ValueError("only bounded input can be grouped on disk")
+        if grouping is not None and not bounded:
+            raise ValueError("only bounded input is grouped: a stream is released window by window")
         self._window = window
         self._lateness = allowed_lateness
         self._bounded = bounded
-        self._spill = spill
+        self._grouping = grouping
 
     def expand(self, verdict_batches):
         if self._bounded:
-            packs = verdict_batches | "PackRequestsByCrawler" >> beam.ParDo(PackRequestsFn()).with_output_types(
-                typehints.KV[typehints.Any, bytes]
-            )
-            if self._spill is None:
-                grouped, release = packs | "GroupByCrawler" >> beam.GroupByKey(), ReleaseAllFn(self._window)
-            else:
-                files = packs | "SpillByShard" >> beam.ParDo(SpillPacksFn(self._spill))
-                grouped, release = files | "GroupSpilledFiles" >> beam.GroupByKey(), ReleaseSpilledFn(self._window)
-            released = grouped | "ReleaseInEventTimeOrder" >> beam.ParDo(release).with_outputs(
-                WINDOWS_TABLE, main=VIOLATIONS_TABLE
+            released = (
+                verdict_batches
+                | "PackRequestsByCrawler"
+                >> beam.ParDo(PackRequestsFn()).with_output_types(typehints.KV[typehints.Any, bytes])
+                | "GroupByCrawler" >> (self._grouping or beam.GroupByKey())
+                | "ReleaseInEventTimeOrder"
+                >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(WINDOWS_TABLE, main=VIOLATIONS_TABLE)
             )
             nothing_late = verdict_batches.pipeline | "NoLateRequests" >> beam.Create([])
             return {
@@ -126,105 +120,57 @@ def stamped_by_crawler(verdicts: list[dict]) -> Iterator[window.TimestampedValue
         yield window.TimestampedValue((crawl_delay.key_of(verdict), verdict), beam_timestamp(verdict["ts"]))
 
 
-def request_fields(request: CrawlRequest) -> tuple:
-    """A request as primitives any Beam coder writes compactly."""
-    version = request.robots_version
-    if version is not None:
-        version = (crawl_delay.micros(version["effective_from"]), version["status"], version["sha256"])
-    return (crawl_delay.micros(request.ts), request.source, request.crawl_delay, request.crawl_delay_line,
-            version, request.honours_crawl_delay)
-
-
-def request_from_fields(fields: tuple) -> CrawlRequest:
-    ts, source, delay, delay_line, version, honours = fields
-    if version is not None:
-        effective_from, status, sha256 = version
-        version = {"effective_from": crawl_delay.from_micros(effective_from), "status": status, "sha256": sha256}
-    return CrawlRequest(crawl_delay.from_micros(ts), source, delay, delay_line, version, honours)
-
-
-class CrawlRequestCoder(coders.Coder):
-    """A `CrawlRequest` as a tuple of primitives, a third of its pickle: streaming state holds every
-    request of a key until its window is released."""
-
-    _fields = coders.FastPrimitivesCoder()
-
-    def encode(self, request: CrawlRequest) -> bytes:
-        return self._fields.encode(request_fields(request))
-
-    def decode(self, encoded: bytes) -> CrawlRequest:
-        return request_from_fields(self._fields.decode(encoded))
-
-    def is_deterministic(self) -> bool:
-        return True
-
+# A `CrawlRequest` is a tuple of primitives, which this coder writes compactly (a third of a
+# pickle) and reads back as the same tuple: streaming state holds every request of a key until
+# its window is released, and the packs below hold requests in the same form.
+REQUEST_CODER = coders.FastPrimitivesCoder()
 
 # A batch run groups every crawler request before releasing any, and a local runner holds the
 # grouped values decoded in memory. So requests travel packed, up to `_PACK` of one key per value:
-# what they share (log file, delay, robots version) is written once, leaving fifteen to thirty
+# what they share (log file, `crawl_delay.Shared`) is written once, leaving fifteen to thirty
 # bytes per request where a verdict would take kilobytes and a lone encoded request two hundred.
-# A pack is (shared, rows): shared holds (file, delay, delay line, robots version as primitives,
-# honours), rows three values a request (ts in micros, line number or None, index in shared).
-# Neither end makes an object per request: packing reads the verdict's fields, and the release
-# (`crawl_delay.batch_rows`) works on the primitives.
+# A pack is (table, rows): the table holds (file, shared) pairs, the rows three values a request
+# (ts in micros, line number or None, index in the table).
 _PACK = 512
 # Requests waiting to be packed, across keys: some 120 bytes each, twelve megabytes in all. Fewer
 # would mean more and smaller packs, and each value grouped has its cost in the runner.
 _PENDING_LIMIT = 100_000
-_PRIMITIVES = coders.FastPrimitivesCoder()
 
 
 class _Pending:
     """The requests of one key waiting to be packed, already in the shape of a pack."""
 
-    __slots__ = ("shared", "rows")
+    __slots__ = ("table", "rows")
 
     def __init__(self):
-        self.shared: dict[tuple, int] = {}  # as the verdicts have it -> index
+        self.table: dict[tuple[str, crawl_delay.Shared], int] = {}  # (file, shared) -> index
         self.rows: list = []
 
-    def add(self, verdict: dict) -> None:
-        file, line = _split_source(verdict["source"])
-        version = verdict["robots_version"]
-        if version is not None:
-            version = (version["effective_from"], version["status"], version["sha256"])
-        shared = (file, verdict["crawl_delay"], verdict["crawl_delay_line"], version, verdict["honours_crawl_delay"])
-        self.rows += (crawl_delay.micros(verdict["ts"]), line, self.shared.setdefault(shared, len(self.shared)))
+    def add(self, request: CrawlRequest) -> None:
+        ts, source, shared = request
+        file, line = _split_source(source)
+        self.rows += (ts, line, self.table.setdefault((file, shared), len(self.table)))
 
     def __len__(self) -> int:
         return len(self.rows) // 3
 
     def packed(self) -> bytes:
-        shared = []
-        for file, delay, delay_line, version, honours in self.shared:
-            if version is not None:
-                effective_from, status, sha256 = version
-                version = (crawl_delay.micros(effective_from), status, sha256)
-            shared.append((file, delay, delay_line, version, honours))
-        return _PRIMITIVES.encode((tuple(shared), tuple(self.rows)))
+        return REQUEST_CODER.encode((tuple(self.table), tuple(self.rows)))
 
 
-def unpack_requests(packs: Iterable[bytes]) -> tuple[list[crawl_delay.BatchRequest], list[crawl_delay.Shared]]:
-    """The requests of packs, as `crawl_delay.batch_rows` takes them."""
-    requests: list[crawl_delay.BatchRequest] = []
-    shared: list[crawl_delay.Shared] = []
+def unpack_requests(packs: Iterable[bytes]) -> list[CrawlRequest]:
+    """The requests of packs, in pack order."""
+    requests: list[CrawlRequest] = []
     for packed in packs:
-        pack_shared, rows = _PRIMITIVES.decode(packed)
-        base, files = len(shared), []
-        for file, delay, delay_line, version, honours in pack_shared:
-            if version is not None:
-                effective_from, status, sha256 = version
-                version = {
-                    "effective_from": crawl_delay.from_micros(effective_from), "status": status, "sha256": sha256
-                }
-            files.append(file)
-            shared.append((delay, delay_line, version, honours))
+        table, rows = REQUEST_CODER.decode(packed)
+        files = [file for file, _ in table]
+        shared = [entry for _, entry in table]
         fields = iter(rows)
         requests += [
-            (ts, files[index] if line is None else f"{files[index]}:{line}", base + index)
+            (ts, files[index] if line is None else f"{files[index]}:{line}", shared[index])
             for ts, line, index in zip(fields, fields, fields)
         ]
-    return requests, shared
+    return requests
 
 
 def _split_source(source: str) -> tuple[str, int | None]:
@@ -249,7 +195,7 @@ class PackRequestsFn(beam.DoFn):
             pending = self._pending.get(key)
             if pending is None:
                 pending = self._pending[key] = _Pending()
-            pending.add(verdict)
+            pending.add(crawl_delay.request_of(verdict))
             self._count += 1
             if len(pending) >= _PACK:
                 self._count -= len(pending)
@@ -267,53 +213,23 @@ class PackRequestsFn(beam.DoFn):
             yield key, requests.packed()
 
 
-# Shards of the keys a local batch run groups on disk: a shard's packs are what the release holds
-# in memory at once, a 64th of all: 9.6 MB were spilled at 1M lines, so 1.5 MB a shard at 10M.
-SPILL_SHARDS = 64
-_RECORD_LENGTH = 4  # bytes of the length before each (key, packed) record of a spilled file
+class _RowCounters:
+    """The rows a release makes, counted alike by the batch and the streaming release: a counter
+    no row touched stays unset."""
 
+    def __init__(self, namespace):
+        self.violations = Metrics.counter(namespace, "violations")
+        self.window_rows = Metrics.counter(namespace, "window_rows")
 
-def shard_of(key: crawl_delay.Key) -> int:
-    """The spill shard of a key, the same in every process (unlike `hash`, which is salted)."""
-    return zlib.crc32(_PRIMITIVES.encode(key)) % SPILL_SHARDS
-
-
-class SpillPacksFn(beam.DoFn):
-    """(key, packed requests) -> (shard, file) for each file a bundle wrote under `folder`: the
-    bundle's packs of that shard's keys, as length-prefixed records."""
-
-    def __init__(self, folder: str):
-        self._folder = folder
-        self.spilled = Metrics.counter(self.__class__, "spilled_bytes")
-
-    def start_bundle(self):
-        self._files: dict[int, BinaryIO] = {}
-
-    def process(self, element):
-        record = _PRIMITIVES.encode(element)
-        shard = shard_of(element[0])
-        spilled = self._files.get(shard)
-        if spilled is None:
-            name = f"{shard:02d}-{uuid.uuid4().hex}"
-            spilled = self._files[shard] = open(os.path.join(self._folder, name), "wb")
-        spilled.write(len(record).to_bytes(_RECORD_LENGTH, "big") + record)
-        self.spilled.inc(_RECORD_LENGTH + len(record))
-
-    def finish_bundle(self):
-        for shard, spilled in self._files.items():
-            spilled.close()
-            yield GlobalWindows.windowed_value((shard, spilled.name))
-
-
-def spilled_packs(paths: Iterable[str]) -> dict[crawl_delay.Key, list[bytes]]:
-    """The packs of spilled files by key."""
-    packs: dict[crawl_delay.Key, list[bytes]] = {}
-    for path in paths:
-        with open(path, "rb") as spilled:
-            while length := spilled.read(_RECORD_LENGTH):
-                key, packed = _PRIMITIVES.decode(spilled.read(int.from_bytes(length, "big")))
-                packs.setdefault(key, []).append(packed)
-    return packs
+    def emitted(self, violations: list[dict], windows: list[dict]):
+        """The violation rows (main output) and window rows (tagged), counted."""
+        if violations:
+            self.violations.inc(len(violations))
+            yield from violations
+        if windows:
+            self.window_rows.inc(len(windows))
+            for row in windows:
+                yield beam.pvalue.TaggedOutput(WINDOWS_TABLE, row)
 
 
 class ReleaseAllFn(beam.DoFn):
@@ -322,52 +238,21 @@ class ReleaseAllFn(beam.DoFn):
     def __init__(self, window: timedelta):
         self._window = window
         self.requests = Metrics.counter(self.__class__, "requests")
-        self.violations = Metrics.counter(self.__class__, "violations")
-        self.window_rows = Metrics.counter(self.__class__, "window_rows")
+        self.rows = _RowCounters(self.__class__)
 
     def process(self, element):
-        yield from self._release(*element)
-
-    def _release(self, key, packs):
-        requests, shared = unpack_requests(packs)
-        violations, windows = crawl_delay.batch_rows(key, requests, shared, self._window)
+        key, packs = element
+        requests = crawl_delay.in_order(unpack_requests(packs))
         self.requests.inc(len(requests))
-        # Counted as the streaming release counts: a counter no row touched stays unset.
-        if violations:
-            self.violations.inc(len(violations))
-        self.window_rows.inc(len(windows))
-        yield from violations
-        for row in windows:
-            yield beam.pvalue.TaggedOutput(WINDOWS_TABLE, row)
-
-
-class ReleaseSpilledFn(ReleaseAllFn):
-    """(shard, its spilled files) -> violations and window rows of the shard's keys."""
-
-    def process(self, element):
-        _, paths = element
-        packs = spilled_packs(paths)
-        while packs:
-            yield from self._release(*packs.popitem())
-
-
-def released_rows(key, steps, window: timedelta, violations, window_rows):
-    """The violation rows (main output) and window rows of released steps, counted."""
-    for step in steps:
-        if step.violation:
-            violations.inc()
-            yield crawl_delay.violation_record(key, step)
-    for row in crawl_delay.window_records(key, steps, window):
-        window_rows.inc()
-        yield beam.pvalue.TaggedOutput(WINDOWS_TABLE, row)
+        yield from self.rows.emitted(*crawl_delay.rows(key, None, requests, self._window))
 
 
 class ReleaseInOrderFn(beam.DoFn):
     """Buffers a key's requests and releases them in event-time order as the watermark passes
     (see the module docstring)."""
 
-    PENDING = BagStateSpec("pending", CrawlRequestCoder())
-    PREVIOUS = ReadModifyWriteStateSpec("previous", CrawlRequestCoder())
+    PENDING = BagStateSpec("pending", REQUEST_CODER)
+    PREVIOUS = ReadModifyWriteStateSpec("previous", REQUEST_CODER)
     CLOSED = ReadModifyWriteStateSpec("closed", coders.VarIntCoder())  # micros; earlier is late
     ARMED = ReadModifyWriteStateSpec("armed", coders.VarIntCoder())  # micros the timer is set for
     RELEASE = TimerSpec("release", TimeDomain.WATERMARK)
@@ -377,8 +262,7 @@ class ReleaseInOrderFn(beam.DoFn):
         self._lateness = allowed_lateness
         self.requests = Metrics.counter(self.__class__, "requests")
         self.late = Metrics.counter(self.__class__, "late_requests")
-        self.violations = Metrics.counter(self.__class__, "violations")
-        self.window_rows = Metrics.counter(self.__class__, "window_rows")
+        self.rows = _RowCounters(self.__class__)
 
     def process(
         self,
@@ -391,7 +275,7 @@ class ReleaseInOrderFn(beam.DoFn):
         _, verdict = element
         request = crawl_delay.request_of(verdict)
         cut = closed.read()
-        if cut is not None and crawl_delay.micros(request.ts) < cut:
+        if cut is not None and request[0] < cut:
             self.late.inc()
             yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, late_letter(verdict, cut))
             return
@@ -411,7 +295,7 @@ class ReleaseInOrderFn(beam.DoFn):
         release=beam.DoFn.TimerParam(RELEASE),
     ):
         cut = fired.micros - self._micros(self._lateness)
-        freed = crawl_delay.release(previous.read(), pending.read(), crawl_delay.from_micros(cut))
+        freed = crawl_delay.release(previous.read(), pending.read(), cut)
         pending.clear()
         armed.clear()
         for request in freed.held:
@@ -419,13 +303,14 @@ class ReleaseInOrderFn(beam.DoFn):
         if freed.held:
             self._arm(freed.held[0], armed, release)
         closed.write(cut)
-        if freed.steps:
-            previous.write(freed.steps[-1].request)
-        yield from released_rows(key, freed.steps, self._window, self.violations, self.window_rows)
+        if freed.released:
+            previous.write(freed.last)
+        yield from self.rows.emitted(*crawl_delay.rows(key, freed.previous, freed.released, self._window))
 
     def _arm(self, request: CrawlRequest, armed, release) -> None:
         """Set the release timer for the request's window, unless it is set for earlier."""
-        window_end = crawl_delay.window_end(crawl_delay.window_start(request.ts, self._window), self._window)
+        start = crawl_delay.window_start(crawl_delay.from_micros(request[0]), self._window)
+        window_end = crawl_delay.window_end(start, self._window)
         at = crawl_delay.micros(window_end) + self._micros(self._lateness)
         current = armed.read()
         if current is None or at < current:

@@ -5,12 +5,12 @@ processes run it and where its crawl-delay grouping keeps its data, never its st
 - Worker processes (`workers`): a large local run reads and audits in one process per core,
   forked from a fork server that imported Beam and the audit while the graph was built
   (`fork_server`, `worker_stand_in`); a forked worker leaves without tearing its heap down.
-- The crawl-delay grouping on disk: a local runner holds a grouped collection whole in memory,
-  so the crawl-delay requests are grouped through files instead, a shard of the keys at a time.
+- The crawl-delay grouping on disk (`spill`): a local runner holds a grouped collection whole in
+  memory, so the crawl-delay requests are grouped through files instead, a shard of the keys at a
+  time.
 """
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
 from pipeline.graph.settings import LOCAL_RUNNERS, RunSettings
-from pipeline.local import workers
+from pipeline.local import spill, workers
 
 # The modules of the run's steps, which the fork server imports before it forks a worker.
-_GRAPH_MODULES = ("pipeline.graph.build",)
+_GRAPH_MODULES = ("pipeline.graph.build", "pipeline.local.spill")
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ def speedups(settings: RunSettings, options: PipelineOptions, log_files: Sequenc
         if count is not None:
             workers.in_worker_processes(options, count)
             runner = started.enter_context(workers.forked_workers(_GRAPH_MODULES))
-        spill = started.enter_context(tempfile.TemporaryDirectory(prefix="crawl-audit-spill-"))
-        yield LocalPlan(runner, spill, _processes(options))
+        grouping = started.enter_context(spill.grouping_on_disk())
+        yield LocalPlan(runner, grouping, _processes(options))
 
 
 def _processes(options: PipelineOptions) -> int:

@@ -163,9 +163,9 @@ def _straightforward(logs: str) -> dict[str, list]:
         by_key[crawl_delay.key_of(verdict)].append(crawl_delay.request_of(verdict))
     violations, windows = [], []
     for key, requests in by_key.items():
-        steps = crawl_delay.release(None, requests, None).steps
-        violations += [crawl_delay.violation_record(key, step) for step in steps if step.violation]
-        windows += crawl_delay.window_records(key, steps, settings.crawl_delay.window)
+        key_violations, key_windows = crawl_delay.rows(key, None, crawl_delay.in_order(requests), settings.crawl_delay.window)
+        violations += key_violations
+        windows += key_windows
     decisions = defaultdict(Counter)
     for verdict in verdicts:
         decisions[verdict["crawler"] or verdict["operator"], verdict["identity"]][verdict["decision"]] += 1

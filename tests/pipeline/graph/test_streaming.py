@@ -446,9 +446,8 @@ def test_pubsub_and_kafka_messages_become_named_line_batches():
 
 
 def test_bigquery_rows_follow_the_derived_schema():
-    row = crawl_delay.violation_record(
-        KEY, crawl_delay.release(None, [crawl_delay.request_of(verdict(KEY, s, 10.0)) for s in (0, 4)], None).steps[1]
-    )
+    requests = [crawl_delay.request_of(verdict(KEY, s, 10.0)) for s in (0, 4)]
+    ((row,), _) = crawl_delay.rows(KEY, None, requests, timedelta(hours=1))
     inserted = sinks.bigquery_row(row, records.CRAWL_DELAY_VIOLATIONS, beam_timestamps=False)
     assert inserted["ts"] == "2026-11-02T10:00:04Z"
     assert inserted["robots_version"]["effective_from"] == "2026-11-01T00:00:00Z"
@@ -460,8 +459,8 @@ def test_bigquery_rows_follow_the_derived_schema():
 
 
 def test_bundle_files_are_named_by_content_so_a_retry_does_not_duplicate(tmp_path):
-    steps = crawl_delay.release(None, [crawl_delay.request_of(verdict(KEY, s, 10.0)) for s in (0, 4, 4000)], None).steps
-    rows = crawl_delay.window_records(KEY, steps, timedelta(hours=1))
+    requests = [crawl_delay.request_of(verdict(KEY, s, 10.0)) for s in (0, 4, 4000)]
+    _, rows = crawl_delay.rows(KEY, None, requests, timedelta(hours=1))
     columns = records.CRAWL_DELAY_WINDOWS
     first = sinks.write_records_file(str(tmp_path), rows, columns, "jsonl")
     again = sinks.write_records_file(str(tmp_path), rows, columns, "jsonl")

@@ -31,7 +31,7 @@ def test_large_local_input_is_read_in_forked_worker_processes_one_per_core(tmp_p
         assert isinstance(plan.runner, workers.ForkedWorkersRunner)
         assert plan.worker_processes == 2
         assert options.view_as(DirectOptions).direct_running_mode == "multi_processing"
-        spill = Path(plan.crawl_delay_grouping)
+        spill = Path(plan.crawl_delay_grouping.folder)
         assert spill.is_dir()
     assert not spill.exists()
 
