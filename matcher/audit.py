@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
+from datetime import date, datetime
 
 from matcher import agents, identity
+from matcher.addresses import parse_ip
 from matcher.agents import Crawler, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
@@ -23,24 +23,13 @@ from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
 from matcher.ip_ranges import RangeIndex
+from matcher.logformats import LogRecord
 from matcher.reverse_dns import DnsAnswer
 
-__all__ = ["Claim", "Request", "audit", "claim_of", "dns_question", "identity_of"]
+__all__ = ["Claim", "audit", "claim_of", "dns_question", "gets_verdict", "gets_verdict_whatever_the_day", "identity_of"]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)
-
-
-class Request(Protocol):
-    ts: datetime
-    host: str | None
-    client_ip: str
-    method: str
-    path: str
-    status: int | None
-    user_agent: str
-    forwarded_for: str | None
-    x_robots_tag: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -64,6 +53,22 @@ def claim_of(user_agent: str, registry: Registry) -> Claim | None:
     return Claim(token, (token,) if token else (), True)
 
 
+def gets_verdict(claims_crawler: bool, client_ip: str, at: date | datetime, ranges: RangeIndex) -> bool:
+    """Whether `audit` gives a request a verdict: always when it claims a crawler; when it claims
+    none, only from an address in a crawler range on its day."""
+    every_day = gets_verdict_whatever_the_day(claims_crawler, client_ip, ranges)
+    return identity.undeclared(client_ip, at, ranges) is not None if every_day is None else every_day
+
+
+def gets_verdict_whatever_the_day(claims_crawler: bool, client_ip: str, ranges: RangeIndex) -> bool | None:
+    """`gets_verdict` where the request's day does not change it; None where it may. Most clients
+    claim no crawler from an address no crawler range ever held: one answer for all their days."""
+    if claims_crawler:
+        return True
+    address = parse_ip(client_ip)
+    return None if address is not None and ranges.ever_holds(address) else False
+
+
 def identity_of(
     claim: Claim | None,
     client_ip: str,
@@ -79,7 +84,7 @@ def identity_of(
     return identity.verify(claim.registered, client_ip, at, ranges, dns)
 
 
-def dns_question(request: Request, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
+def dns_question(request: LogRecord, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
     """The address whose reverse DNS `audit` will look up for this request, if any."""
     crawler = registry.identify(request.user_agent)
     if crawler is None:
@@ -89,7 +94,7 @@ def dns_question(request: Request, registry: Registry, ranges: RangeIndex, proxi
 
 
 def audit(
-    request: Request,
+    request: LogRecord,
     source: str,
     registry: Registry,
     ranges: RangeIndex,
@@ -103,13 +108,13 @@ def audit(
     `proxies` picks the client address of an X-Forwarded-For chain; `dns` holds the reverse DNS
     of the addresses `dns_question` names (None: DNS off); `pages` is the page-directives table,
     read with the request's own X-Robots-Tag values for the separate indexing facet. The host
-    is written in its one form (`hosts.host_key`), however the log spelled it.
+    is written in its one form (`hosts.host_key`), however the record spells it.
     """
     claim = claim_of(request.user_agent, registry)
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
-    who = identity_of(claim, client_ip, request.ts, ranges, dns)
-    if who is None:
+    if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
         return None
+    who = identity_of(claim, client_ip, request.ts, ranges, dns)
     claim = claim or Claim(None, (), True)
     host = (host_key(request.host) or None) if request.host else None
     judgement = _judge(history, request, claim)
@@ -138,7 +143,7 @@ def audit(
     }
 
 
-def _judge(history: HostHistory | None, request: Request, claim: Claim) -> Judgement:
+def _judge(history: HostHistory | None, request: LogRecord, claim: Claim) -> Judgement:
     if history is None:
         return Judgement(UNKNOWN, "unknown-host" if request.host else "no-host")
     return history.judge(request.ts, claim.tokens, request.path, claim.catch_all)

@@ -15,13 +15,11 @@ from datetime import date, timedelta
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
-from matcher.audit import audit, claim_of, dns_question
+from matcher.audit import audit, claim_of, dns_question, gets_verdict, gets_verdict_whatever_the_day
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
-from matcher.hosts import host_key
-from matcher.addresses import parse_ip, request_day
-from matcher.identity import undeclared
+from matcher.addresses import request_day
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
 from matcher.bounded import BoundedCache, Lru
@@ -33,6 +31,7 @@ VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
 MAX_HISTORIES = 1024
 # Distinct User-Agents, and distinct (address, day) pairs, whose answers a worker remembers.
 MAX_REMEMBERED = 1 << 17
+_UNKNOWN = object()  # a cache miss where None is an answer
 
 
 @dataclass(frozen=True)
@@ -135,14 +134,14 @@ class LineAuditor:
     _parse: object = field(default=None, init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
     _claims: BoundedCache[str, bool] = field(init=False, repr=False)
-    _ever_in_ranges: BoundedCache[str, bool] = field(init=False, repr=False)
-    _in_ranges: BoundedCache[tuple[str, date], bool] = field(init=False, repr=False)
+    _verdict_every_day: tuple[BoundedCache[str, bool | None], ...] = field(init=False, repr=False)
+    _verdict_on_day: BoundedCache[tuple[bool, str, date], bool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._histories = Lru(self.max_histories)
         self._claims = BoundedCache(MAX_REMEMBERED)
-        self._ever_in_ranges = BoundedCache(MAX_REMEMBERED)
-        self._in_ranges = BoundedCache(MAX_REMEMBERED)
+        self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
+        self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parser are rebuilt on each worker.
@@ -189,26 +188,24 @@ class LineAuditor:
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
 
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
-        """What `audit` answers with None: a request that claims no crawler, from an address in
-        no crawler range on its day; remembered per User-Agent, per address and per (address, day)."""
+        """What `audit` answers with None (`gets_verdict`), remembered per User-Agent, per (claim,
+        address) and per (claim, address, day)."""
         claims = self._claims.get(skimmed.user_agent)
         if claims is None:
             claims = self._claims[skimmed.user_agent] = claim_of(skimmed.user_agent, self.registry) is not None
-        if claims:
-            return False
         client = self.proxies.client(skimmed.client_ip, skimmed.forwarded_for)
-        # Most senders are in no crawler range of any day: one lookup per address settles them.
-        ever_in_ranges = self._ever_in_ranges.get(client)
-        if ever_in_ranges is None:
-            address = parse_ip(client)
-            ever_in_ranges = self._ever_in_ranges[client] = address is not None and self.ranges.ever_holds(address)
-        if not ever_in_ranges:
-            return True
-        key = (client, request_day(skimmed.ts))
-        in_ranges = self._in_ranges.get(key)
-        if in_ranges is None:
-            in_ranges = self._in_ranges[key] = undeclared(key[0], key[1], self.ranges) is not None
-        return not in_ranges
+        # one cache per claim (False, True), so a line costs a lookup by address alone
+        known = self._verdict_every_day[claims]
+        every_day = known.get(client, _UNKNOWN)
+        if every_day is _UNKNOWN:
+            every_day = known[client] = gets_verdict_whatever_the_day(claims, client, self.ranges)
+        if every_day is not None:
+            return not every_day
+        key = (claims, client, request_day(skimmed.ts))
+        verdict = self._verdict_on_day.get(key)
+        if verdict is None:
+            verdict = self._verdict_on_day[key] = gets_verdict(*key, self.ranges)
+        return not verdict
 
     def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
         """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
@@ -239,13 +236,12 @@ class LineAuditor:
         return self._parse
 
     def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
-        key = host_key(host) if host else None
-        entry = robots_by_host.get(key) if key else None
+        entry = robots_by_host.get(host) if host else None
         if entry is None:
             return None
-        cached = self._histories.get(key)
+        cached = self._histories.get(host)
         if cached is not None and cached[0] == entry.fingerprint:
             return cached[1]
         history = HostHistory(entry.versions, error_limit=self.error_limit, grace=self.grace)
-        self._histories.put(key, (entry.fingerprint, history))
+        self._histories.put(host, (entry.fingerprint, history))
         return history

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from matcher.logformats.fields import encodable, normalize_host
+from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import JSON_FIELDS, PRESETS, JsonParser, check_mapping
 from matcher.logformats.record import LogParseError, LogRecord, Skim
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
@@ -52,7 +52,7 @@ from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_ti
 
 __all__ = [
     "FORMATS", "JSON_FIELDS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
-    "clf_timestamp", "encodable", "epoch_timestamp", "iso_timestamp", "normalize_host", "parser_for",
+    "clf_timestamp", "encodable", "epoch_timestamp", "iso_timestamp", "parser_for",
 ]
 
 FORMATS: tuple[str, ...] = (
@@ -76,7 +76,7 @@ def parser_for(
     nor an absolute-form target). `mapping` (our field -> dotted source path) is
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
     """
-    host = normalize_host(default_host)
+    host = logged_host(default_host)
     if format_name in TEXT_LAYOUTS:
         if mapping:
             raise ValueError(f"format {format_name!r} is not JSON and takes no field mapping")

@@ -1,5 +1,5 @@
 """Fields of a log line as written -> as audited: escapes undone, the request line split, the
-target's path and authority, the host without its port."""
+target's path and authority, the host in its one form."""
 from __future__ import annotations
 
 import re
@@ -7,6 +7,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from urllib.parse import quote
 
+from matcher.hosts import host_key
 from matcher.logformats.record import LogParseError
 
 # ------------------------------------------------------------- field helpers
@@ -108,19 +109,13 @@ def target_path(target: str) -> tuple[str, str | None]:
     raise LogParseError("bad-target", f"target is neither a path nor an http(s) URL: {target[:80]!r}")
 
 
-@lru_cache(maxsize=1024)
-def normalize_host(value: str | None) -> str | None:
-    """Lower-case host without port; "[v6]:port" keeps its brackets; "-"/"" -> None."""
-    text = (value or "").strip().lower()
-    if text in ("", "-"):
+@lru_cache(maxsize=4096)
+def logged_host(value: str | None) -> str | None:
+    """A host as a log writes it, in the one form hosts are compared in (`hosts.host_key`); None
+    when the log names none: no field, "-", "" or nothing of a host ("." or ":443")."""
+    if value is None or value.strip() in ("", "-"):
         return None
-    if text[0] == "[":
-        end = text.find("]")
-        return text[: end + 1] if end > 0 else text
-    head, colon, port = text.rpartition(":")
-    if colon and ":" not in head and (port.isdecimal() or not port):
-        return head or None
-    return text  # no port, or a bare IPv6 address
+    return host_key(value) or None
 
 
 def cleaned_line(line: str) -> str:

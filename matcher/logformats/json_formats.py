@@ -9,7 +9,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from matcher.logformats.fields import cleaned_line, encodable, normalize_host, request_line, target_path
+from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_line, target_path
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
@@ -165,7 +165,7 @@ class JsonParser:
         host = _json_str(values.get("host"), "host")
         return LogRecord(
             ts,
-            normalize_host(host) or normalize_host(target_host) or self.default_host,
+            logged_host(host) or logged_host(target_host) or self.default_host,
             client_ip,
             method,
             target,

@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 @dataclass(frozen=True, init=False)
 class LogRecord:
-    """One request as logged, with the timestamp in UTC and the host lower-cased without port.
+    """One request as logged, with the timestamp in UTC and the host in its one form
+    (`hosts.host_key`: lower case, no trailing dot, no port), None when the line names none.
 
     `target` is the request target as written; `path` is its path+?query (equal to
     `target` for origin-form, the part after the authority for absolute-form).

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from matcher.logformats.fields import cleaned_line, normalize_host, request_line, target_path, unescaped_text
+from matcher.logformats.fields import cleaned_line, logged_host, request_line, target_path, unescaped_text
 from matcher.logformats.record import LogParseError, LogRecord, Skim
 from matcher.logformats.timestamps import clf_timestamp
 
@@ -108,7 +108,7 @@ class TextParser:
         path, target_host = target_path(target)
         return LogRecord(
             ts,
-            normalize_host(host) or normalize_host(target_host) or self.default_host,
+            logged_host(host) or logged_host(target_host) or self.default_host,
             client_ip,
             method,
             target,

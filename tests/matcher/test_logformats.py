@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import BINGBOT, GOOGLEBOT
+from matcher.hosts import host_key
 from matcher.logformats import FORMATS, LogParseError, LogRecord, parser_for
 
 UTC = timezone.utc
@@ -89,6 +90,25 @@ def test_host_field_dash_falls_back_to_default_host():
     line = f'- 203.0.113.9 - - [10/Oct/2026:13:55:36 -0700] "GET / HTTP/1.0" 200 1 "-" "{BINGBOT}"'
     assert parser_for("host_combined", default_host="example.com")(line).host == "example.com"
     assert parser_for("host_combined")(line).host is None
+
+
+@pytest.mark.parametrize(("field", "host"), [
+    ("WWW.Example.COM.:8080", "www.example.com"),
+    ("[2001:DB8:0::1]:443", "[2001:db8::1]"),
+    ("2001:db8::1", "[2001:db8::1]"),
+    ("example.com:https", "example.com:https"),  # not a port
+    ("example.com:\u0663", "example.com:\u0663"),  # nor are digits other than ASCII
+])
+def test_the_host_field_is_kept_in_the_form_robots_tables_are_keyed_by(field, host):
+    line = f'{field} 203.0.113.9 - - [10/Oct/2026:13:55:36 -0700] "GET / HTTP/1.0" 200 1 "-" "{BINGBOT}"'
+    assert parser_for("host_combined")(line).host == host == host_key(field)
+
+
+@pytest.mark.parametrize("field", ["-", ".", ":443", "..:80"])
+def test_a_host_field_with_nothing_of_a_host_falls_back_to_the_target_authority(field):
+    line = f'{field} 203.0.113.9 - - [10/Oct/2026:13:55:36 -0700] "GET http://Shop.Example/x HTTP/1.1" 200 1 "-" "-"'
+    assert parser_for("host_combined")(line).host == "shop.example"
+    assert parser_for("host_combined")(line.replace("http://Shop.Example", "")).host is None
 
 
 def test_nginx_main_format_trailing_forwarded_for():
