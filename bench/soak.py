@@ -19,7 +19,7 @@ between two polls every window with data is released, and a file arriving after 
 release is late however small the delay; its requests then go to the dead letters
 (`late-beyond-allowed-lateness`) and the crawl-delay tables differ from a batch run's. Locally
 the default is 0, and each file holds whole windows; the in-order placement of requests late
-within the allowed lateness is proven by the TestStream tests of `tests/test_streaming.py`.
+within the allowed lateness is proven by the TestStream tests of `tests/pipeline/graph/test_streaming.py`.
 
 The local runner's own memory grows while a streaming job runs, whatever the job: a bare `Watch`
 of an empty folder grows by megabytes a second (measured with Beam 2.77; mostly native memory, not

@@ -55,9 +55,8 @@ class RobotsByHost(dict[str, HostVersions]):
     """The robots table as the audit reads it: host -> its versions.
 
     It pickles compressed: Beam pickles a graph's values several times over, each time through
-    bz2 at its slowest setting, and robots.txt bodies made that seconds of every run. It is
-    compressed once, when first pickled (four times before, 0.15 s of a run's start): the table
-    is not changed once read."""
+    bz2 at its slowest setting, which robots.txt bodies make slow. It is compressed once, when
+    first pickled (the table is not changed once read); bench/README.md has the figures."""
 
     def __reduce__(self):
         packed = self.__dict__.get("_packed")

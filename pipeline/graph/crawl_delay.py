@@ -30,9 +30,8 @@ written as usual, since verdicts do not depend on order. A request behind the wa
 window its key has not released yet (a key that was quiet) is still placed exactly.
 
 Bounded input. A batch watermark jumps from the start to the end of time in one step, so a
-release per window would re-read a key's whole buffer once per window (measured: 50,000
-requests of 20 keys over 72 hourly windows, 100 s against 11 s for the same pipeline without the
-step), and nothing can be late. So a batch run groups each key's requests and releases them
+release per window would re-read a key's whole buffer once per window (ten times slower on
+hourly windows; bench/README.md), and nothing can be late. So a batch run groups each key's requests and releases them
 once, with the same `crawl_delay.rows`. Only packed requests are grouped, never the verdicts.
 The grouping is a parameter with `GroupByKey`'s contract: a local runner, which holds a grouped
 collection whole in its own memory, passes one that groups on disk (`pipeline/local/spill.py`).

@@ -38,7 +38,8 @@ class VerdictBatchCoder(coders.Coder):
     """Verdict batches encoded as Beam encodes any list, sized from a few of their verdicts.
 
     Beam samples the encoded size of elements for its metrics, some forty elements per worker in a
-    million-line run, and encoding a whole batch of 600 verdicts for that took 7.5 ms a sample."""
+    million-line run, and encoding a whole batch of hundreds of verdicts for each sample costs
+    more than the step it measures (bench/README.md)."""
 
     _SIZED_FROM = 8
     _encoding = coders.FastPrimitivesCoder()
@@ -198,9 +199,9 @@ class AuditLogLines(beam.PTransform):
     order of auditing a line, and every consumer (the sinks, the summaries, the crawl-delay
     audit) works through a list as cheaply as through single elements.
 
-    The DNS answers are a dict side input rather than joined to the lines by address: at 100,000
-    and 1,000,000 distinct addresses the join took 2.5x and 1.6x as long on the DirectRunner, for
-    a lower peak memory only at a million (2.5 GiB against 3.6; `bench/dns_join_bench.py`)."""
+    The DNS answers are a dict side input rather than joined to the lines by address: the join
+    was slower at every size measured, for a lower peak memory only at a million distinct
+    addresses (`bench/dns_join_bench.py`; the figures are in bench/README.md)."""
 
     def __init__(
         self,

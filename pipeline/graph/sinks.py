@@ -115,8 +115,8 @@ class WriteWholeTables(beam.PTransform):
     the file `NAME.json`. For tables that stay small whatever the log holds.
 
     Beam's file sinks take four steps of their own per table (initialise, write, pre-finalise,
-    finalise), and a local runner runs each step on every worker; for seven small tables that
-    was about a second of a 1M-line run. One grouping keyed by table serves them all here. Rows
+    finalise), and a local runner runs each step on every worker, which for seven small tables
+    was a measurable part of a run (bench/README.md). One grouping keyed by table serves them all here. Rows
     of JSON tables and documents are encoded before the grouping, which then moves bytes. An
     empty table gets its file with no rows, as the file sinks give it; a retried write writes the
     same file again."""

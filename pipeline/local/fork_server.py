@@ -1,8 +1,8 @@
 """Worker processes of a local run forked from a process that has already imported them.
 
 A worker process of the local runner is a fresh interpreter that imports Beam and the audit's
-modules before it can take its first bundle: about a second of a million-line run's fifteen,
-which the launching process spent waiting. A fork server is started
+modules before it can take its first bundle, time the launching process spent waiting
+(bench/README.md has the figures). A fork server is started
 as the run begins and imports all of that while the launching process reads the robots table and
 builds the graph. The runner's worker command becomes `pipeline/local/worker_stand_in.py`, which asks
 the server for a worker: the server forks one that takes over the stand-in's environment, working
@@ -168,6 +168,6 @@ def _beam_worker(preload: Sequence[str]) -> Callable[[], object]:
 
 if __name__ == "__main__":
     serve(sys.argv[1], functools.partial(_beam_worker, sys.argv[2:]))
-    # Beam's modules are not torn down one by one: that took the launching process, which waits, 0.4 s.
+    # Beam's modules are not torn down one by one: the launching process waits for that.
     sys.stdout.flush()
     os._exit(0)

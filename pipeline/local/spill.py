@@ -1,7 +1,7 @@
 """Grouping on disk, for a local batch run: `GroupByKey`'s contract, with the values through files.
 
 A local runner holds a grouped collection whole in its own memory, and then in a worker's as it
-hands it over: a 10M-line run's crawl-delay packs grew the launching process by 170 MB. So
+hands it over, so a large run's crawl-delay packs grew the launching process with the log. So
 `GroupOnDisk` has each bundle append its (key, value) records to one file per shard of the keys,
 groups only the files' names, and reads one shard's files back at a time, yielding each of its
 keys with its values. It takes KV[key, bytes] and gives (key, list of bytes), as `GroupByKey`
@@ -24,8 +24,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 __all__ = ["SPILL_SHARDS", "GroupOnDisk", "SpillFn", "grouping_on_disk", "shard_of", "spilled_values"]
 
-# Shards of the keys: a shard's values are what is held in memory at once, a 64th of all: 9.6 MB of
-# crawl-delay packs were spilled at 1M lines, so 1.5 MB a shard at 10M.
+# Shards of the keys: a shard's values are what is held in memory at once, a 64th of all.
 SPILL_SHARDS = 64
 _RECORD_LENGTH = 4  # bytes of the length before each (key, value) record of a spilled file
 _RECORDS = coders.FastPrimitivesCoder()
