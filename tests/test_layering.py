@@ -92,9 +92,31 @@ def test_no_import_cycle():
         visit(module, ())
 
 
+def _folder(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith("pipeline.")))
+def test_each_pipeline_folder_imports_only_the_folders_below_it(module):
+    allowed = PIPELINE_FOLDERS[_folder(module)]
+    wrong = sorted(name for name in GRAPH[module] if name.startswith("pipeline.") and _folder(name) not in allowed)
+    assert not wrong, f"{module} imports {wrong}"
+
+
+def test_every_pipeline_module_lives_in_a_folder_of_its_role():
+    loose = sorted(m for m in MODULES if m.startswith("pipeline.") and _folder(m) not in PIPELINE_FOLDERS)
+    assert not loose, f"pipeline modules outside the folders: {loose}"
+
+
 def test_the_subpackages_are_seen():
     assert "pipeline.evidence.resolvers" in GRAPH
     assert "pipeline.evidence.captures" in GRAPH["pipeline.evidence.wayback"]
+
+
+def test_the_command_line_answers_without_loading_beam():
+    """`check`, `lint`, `history` and the parser itself never wait for Beam's import."""
+    code = "import sys, pipeline.cli.main; sys.exit('apache_beam' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
 
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith(WITHOUT_BEAM)))

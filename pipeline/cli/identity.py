@@ -18,7 +18,7 @@ from matcher.identity import IdentityResult, reverse_dns_address
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
 from pipeline.evidence.resolvers import build_resolver
-from pipeline.report.terminal import printable, printable_json
+from matcher.printable import printable, printable_json
 
 
 def verify(args: argparse.Namespace) -> int:

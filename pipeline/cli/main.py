@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from pipeline.cli.errors import EXIT_ERROR, EXIT_OK, InputError, UsageError
 from pipeline.cli.parser import PROGRAM, parser
-from pipeline.report.terminal import printable
+from matcher.printable import printable
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from matcher import agents, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
-from pipeline.report.terminal import printable, printable_json
+from matcher.printable import printable, printable_json
 
 
 def read_bytes(path: str) -> bytes:

@@ -16,7 +16,7 @@ import sys
 
 from matcher.directives import PageDirectives, PageDirectivesError, page_directives_from_row
 from pipeline.evidence.json_table import json_rows, problem_list
-from pipeline.report.terminal import printable
+from matcher.printable import printable
 
 
 def read_page_directives(location: str) -> list[PageDirectives]:

@@ -25,6 +25,7 @@ from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
 from matcher.line_auditor import LineAuditor, robots_by_host
+from matcher.printable import printable
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
     COUNTS_TABLE,
@@ -72,7 +73,7 @@ def build(
     auditor = line_auditor(settings)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
     for problem in auditor.ranges.problems:
-        print(f"crawl-audit: ranges: {problem}", file=sys.stderr)
+        print(f"crawl-audit: ranges: {printable(problem)}", file=sys.stderr)
     dns = dns_settings(settings.identity, auditor.registry)
     if settings.streaming:
         if dns is not None and dns.record and not isinstance(dns.resolver, LiveResolver):

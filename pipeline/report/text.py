@@ -8,7 +8,7 @@ from typing import Sequence
 
 from matcher import records
 from pipeline.tables import reading as tables
-from pipeline.report.terminal import printable
+from matcher.printable import printable
 from pipeline.tables.run_folder import read_manifest
 
 _COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")

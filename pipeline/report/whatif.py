@@ -23,7 +23,7 @@ from matcher.agents import Registry
 from matcher.hosts import host_key
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline.tables import reading as tables
-from pipeline.report.terminal import printable
+from matcher.printable import printable
 from pipeline.tables.run_folder import write_whole
 
 FOLDER = "whatif"

@@ -11,42 +11,16 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from config.registry import default_registry
 from matcher.identity import DNS_OFF_EVIDENCE, IdentityResult, reverse_dns_address, undeclared, verify
-from matcher.ip_ranges import RangeIndex, build_range_index
+from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer, Lookup
 
-JAN, JUN = date(2026, 1, 1), date(2026, 6, 1)
-OPERATORS = {name: s.operator for name, s in default_registry().range_sources.items()}
-
-
-def _doc(*prefixes: str) -> dict:
-    """An operator-shaped file holding `prefixes`."""
-    entries = [{"ipv6Prefix" if ":" in p else "ipv4Prefix": p} for p in prefixes]
-    return {"creationTime": "2026-01-01T00:00:00Z", "prefixes": entries}
-
-
-def _index(*documents) -> RangeIndex:
-    return build_range_index(documents, OPERATORS)
+from range_fixtures import JAN, JUN, at, crawler, range_document, range_index, sample_index
 
 
 @pytest.fixture(scope="module")
 def index() -> RangeIndex:
-    return _index(
-        ("google-common-crawlers", JAN, _doc("192.0.2.0/24", "2001:db8:1::/48")),
-        ("google-common-crawlers", JUN, _doc("198.51.100.0/24", "2001:db8:2::/48")),
-        ("bingbot", JAN, _doc("203.0.113.0/26")),
-        ("openai-gptbot", JAN, _doc("203.0.113.128/25", "203.0.113.192/27")),
-        ("anthropic", JAN, _doc("203.0.113.64/27")),
-    )
-
-
-def crawler(name: str):
-    return default_registry().get(name)
-
-
-def at(day: str) -> datetime:
-    return datetime.fromisoformat(day + "T12:00:00+00:00")
+    return sample_index()
 
 
 # ----------------------------------------------------------------------------- verified
@@ -154,7 +128,7 @@ def test_invalid_client_ip_is_unverified_not_spoofed(index, ip):
 
 
 def test_no_snapshot_loaded_is_never_spoofed():
-    empty = _index()
+    empty = range_index()
     perplexity = verify(crawler("PerplexityBot"), "192.0.2.7", at("2026-03-01"), empty)
     assert perplexity == IdentityResult(
         "unverified", "ip-range", "no range snapshot for perplexitybot", "Perplexity"
@@ -166,7 +140,7 @@ def test_no_snapshot_loaded_is_never_spoofed():
 
 def test_partly_loaded_sources_do_not_prove_a_fake():
     # FeedFetcher-Google is published in three files; only one is loaded here
-    partial = _index(("google-user-triggered-fetchers", JAN, _doc("192.0.2.0/24")))
+    partial = range_index(("google-user-triggered-fetchers", JAN, range_document("192.0.2.0/24")))
     fetcher = crawler("FeedFetcher-Google")
     assert verify(fetcher, "192.0.2.9", at("2026-03-01"), partial).status == "verified"
     missed = verify(fetcher, "198.51.100.9", at("2026-03-01"), partial)
@@ -175,10 +149,10 @@ def test_partly_loaded_sources_do_not_prove_a_fake():
 
 
 def test_spoofed_evidence_names_every_source_checked():
-    full = _index(
-        ("google-user-triggered-fetchers", JAN, _doc("192.0.2.0/24")),
-        ("google-user-triggered-fetchers-google", JUN, _doc("192.0.2.0/24")),
-        ("google-user-triggered-agents", JAN, _doc("192.0.2.0/24")),
+    full = range_index(
+        ("google-user-triggered-fetchers", JAN, range_document("192.0.2.0/24")),
+        ("google-user-triggered-fetchers-google", JUN, range_document("192.0.2.0/24")),
+        ("google-user-triggered-agents", JAN, range_document("192.0.2.0/24")),
     )
     result = verify(crawler("Google-Read-Aloud"), "198.51.100.9", at("2026-07-01"), full)
     assert result.status == "spoofed"
@@ -231,7 +205,7 @@ def _answer(ip: str, *ptr: str, forward: dict | None = None, error: str | None =
 
 def _dns_verify(name: str, ip: str, answer: DnsAnswer | None, ranges: RangeIndex | None = None) -> IdentityResult:
     answers = {} if answer is None else {answer.ip: answer}
-    return verify(crawler(name), ip, at("2026-03-01"), ranges or _index(), answers)
+    return verify(crawler(name), ip, at("2026-03-01"), ranges or range_index(), answers)
 
 
 GOOD = _answer("192.0.2.10", "crawl-192-0-2-10.googlebot.com", forward={"crawl-192-0-2-10.googlebot.com": ["192.0.2.10"]})

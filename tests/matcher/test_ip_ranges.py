@@ -7,48 +7,22 @@ operator's real ranges.
 from __future__ import annotations
 
 import ipaddress
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from config.registry import default_registry
 from matcher.addresses import parse_ip
 from matcher.identity import undeclared, verify
 from matcher.ip_ranges import BROADEST_PREFIX, RangeHit, RangeIndex, build_range_index, parse_snapshot
 
-JAN, JUN = date(2026, 1, 1), date(2026, 6, 1)
-OPERATORS = {name: s.operator for name, s in default_registry().range_sources.items()}
-
-
-def _doc(*prefixes: str) -> dict:
-    """An operator-shaped file holding `prefixes`."""
-    entries = [{"ipv6Prefix" if ":" in p else "ipv4Prefix": p} for p in prefixes]
-    return {"creationTime": "2026-01-01T00:00:00Z", "prefixes": entries}
-
-
-def _index(*documents) -> RangeIndex:
-    return build_range_index(documents, OPERATORS)
+from range_fixtures import JAN, JUN, OPERATORS, at, crawler, range_document, range_index, sample_index
 
 
 @pytest.fixture(scope="module")
 def index() -> RangeIndex:
-    return _index(
-        ("google-common-crawlers", JAN, _doc("192.0.2.0/24", "2001:db8:1::/48")),
-        ("google-common-crawlers", JUN, _doc("198.51.100.0/24", "2001:db8:2::/48")),
-        ("bingbot", JAN, _doc("203.0.113.0/26")),
-        ("openai-gptbot", JAN, _doc("203.0.113.128/25", "203.0.113.192/27")),
-        ("anthropic", JAN, _doc("203.0.113.64/27")),
-    )
-
-
-def crawler(name: str):
-    return default_registry().get(name)
-
-
-def at(day: str) -> datetime:
-    return datetime.fromisoformat(day + "T12:00:00+00:00")
+    return sample_index()
 
 
 @pytest.mark.parametrize(
@@ -64,7 +38,7 @@ def test_an_address_is_ever_held_exactly_when_some_day_finds_it_in_a_range(index
 
 
 def test_invisible_characters_in_prefixes_are_dropped():
-    index = _index(("bingbot", JAN, _doc("\u200b203.0.113.0/26\u200b", " 2001:db8:5::/48\ufeff")))
+    index = range_index(("bingbot", JAN, range_document("\u200b203.0.113.0/26\u200b", " 2001:db8:5::/48\ufeff")))
     assert not index.problems
     assert verify(crawler("bingbot"), "203.0.113.1", JAN, index).status == "verified"
     assert verify(crawler("bingbot"), "2001:db8:5::1", JAN, index).status == "verified"
@@ -73,7 +47,7 @@ def test_invisible_characters_in_prefixes_are_dropped():
 def test_bad_prefixes_are_reported_and_the_rest_kept():
     document = {"prefixes": [{"ipv4Prefix": "203.0.113.0/26"}, {"ipv4Prefix": "300.1.1.0/24"},
                              {"ipv6Prefix": 42}, "203.0.113.64/26", {}]}
-    index = _index(("bingbot", JAN, document))
+    index = range_index(("bingbot", JAN, document))
     assert len(index.problems) == 4
     assert all(p.startswith("bingbot/2026-01-01.json: prefixes[") for p in index.problems)
     assert verify(crawler("bingbot"), "203.0.113.1", JAN, index).status == "verified"
@@ -81,17 +55,17 @@ def test_bad_prefixes_are_reported_and_the_rest_kept():
 
 @pytest.mark.parametrize("document", [{"prefixes": []}, {"creationTime": "x"}, [], "garbage"])
 def test_unusable_file_is_skipped_so_the_previous_snapshot_stays(document):
-    index = _index(("bingbot", JAN, _doc("203.0.113.0/26")), ("bingbot", JUN, document))
+    index = range_index(("bingbot", JAN, range_document("203.0.113.0/26")), ("bingbot", JUN, document))
     assert [s.taken for s in index.snapshots("bingbot")] == [JAN]
     assert index.problems and index.problems[-1].startswith("bingbot/2026-06-01.json")
     assert verify(crawler("bingbot"), "203.0.113.1", at("2026-07-01"), index).status == "verified"
 
 
 def test_unknown_source_and_duplicate_day_are_reported():
-    index = _index(
-        ("no-such-source", JAN, _doc("192.0.2.0/24")),
-        ("bingbot", JAN, _doc("203.0.113.0/26")),
-        ("bingbot", JAN, _doc("198.51.100.0/24")),
+    index = range_index(
+        ("no-such-source", JAN, range_document("192.0.2.0/24")),
+        ("bingbot", JAN, range_document("203.0.113.0/26")),
+        ("bingbot", JAN, range_document("198.51.100.0/24")),
     )
     assert index.sources == ("bingbot",)
     assert len(index.problems) == 2
@@ -99,7 +73,7 @@ def test_unknown_source_and_duplicate_day_are_reported():
 
 def test_lookup_probes_each_prefix_length_once_not_each_prefix():
     many = [f"10.{a}.{b}.0/24" for a in range(40) for b in range(50)]
-    index = _index(("bingbot", JAN, _doc(*many, "10.200.0.0/16")))
+    index = range_index(("bingbot", JAN, range_document(*many, "10.200.0.0/16")))
     snapshot = index.snapshot_at("bingbot", JAN)
     assert snapshot.size == 2001
     assert len(snapshot.table.levels[4]) == 2  # two prefix lengths, two dict probes
@@ -109,7 +83,7 @@ def test_lookup_probes_each_prefix_length_once_not_each_prefix():
 
 
 def test_a_snapshot_reports_its_hits_with_the_evidence_a_verdict_shows():
-    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, _doc("203.0.113.0/26", "2001:db8:5::/48"))
+    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, range_document("203.0.113.0/26", "2001:db8:5::/48"))
     assert problems == ()
     assert (snapshot.source, snapshot.operator, snapshot.taken, snapshot.size) == ("bingbot", "Microsoft", JAN, 2)
     assert snapshot.label == "bingbot snapshot 2026-01-01"
@@ -121,7 +95,7 @@ def test_a_snapshot_reports_its_hits_with_the_evidence_a_verdict_shows():
 
 
 def test_a_prefix_with_host_bits_set_stands_for_its_network():
-    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, _doc("203.0.113.77/26"))
+    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, range_document("203.0.113.77/26"))
     assert problems == ()
     assert snapshot.find(parse_ip("203.0.113.70")).prefix == "203.0.113.64/26"
     assert snapshot.find(parse_ip("203.0.113.1")) is None
@@ -133,7 +107,7 @@ def test_a_prefix_with_host_bits_set_stands_for_its_network():
      (f"2000::/{BROADEST_PREFIX[6]}", f"2000::/{BROADEST_PREFIX[6] - 1}", 6)],
 )
 def test_a_prefix_broader_than_any_one_organisation_holds_is_refused(broadest, too_broad, version):
-    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, _doc(broadest, too_broad, "0.0.0.0/0", "::/0"))
+    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, range_document(broadest, too_broad, "0.0.0.0/0", "::/0"))
     assert snapshot.size == 1
     assert problems[0] == (
         f"bingbot/2026-01-01.json: prefixes[1] {too_broad} is broader than /{BROADEST_PREFIX[version]},"
@@ -156,8 +130,8 @@ def test_a_file_without_a_usable_prefix_is_dropped_and_said_so():
 
 def test_the_index_orders_snapshots_by_day_whatever_the_input_order_and_keeps_given_problems():
     index = build_range_index(
-        [("bingbot", JUN, _doc("198.51.100.0/24")), ("anthropic", JAN, _doc("192.0.2.0/24")),
-         ("bingbot", JAN, _doc("203.0.113.0/26"))],
+        [("bingbot", JUN, range_document("198.51.100.0/24")), ("anthropic", JAN, range_document("192.0.2.0/24")),
+         ("bingbot", JAN, range_document("203.0.113.0/26"))],
         OPERATORS,
         problems=["ranges/README: not a source folder; ignored"],
     )
@@ -200,7 +174,7 @@ def _reference_in_force(plan, source: str, day: date):
 @settings(max_examples=150, deadline=None)
 @given(plans, addresses, st.integers(-2, 24))
 def test_lookups_agree_with_brute_force(plan, address, day_offset):
-    index = _index(*((name, FIRST_DAY + timedelta(offset), _doc(*map(str, nets))) for name, offset, nets in plan))
+    index = range_index(*((name, FIRST_DAY + timedelta(offset), range_document(*map(str, nets))) for name, offset, nets in plan))
     day = FIRST_DAY + timedelta(day_offset)
     containing = {}
     for source in SOURCES:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+__all__ = ["printable", "printable_json"]
+
 
 def printable(text: str) -> str:
     """`text` with every non-printable character (other than the space) escaped."""

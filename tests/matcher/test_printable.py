@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 from pipeline.report import text as report
 from pipeline.cli.main import main
-from pipeline.report.terminal import printable, printable_json
+from matcher.printable import printable, printable_json
 from helpers import crawl_audit
 
 HOSTILE = "evil\x1b]0;owned\x07\x1b[2J\x9b31m\x7f\u202e\ud800\n\r\tend"
