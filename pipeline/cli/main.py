@@ -12,6 +12,7 @@ Exit codes:
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -37,9 +38,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         return _said(str(error))
     except BrokenPipeError:
-        # The reader (`| head`) has what it wanted; that is not a failure.
-        sys.stderr.close()
-        return EXIT_OK
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of stdout (`| head`) has what it wanted and left; that is not a failure. What is
+    still buffered for it goes nowhere, so leaving does not fail on it again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_OK
 
 
 def _said(message: str) -> int:

@@ -89,7 +89,10 @@ def _identity_commands(commands) -> None:
     )
     verify.add_argument("ip", metavar="IP", help="client address")
     verify.add_argument("user_agent", metavar="USER_AGENT", help="User-Agent header, or a crawler's product token")
-    verify.add_argument("--dns", default="live", help="live (default), snapshot:FILE (answers recorded by a run) or off")
+    verify.add_argument(
+        "--dns", default="off",
+        help="off (default: published ranges only, as `run`), live, or snapshot:FILE (answers recorded by a run)",
+    )
     verify.add_argument("--dns-server", help="HOST:PORT to ask instead of the system resolver")
     verify.add_argument(
         "--dns-timeout", type=arguments.number(float, 0.001), default=resolvers.DEFAULT_TIMEOUT,

@@ -57,4 +57,6 @@ def lint(args: argparse.Namespace) -> int:
     rf = robots.parse(read_bytes(args.robots_file))
     for diagnostic in rf.diagnostics:
         print(printable(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}"))
+    if not rf.diagnostics:
+        print(printable(f"{args.robots_file}: no findings"))
     return EXIT_FINDINGS if rf.diagnostics else EXIT_OK

@@ -27,6 +27,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             build.run_streaming(settings, options)
             return EXIT_OK
         _run_batch(settings, options)
+    except BrokenPipeError:
+        raise  # the reader of the report left: `main` ends quietly
     except (ValueError, OSError) as error:
         raise InputError(str(error)) from error
     return EXIT_OK

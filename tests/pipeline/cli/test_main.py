@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+from helpers import REPO
 from pipeline.cli.main import EXIT_ERROR, main
 
 ROBOTS = b"# example\nUser-agent: *\nDisallow: /\nUser-agent: Googlebot\nDisallow: /%7Euser/\nAllow: /\n"
@@ -66,9 +70,9 @@ def test_lint_lists_findings_with_line_numbers(tmp_path, capsys):
     ]
 
 
-def test_lint_of_a_clean_file_exits_zero(robots_file, capsys):
+def test_lint_of_a_clean_file_says_so_and_exits_zero(robots_file, capsys):
     assert main(["lint", robots_file]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == f"{robots_file}: no findings\n"
 
 
 def test_run_help_lists_every_option_a_run_reads_with_its_default(capsys):
@@ -98,3 +102,24 @@ def test_run_refuses_bad_identity_flags_at_launch_with_every_other_problem(tmp_p
         " (see crawl-audit run --help)"
     ]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path):
+    """`crawl-audit run ... | head -c 1`: exit 0 and nothing on stderr, though the report was still
+    being printed (unbuffered, so each print meets the closed pipe at once)."""
+    command = [sys.executable, "-c", "import sys; from pipeline.cli.main import main; sys.exit(main(sys.argv[1:]))"]
+    sample = [
+        "run", "--logs", str(REPO / "samples/logs/*.log.gz"), "--log-format", "host_combined",
+        "--robots", str(REPO / "samples/robots/history.jsonl"), "--ranges", str(REPO / "samples/ranges"),
+        "--out", str(tmp_path / "out"), "--runner=FnApiRunner",
+    ]
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    audit = subprocess.run(
+        [*command, *sample], stdout=reader.stdin, stderr=subprocess.PIPE, cwd=REPO, timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    reader.stdin.close()
+    reader.wait(timeout=60)
+    assert audit.returncode == 0, audit.stderr
+    assert b"Broken pipe" not in audit.stderr and b"Traceback" not in audit.stderr
+    assert (tmp_path / "out" / "report.html").exists()

@@ -393,6 +393,13 @@ def test_trusted_proxies_option():
         _identity(["--trusted-proxies=lan"])
 
 
+def test_verify_asks_no_dns_unless_told_as_run_does(tmp_path, capsys):
+    """The same address gets the same identity from `verify` and from `run` with their defaults."""
+    assert crawl_audit(["verify", "192.0.2.10", GOOGLEBOT, f"--ranges={tmp_path}", "--json"]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["identity"] == "unverified" and verdict["evidence"].startswith("dns-off")
+
+
 def test_verify_command_live(dns_server, tmp_path, capsys):
     argv = ["--dns=live", f"--dns-server={dns_server.address}", f"--ranges={tmp_path}"]  # no snapshots
     assert crawl_audit(["verify", "192.0.2.10", GOOGLEBOT, *argv]) == 0
