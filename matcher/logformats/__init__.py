@@ -12,15 +12,22 @@ or raises `LogParseError`, whose `reason` is the dead-letter reason code:
     not-http          the request line is not HTTP at all, e.g. a TLS handshake
                       (logged as "\\x16\\x03\\x01...") sent to a plain-HTTP port
     bad-request-line  it starts like HTTP but has no request target
-    bad-target        the target is neither a path nor an http(s) URL
-                      ("*", "host:443" of CONNECT, scanner junk)
+    asterisk-form     the target is "*" (`OPTIONS *`, a question about the server)
+    authority-form    the target is `host:port` (`CONNECT host:443`, a tunnel)
+    bad-target        the target is neither a path nor an http(s) URL (scanner junk)
     bad-json          the line is not a JSON object
     missing-field     a JSON line lacks a field the mapping requires
     bad-field         a JSON field has the wrong type
     bad-status        the status is not an HTTP status code
 
-None of these is a crawler fetching a page, so none can receive a robots verdict;
-they are dead letters, counted and kept with their raw text.
+None of these is a crawler fetching a page, so none can receive a robots verdict.
+Four of them (`no-request`, `not-http`, `asterisk-form`, `authority-form`:
+`record.NOT_REQUEST_REASONS`) are lines the server wrote as it should that hold no
+request for a resource: they are counted apart as not-requests, by reason. The
+others are dead letters, counted and kept with their raw text.
+
+`detect.rank_formats` scores every format on a sample of lines; `--log-format auto`
+picks a file's format with it.
 
 Text formats (Apache mod_log_config / nginx):
     common          %h %l %u %t "%r" %>s %b
@@ -46,14 +53,17 @@ from collections.abc import Callable, Mapping
 
 from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import JSON_FIELDS, PRESETS, JsonParser, check_mapping
-from matcher.logformats.record import LogParseError, LogRecord, Skim
+from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
 __all__ = [
-    "FORMATS", "JSON_FIELDS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
-    "clf_timestamp", "encodable", "epoch_timestamp", "iso_timestamp", "parser_for",
+    "AUTO", "FORMATS", "JSON_FIELDS", "NOT_REQUEST_REASONS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
+    "clf_timestamp", "encodable", "epoch_timestamp", "is_not_request", "iso_timestamp", "parser_for",
 ]
+
+# Not a format: each file's own is detected from its first lines (`detect`).
+AUTO = "auto"
 
 FORMATS: tuple[str, ...] = (
     "combined",

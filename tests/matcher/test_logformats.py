@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from helpers import BINGBOT, GOOGLEBOT
 from matcher.hosts import host_key
-from matcher.logformats import FORMATS, LogParseError, LogRecord, parser_for
+from matcher.logformats import FORMATS, LogParseError, LogRecord, is_not_request, parser_for
 
 UTC = timezone.utc
 # 2026-10-10T13:55:36-07:00
@@ -228,14 +228,24 @@ def test_nginx_escaped_bytes_in_target():
     (r"\x00\x00\x00", "not-http"),
     ("GET", "bad-request-line"),
     ("GET  /double-space HTTP/1.1", "bad-request-line"),
-    ("CONNECT example.com:443 HTTP/1.1", "bad-target"),
-    ("OPTIONS * HTTP/1.1", "bad-target"),
+    ("CONNECT example.com:443 HTTP/1.1", "authority-form"),
+    ("CONNECT [2001:db8::1]:443 HTTP/1.1", "authority-form"),
+    ("OPTIONS * HTTP/1.1", "asterisk-form"),
     ("GET ftp://example.com/file HTTP/1.1", "bad-target"),
     ("SSH-2.0-OpenSSH_9.6", "bad-request-line"),
 ])
 def test_requests_that_are_not_page_fetches_are_dead_letters(request_line: str, reason: str):
     line = f'198.51.100.23 - - [10/Oct/2026:13:55:36 +0000] "{request_line}" 400 157 "-" "-"'
     assert reason_of(parser_for("combined"), line) == reason
+
+
+@pytest.mark.parametrize(("request_line", "not_request"), [
+    ("-", True), (r"\x16\x03\x01", True), ("CONNECT example.com:443 HTTP/1.1", True), ("OPTIONS * HTTP/1.1", True),
+    ("GET", False), ("GET ftp://example.com/file HTTP/1.1", False), ("SSH-2.0-OpenSSH_9.6", False),
+])
+def test_lines_the_server_wrote_without_a_request_for_a_resource_are_not_requests(request_line, not_request):
+    line = f'198.51.100.23 - - [10/Oct/2026:13:55:36 +0000] "{request_line}" 408 0 "-" "-"'
+    assert is_not_request(reason_of(parser_for("combined"), line)) is not_request
 
 
 # ----------------------------------------------------------------- escapes
@@ -468,7 +478,8 @@ def test_preset_mapping_can_be_extended():
     (cloudflare_line(EdgeResponseBytes="9" * 5000), "bad-field"),
     (cloudflare_line(ClientIP=["66.249.66.1"]), "bad-field"),
     (cloudflare_line(ResponseHeaders={"x-robots-tag": 7}), "bad-field"),
-    (cloudflare_line(ClientRequestURI="*"), "bad-target"),
+    (cloudflare_line(ClientRequestURI="*"), "asterisk-form"),
+    (cloudflare_line(ClientRequestURI="a/b"), "bad-target"),
 ])
 def test_bad_json_lines(line: str, reason: str):
     assert reason_of(parser_for("cloudflare"), line) == reason
