@@ -11,7 +11,7 @@ import hashlib
 import pickle
 import zlib
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
@@ -125,6 +125,8 @@ class LineAuditor:
     # path -> the format detected for it at launch (`log_format` "auto"); a file not named here
     # (one that arrived later in a stream) has its format detected from its first batch seen.
     file_formats: Mapping[str, str] | None = None
+    # the zone of times logged without one (`--log-timezone`)
+    zone: tzinfo = timezone.utc
     registry: Registry
     ranges: RangeIndex
     error_limit: timedelta
@@ -140,6 +142,7 @@ class LineAuditor:
     _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
     _parsers: dict = field(default_factory=dict, init=False, repr=False)
     _detected: Lru[str, str] = field(init=False, repr=False)
+    _file_parsers: Lru[str, object] = field(init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
     _claims: BoundedCache[str, bool] = field(init=False, repr=False)
     _verdict_every_day: tuple[BoundedCache[str, bool | None], ...] = field(init=False, repr=False)
@@ -148,6 +151,7 @@ class LineAuditor:
     def __post_init__(self) -> None:
         self._histories = Lru(self.max_histories)
         self._detected = Lru(MAX_DETECTED_FILES)
+        self._file_parsers = Lru(MAX_DETECTED_FILES)
         self._claims = BoundedCache(MAX_REMEMBERED)
         self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
         self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
@@ -156,7 +160,7 @@ class LineAuditor:
         # Parsed histories and the compiled parsers are rebuilt on each worker.
         state = dict(self.__dict__)
         state["_histories"], state["_parsers"] = Lru(self.max_histories), {}
-        state["_detected"] = Lru(MAX_DETECTED_FILES)
+        state["_detected"], state["_file_parsers"] = Lru(MAX_DETECTED_FILES), Lru(MAX_DETECTED_FILES)
         return state
 
     @property
@@ -268,7 +272,14 @@ class LineAuditor:
                 return None
         parse = self._parsers.get(name)
         if parse is None:
-            parse = self._parsers[name] = parser_for(name, self.default_host, self.field_map)
+            parse = self._parsers[name] = parser_for(name, self.default_host, self.field_map, self.zone)
+        if getattr(parse, "per_file", False):
+            # a format whose directives steer the lines after them: each file has its own parser
+            own = self._file_parsers.get(path)
+            if own is None:
+                own = parser_for(name, self.default_host, self.field_map, self.zone)
+                self._file_parsers.put(path, own)
+            return own
         return parse
 
     def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:

@@ -85,7 +85,8 @@ def _split_request_line(line: str) -> tuple[str, str]:
 
 def request_line(field: str, escaped: bool = True) -> tuple[str, str]:
     """A logged request line -> (method, target); `escaped` for text logs, not for JSON strings."""
-    if field in ("", "-"):
+    # "- - - " is how AWS load balancers log a request they could not read
+    if field in ("", "-") or field.strip() == "- - -":
         raise LogParseError("no-request", "no request line was received")
     if not escaped or "\\" not in field:
         return _split_request_line(field)

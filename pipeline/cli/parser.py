@@ -205,6 +205,11 @@ def _run_command(commands) -> None:
     )
     inputs.add_argument("--default-host", metavar="HOST", help="host for log lines that carry none")
     inputs.add_argument(
+        "--log-timezone", default="UTC", metavar="ZONE",
+        help="zone of log times written without one (HAProxy's accept date): UTC, an IANA name such as"
+        " Europe/Paris, or +HH:MM",
+    )
+    inputs.add_argument(
         "--field-map", type=arguments.json_object, metavar="JSON",
         help='for --log-format jsonl (or to extend a preset): JSON object, our field -> source path, '
         'e.g. {"ts": "time", "client_ip": "remote.ip", "path": "uri", "user_agent": "ua"}',

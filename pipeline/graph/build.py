@@ -25,6 +25,7 @@ from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
 from matcher.line_auditor import LineAuditor, robots_by_host
+from matcher.logformats.timestamps import time_zone
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
 from matcher.printable import printable
 from matcher.records import (
@@ -110,6 +111,7 @@ def line_auditor(settings: RunSettings) -> LineAuditor:
         default_host=inputs.default_host,
         field_map=inputs.field_map,
         file_formats=inputs.file_formats,
+        zone=time_zone(inputs.log_timezone),
         registry=registry,
         ranges=load_ranges(inputs.ranges, registry),
         error_limit=settings.history.error_limit,

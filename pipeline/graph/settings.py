@@ -17,6 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, PortableOption
 
 from matcher.clientip import TrustedProxies
 from matcher.logformats import AUTO, parser_for
+from matcher.logformats.timestamps import time_zone
 
 # The runners Beam's DirectRunner options steer: one process, or local worker processes.
 LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"})
@@ -37,6 +38,7 @@ class InputSettings:
     page_directives: str | None
     registry: str | None
     ranges: str | None
+    log_timezone: str = "UTC"
     # path -> format, for `auto`: what was detected in each log file at launch (`with_file_formats`)
     file_formats: Mapping[str, str] | None = None
 
@@ -135,6 +137,10 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
     log_format = args.log_format
     if log_format == AUTO and args.field_map:
         log_format = "jsonl"  # a field map names a JSON layout: nothing is left to detect
+    try:
+        time_zone(args.log_timezone)
+    except ValueError as error:
+        problems.append(f"--log-timezone: {error}")
     if log_format != AUTO:
         try:
             parser_for(log_format, args.default_host, args.field_map)
@@ -149,6 +155,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             log_format=log_format,
             default_host=args.default_host,
             field_map=args.field_map,
+            log_timezone=args.log_timezone,
             robots=args.robots,
             page_directives=args.page_directives,
             registry=args.registry,

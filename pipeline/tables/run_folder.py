@@ -189,6 +189,7 @@ def manifest(
         },
         "options": {
             "log_format": inputs.log_format,
+            "log_timezone": inputs.log_timezone,
             "default_host": inputs.default_host,
             "field_map": inputs.field_map,
             "trusted_proxies": ",".join(str(network) for network in identity.proxies.networks) or None,

@@ -508,7 +508,22 @@ _ONE_REQUEST = {
         "httpRequest": {"remoteIp": "66.249.66.1", "requestMethod": "GET", "requestUrl": "https://www.example.com/a?x=1",
                         "status": 200, "userAgent": GOOGLEBOT},
     }),
+    "varnishncsa": f'66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET http://www.example.com/a?x=1 HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "w3c": f"2026-10-10 20:55:36 10.0.0.4 GET /a x=1 443 - 66.249.66.1 {GOOGLEBOT.replace('+', '%2B').replace(' ', '+')} - 200 0 0 15",
+    "cloudfront": "\t".join([
+        "2026-10-10", "20:55:36", "SEA19-C1", "5", "66.249.66.1", "GET", "d1.cloudfront.net", "/a", "200", "-",
+        GOOGLEBOT.replace(" ", "%20"), "x=1", "-", "Hit", "id", "www.example.com", "https", "160", "0.1", "-", "TLSv1.3",
+        "TLS_AES_128_GCM_SHA256", "Hit", "HTTP/2.0", "-", "-", "11040", "0.1", "Hit", "text/html", "78", "-", "-",
+    ]),
+    "aws_alb": f'http 2026-10-10T20:55:36Z app/lb/50dc 66.249.66.1:2817 - -1 -1 -1 200 - 34 366 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "{GOOGLEBOT}" - - arn "Root=1" "-" "-" 0',
+    "aws_elb": f'2026-10-10T20:55:36Z lb 66.249.66.1:2817 - -1 -1 -1 200 - 0 29 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "{GOOGLEBOT}" - -',
+    "aws_s3": f'79a5 bucket [10/Oct/2026:20:55:36 +0000] 66.249.66.1 - 3E57 WEBSITE.GET.OBJECT a "GET /a?x=1 HTTP/1.1" 200 - 113 113 7 - "-" "{GOOGLEBOT}" -',
+    "haproxy": '66.249.66.1:33317 [10/Oct/2026:20:55:36.000] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a?x=1 HTTP/1.1"',
+    "traefik": f'66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET /a?x=1 HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "r@docker" "-" 0ms',
+    "squid": "1791665736.000 180 66.249.66.1 TCP_MISS/200 411 GET /a?x=1 - HIER_DIRECT/93.184.216.34 text/html",
 }
+# Formats that log no User-Agent by default.
+_NO_USER_AGENT = {"common", "haproxy", "squid"}
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -516,7 +531,7 @@ def test_every_format_reads_the_same_request(name):
     mapping = {"ts": "t", "client_ip": "ip", "request": "r", "user_agent": "ua"} if name == "jsonl" else None
     record = parser_for(name, mapping=mapping)(_ONE_REQUEST[name])
     assert (record.ts, record.client_ip, record.method, record.path) == (INSTANT, "66.249.66.1", "GET", "/a?x=1")
-    assert record.user_agent == ("" if name == "common" else GOOGLEBOT)
+    assert record.user_agent == ("" if name in _NO_USER_AGENT else GOOGLEBOT)
 
 
 def test_unknown_format_lists_the_known_ones():

@@ -49,7 +49,8 @@ def test_nothing_is_chosen_when_no_format_reads_most_of_the_sample():
 
 def test_a_mixed_file_goes_to_the_format_of_most_of_its_lines():
     ranked = rank_formats([COMBINED] * 3 + [CLOUDFLARE] * 2)
-    assert [(c.name, c.read) for c in ranked[:2]] == [("combined", 3), ("cloudflare", 2)]
+    assert (ranked[0].name, ranked[0].read) == ("combined", 3)
+    assert next(c.read for c in ranked if c.name == "cloudflare") == 2
     assert str(ranked[0]) == "combined (3 of 5 sample lines)"
 
 

@@ -56,3 +56,15 @@ def test_a_field_map_that_cannot_work_is_refused_at_launch(tmp_path, capsys):
     assert run_audit(_argv(log, tmp_path / "out", '--field-map={"ts": "t"}')) == 2
     said = capsys.readouterr().err.strip()
     assert said.startswith("crawl-audit: --log-format jsonl: a mapping needs 'ts', 'client_ip'") and "\n" not in said
+
+
+def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp_path, capsys):
+    log = tmp_path / "haproxy.log"
+    log.write_text('66.249.66.1:33317 [02/Nov/2026:11:00:00.655] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a HTTP/1.1"\n')
+    assert run_audit(_argv(log, tmp_path / "out", "--log-timezone=Europe/Paris")) == 0
+    printed = capsys.readouterr().out
+    assert "haproxy times carry no zone: read as Europe/Paris (--log-timezone)" in printed
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["options"]["log_timezone"] == "Europe/Paris"
+    assert run_audit(_argv(log, tmp_path / "out2", "--log-timezone=Mars/Olympus")) == 2
+    assert "--log-timezone: unknown time zone 'Mars/Olympus'" in capsys.readouterr().err
