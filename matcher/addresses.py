@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import socket
 from datetime import date, datetime, timezone
 
@@ -12,10 +13,15 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _MAX_IP_TEXT = 64
+# A port after a dotted quad or a bracketed address; a bare IPv6 address ends in a group, never
+# in `]:port`, and a dotted quad has no colon before it.
+_WITH_PORT = re.compile(r"(\[[^\]]*\]|[0-9.]{7,15}):[0-9]{1,5}\Z", re.ASCII)
 
 
 def parse_ip(text: str) -> Address | None:
-    """The client address of a log field; `::ffff:a.b.c.d` is `a.b.c.d`; None when unparseable."""
+    """The client address of a log field; `::ffff:a.b.c.d` is `a.b.c.d`; a port after it
+    (`a.b.c.d:9989`, `[2001:db8::1]:443`, as load balancers and proxies log the peer) is not
+    part of it; None when unparseable."""
     # no address is this long; the bound keeps junk fields out of the cache
     return _parse_ip(text) if len(text) <= _MAX_IP_TEXT else None
 
@@ -24,6 +30,9 @@ def parse_ip(text: str) -> Address | None:
 @functools.lru_cache(maxsize=1 << 17)
 def _parse_ip(text: str) -> Address | None:
     candidate = text.strip()
+    with_port = _WITH_PORT.match(candidate)
+    if with_port:
+        candidate = with_port.group(1)
     if candidate.startswith("[") and candidate.endswith("]"):
         candidate = candidate[1:-1]
     # A dotted quad the C parser takes is one `ip_address` takes alike (four decimal octets up to

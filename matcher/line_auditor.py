@@ -11,7 +11,7 @@ import hashlib
 import pickle
 import zlib
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
@@ -23,15 +23,20 @@ from matcher.addresses import request_day
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
 from matcher.bounded import BoundedCache, Lru
-from matcher.logformats import LogParseError, Skim, encodable, parser_for
+from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
+from matcher.logformats.detect import chosen_format, rank_formats
 
-VERDICT, DEAD_LETTER, SKIPPED = "verdict", "dead_letter", "skipped"
+VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
+# The dead-letter reason of the lines of a file whose format `auto` could not tell.
+UNKNOWN_FORMAT = "unknown-format"
 # Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
 # parsed robots.txt files stay warm; a host beyond it is parsed again when next seen.
 MAX_HISTORIES = 1024
 # Distinct User-Agents, and distinct (address, day) pairs, whose answers a worker remembers.
 MAX_REMEMBERED = 1 << 17
-_UNKNOWN = object()  # a cache miss where None is an answer
+_UNKNOWN = object()
+# Files whose detected format a worker remembers (`auto` on files not seen at launch).
+MAX_DETECTED_FILES = 4096  # a cache miss where None is an answer
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,11 @@ class LineAuditor:
     log_format: str
     default_host: str | None = None
     field_map: Mapping[str, str] | None = None
+    # path -> the format detected for it at launch (`log_format` "auto"); a file not named here
+    # (one that arrived later in a stream) has its format detected from its first batch seen.
+    file_formats: Mapping[str, str] | None = None
+    # the zone of times logged without one (`--log-timezone`)
+    zone: tzinfo = timezone.utc
     registry: Registry
     ranges: RangeIndex
     error_limit: timedelta
@@ -130,7 +140,9 @@ class LineAuditor:
     # host -> (fingerprint of its versions, their parsed history): a refresh that changes a
     # host's versions replaces its entry, and the least recently audited host goes first.
     _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
-    _parse: object = field(default=None, init=False, repr=False)
+    _parsers: dict = field(default_factory=dict, init=False, repr=False)
+    _detected: Lru[str, str] = field(init=False, repr=False)
+    _file_parsers: Lru[str, object] = field(init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
     _claims: BoundedCache[str, bool] = field(init=False, repr=False)
     _verdict_every_day: tuple[BoundedCache[str, bool | None], ...] = field(init=False, repr=False)
@@ -138,14 +150,17 @@ class LineAuditor:
 
     def __post_init__(self) -> None:
         self._histories = Lru(self.max_histories)
+        self._detected = Lru(MAX_DETECTED_FILES)
+        self._file_parsers = Lru(MAX_DETECTED_FILES)
         self._claims = BoundedCache(MAX_REMEMBERED)
         self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
         self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
 
     def __getstate__(self) -> dict:
-        # Parsed histories and the compiled parser are rebuilt on each worker.
+        # Parsed histories and the compiled parsers are rebuilt on each worker.
         state = dict(self.__dict__)
-        state["_histories"], state["_parse"] = Lru(self.max_histories), None
+        state["_histories"], state["_parsers"] = Lru(self.max_histories), {}
+        state["_detected"], state["_file_parsers"] = Lru(MAX_DETECTED_FILES), Lru(MAX_DETECTED_FILES)
         return state
 
     @property
@@ -160,11 +175,19 @@ class LineAuditor:
         robots_by_host: Mapping[str, HostVersions],
         dns_answers: Mapping[str, DnsAnswer] | None = None,
     ) -> Iterator[tuple[str, dict | None]]:
-        """(kind, record) per line: a verdict, a dead letter, or skipped (None).
+        """(kind, record) per line: a verdict, a dead letter, a not-request (its reason), or
+        skipped (None).
 
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
         """
-        parse = self._parse or self._make_parser()
+        parse = self.parser(path, lines)
+        if parse is None:
+            for offset, line in enumerate(lines):
+                yield DEAD_LETTER, dead_letter(
+                    f"{path}:{first_number + offset}", UNKNOWN_FORMAT,
+                    "no log format reads most of this file's lines; give --log-format", encodable(line),
+                )
+            return
         skim = parse.skim if self.skim else _never
         for offset, line in enumerate(lines):
             skimmed = skim(line)
@@ -178,7 +201,10 @@ class LineAuditor:
                 try:
                     request = parse(line)
                 except LogParseError as error:
-                    yield DEAD_LETTER, dead_letter(source, error.reason, error.message, encodable(line))
+                    if is_not_request(error.reason):
+                        yield NOT_REQUEST, error.reason
+                    else:
+                        yield DEAD_LETTER, dead_letter(source, error.reason, error.message, encodable(line))
                     continue
             history = self._history(request.host, robots_by_host)
             verdict = audit(
@@ -210,7 +236,9 @@ class LineAuditor:
         """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
         DNS. Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
         lines that do not parse are the audit's dead letters, not asked about here."""
-        parse = self._parse or self._make_parser()
+        parse = self.parser(batch[0], batch[2])
+        if parse is None:
+            return set()
         parts = self._dns_parts or self._make_dns_parts()
         questions = set()
         for line in batch[2]:
@@ -230,9 +258,29 @@ class LineAuditor:
         self._dns_parts = dns_claim_parts(self.registry)
         return self._dns_parts
 
-    def _make_parser(self):
-        self._parse = parser_for(self.log_format, self.default_host, self.field_map)
-        return self._parse
+    def parser(self, path: str, lines: Sequence[str] = ()):
+        """The parser for the lines of `path`; None when its format is `auto` and no format reads
+        most of `lines` (the first batch of the file this worker sees)."""
+        name = self.log_format
+        if name == AUTO:
+            name = (self.file_formats or {}).get(path) or self._detected.get(path)
+            if name is None:
+                detected = chosen_format(rank_formats(lines))
+                name = detected.name if detected is not None else ""  # "": none reads the file
+                self._detected.put(path, name)
+            if not name:
+                return None
+        parse = self._parsers.get(name)
+        if parse is None:
+            parse = self._parsers[name] = parser_for(name, self.default_host, self.field_map, self.zone)
+        if getattr(parse, "per_file", False):
+            # a format whose directives steer the lines after them: each file has its own parser
+            own = self._file_parsers.get(path)
+            if own is None:
+                own = parser_for(name, self.default_host, self.field_map, self.zone)
+                self._file_parsers.put(path, own)
+            return own
+        return parse
 
     def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
         entry = robots_by_host.get(host) if host else None

@@ -54,6 +54,19 @@ SEEDS = {
     "gcp_lb": json.dumps({"timestamp": "2026-11-02T10:00:00.123456789Z", "httpRequest": {
         "remoteIp": "66.249.66.1", "requestMethod": "GET", "requestUrl": "https://example.com/a", "status": 200,
         "userAgent": GOOGLEBOT}}),
+    "varnishncsa": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET http://example.com/a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "w3c": f"2026-11-02 09:00:00 10.0.0.4 GET /a b=1 443 - 66.249.66.1 {GOOGLEBOT.replace(' ', '+')} - 200 0 0 15",
+    "cloudfront": "\t".join([
+        "2026-11-02", "09:00:00", "SEA19-C1", "5", "66.249.66.1", "GET", "d1.cloudfront.net", "/a", "200", "-",
+        GOOGLEBOT.replace(" ", "%20"), "b=1", "-", "Hit", "id", "example.com", "https", "160", "0.1", "-", "TLSv1.3",
+        "TLS_AES_128_GCM_SHA256", "Hit", "HTTP/2.0", "-", "-", "11040", "0.1", "Hit", "text/html", "78", "-", "-",
+    ]),
+    "aws_alb": f'http 2026-11-02T09:00:00.186641Z app/lb/50dc 66.249.66.1:2817 10.0.1.252:48160 0.000 0.001 0.000 200 200 34 366 "GET http://example.com:80/a HTTP/1.1" "{GOOGLEBOT}" - - arn "Root=1" "-" "-" 0',
+    "aws_elb": f'2026-11-02T09:00:00.945958Z lb 66.249.66.1:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 "GET http://example.com:80/a HTTP/1.1" "{GOOGLEBOT}" - -',
+    "aws_s3": f'79a5 bucket [02/Nov/2026:10:00:00 +0100] 66.249.66.1 - 3E57 WEBSITE.GET.OBJECT a "GET /a HTTP/1.1" 200 - 113 113 7 - "-" "{GOOGLEBOT}" - s9lz - - - example.com - - -',
+    "haproxy": 'Nov  2 09:00:00 lb haproxy[1]: 66.249.66.1:33317 [02/Nov/2026:09:00:00.655] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {example.com} {} "GET /a HTTP/1.1"',
+    "traefik": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "web@docker" "http://172.18.0.3:80" 3ms',
+    "squid": "1793613600.779    180 66.249.66.1 TCP_MISS/200 411 GET http://example.com/a - HIER_DIRECT/93.184.216.34 text/html",
 }
 assert set(SEEDS) == set(FORMATS)
 

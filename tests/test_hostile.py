@@ -80,7 +80,7 @@ def test_times_that_leave_the_datetime_range_are_dead_letters_and_the_rest_is_au
     dead = _rows(tmp_path, "dead_letters")
     assert sorted(d["source"].rsplit(":", 1)[1] for d in dead) == ["1", "2"]
     assert {d["reason"] for d in dead} == {"bad-timestamp"}
-    assert _counts(tmp_path) == {"lines": 3, "verdicts": 1, "skipped": 0, "dead_letters": 2}
+    assert _counts(tmp_path) == {"lines": 3, "verdicts": 1, "skipped": 0, "dead_letters": 2, "not_requests": 0, "not_request_reasons": {}}
 
 
 def test_requests_at_both_ends_of_time_get_verdicts_and_crawl_delay_rows(tmp_path):
@@ -155,7 +155,7 @@ def test_a_broken_gzip_among_good_files_keeps_every_line_read(tmp_path, damage):
     next_line = int(letter["source"].rsplit(":", 1)[1])
     assert next_line == len(from_broken) + 1
     counts = _counts(tmp_path)
-    assert counts["lines"] == counts["verdicts"] + counts["skipped"] + counts["dead_letters"]
+    assert counts["lines"] == counts["verdicts"] + counts["skipped"] + counts["not_requests"] + counts["dead_letters"]
 
 
 def test_a_lone_cr_ends_a_line(tmp_path):
@@ -164,7 +164,7 @@ def test_a_lone_cr_ends_a_line(tmp_path):
         "\r".join([_line("02/Nov/2026:00:00:00 +0000"), _line("02/Nov/2026:00:00:01 +0000")]).encode() + b"\r"
     )
     assert _run(tmp_path, str(tmp_path / "a.log")) == 0
-    assert _counts(tmp_path) == {"lines": 2, "verdicts": 2, "skipped": 0, "dead_letters": 0}
+    assert _counts(tmp_path) == {"lines": 2, "verdicts": 2, "skipped": 0, "dead_letters": 0, "not_requests": 0, "not_request_reasons": {}}
 
 
 # ------------------------------------------------------------------- side tables and flags: exit 2

@@ -12,15 +12,22 @@ or raises `LogParseError`, whose `reason` is the dead-letter reason code:
     not-http          the request line is not HTTP at all, e.g. a TLS handshake
                       (logged as "\\x16\\x03\\x01...") sent to a plain-HTTP port
     bad-request-line  it starts like HTTP but has no request target
-    bad-target        the target is neither a path nor an http(s) URL
-                      ("*", "host:443" of CONNECT, scanner junk)
+    asterisk-form     the target is "*" (`OPTIONS *`, a question about the server)
+    authority-form    the target is `host:port` (`CONNECT host:443`, a tunnel)
+    bad-target        the target is neither a path nor an http(s) URL (scanner junk)
     bad-json          the line is not a JSON object
     missing-field     a JSON line lacks a field the mapping requires
     bad-field         a JSON field has the wrong type
     bad-status        the status is not an HTTP status code
 
-None of these is a crawler fetching a page, so none can receive a robots verdict;
-they are dead letters, counted and kept with their raw text.
+None of these is a crawler fetching a page, so none can receive a robots verdict.
+Four of them (`no-request`, `not-http`, `asterisk-form`, `authority-form`:
+`record.NOT_REQUEST_REASONS`) are lines the server wrote as it should that hold no
+request for a resource: they are counted apart as not-requests, by reason. The
+others are dead letters, counted and kept with their raw text.
+
+`detect.rank_formats` scores every format on a sample of lines; `--log-format auto`
+picks a file's format with it.
 
 Text formats (Apache mod_log_config / nginx):
     common          %h %l %u %t "%r" %>s %b
@@ -43,17 +50,24 @@ not log it); a `jsonl` mapping may.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import timezone, tzinfo
+from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import JSON_FIELDS, PRESETS, JsonParser, check_mapping
-from matcher.logformats.record import LogParseError, LogRecord, Skim
+from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
+from matcher.logformats.presets import LAYOUTS, PresetParser
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
+from matcher.logformats.w3c import DEFAULT_FIELDS, W3CParser
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
 __all__ = [
-    "FORMATS", "JSON_FIELDS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
-    "clf_timestamp", "encodable", "epoch_timestamp", "iso_timestamp", "parser_for",
+    "AUTO", "FORMATS", "ZONELESS_FORMATS", "JSON_FIELDS", "NOT_REQUEST_REASONS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
+    "clf_timestamp", "encodable", "epoch_timestamp", "is_not_request", "iso_timestamp", "parser_for",
 ]
+
+# Not a format: each file's own is detected from its first lines (`detect`).
+AUTO = "auto"
 
 FORMATS: tuple[str, ...] = (
     "combined",
@@ -61,26 +75,51 @@ FORMATS: tuple[str, ...] = (
     "vhost_combined",
     "host_combined",
     "combined_xrt",
+    "varnishncsa",
     "jsonl",
     "cloudflare",
     "gcp_lb",
+    "w3c",
+    "cloudfront",
+    "aws_alb",
+    "aws_elb",
+    "aws_s3",
+    "haproxy",
+    "traefik",
+    "squid",
 )
+# Formats whose times carry no zone: `zone` (`--log-timezone`) says which they are in.
+ZONELESS_FORMATS = frozenset(name for name, layout in LAYOUTS.items() if not layout.time.zoned)
+# varnishncsa's default format is Apache's combined, its targets absolute URLs.
+_ALIASES = MappingProxyType({"varnishncsa": "combined"})
 
 
 def parser_for(
-    format_name: str, default_host: str | None = None, mapping: Mapping[str, str] | None = None
+    format_name: str,
+    default_host: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    zone: tzinfo = timezone.utc,
 ) -> Callable[[str], LogRecord]:
     """The line parser for a format named in FORMATS.
 
     `default_host` fills the host of lines that carry none (neither a host field
     nor an absolute-form target). `mapping` (our field -> dotted source path) is
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
+    `zone` is the zone of times written without one (ZONELESS_FORMATS).
     """
     host = logged_host(default_host)
-    if format_name in TEXT_LAYOUTS:
+    text_format = format_name in TEXT_LAYOUTS or format_name in _ALIASES or format_name in LAYOUTS
+    if text_format or format_name in DEFAULT_FIELDS:
         if mapping:
             raise ValueError(f"format {format_name!r} is not JSON and takes no field mapping")
+    if format_name in _ALIASES:
+        return TextParser(format_name, TEXT_LAYOUTS[_ALIASES[format_name]], host)
+    if format_name in TEXT_LAYOUTS:
         return TextParser(format_name, TEXT_LAYOUTS[format_name], host)
+    if format_name in LAYOUTS:
+        return PresetParser(format_name, LAYOUTS[format_name], host, zone)
+    if format_name in DEFAULT_FIELDS:
+        return W3CParser(format_name, host)
     if format_name == "jsonl" or format_name in PRESETS:
         if format_name == "jsonl" and not mapping:
             raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")

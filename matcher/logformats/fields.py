@@ -18,6 +18,7 @@ _SIMPLE_ESCAPES = MappingProxyType(
 )
 _METHOD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")  # RFC 9110 token
 _AUTHORITY_END = re.compile(r"[/?#]")
+_AUTHORITY_FORM = re.compile(r"[^/?#\s]+:\d{1,5}\Z")
 # Printable ASCII stays as written in a target; only bytes that are not valid
 # UTF-8 get escaped, exactly as robots.txt normalization would escape them.
 _TARGET_SAFE = "".join(chr(code) for code in range(0x20, 0x7F))
@@ -84,7 +85,8 @@ def _split_request_line(line: str) -> tuple[str, str]:
 
 def request_line(field: str, escaped: bool = True) -> tuple[str, str]:
     """A logged request line -> (method, target); `escaped` for text logs, not for JSON strings."""
-    if field in ("", "-"):
+    # "- - - " is how AWS load balancers log a request they could not read
+    if field in ("", "-") or field.strip() == "- - -":
         raise LogParseError("no-request", "no request line was received")
     if not escaped or "\\" not in field:
         return _split_request_line(field)
@@ -106,6 +108,10 @@ def target_path(target: str) -> tuple[str, str | None]:
         if authority:
             path = rest[cut:]
             return (path if path[:1] == "/" else "/" + path), authority
+    if target == "*":
+        raise LogParseError("asterisk-form", "a request about the server itself (OPTIONS *), not a resource")
+    if _AUTHORITY_FORM.match(target):
+        raise LogParseError("authority-form", f"a tunnel to {target[:80]!r} (CONNECT), not a resource")
     raise LogParseError("bad-target", f"target is neither a path nor an http(s) URL: {target[:80]!r}")
 
 

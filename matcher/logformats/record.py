@@ -77,3 +77,16 @@ class LogParseError(ValueError):
         # The default reduce passes the formatted text as the only argument,
         # which does not fit __init__; workers that pickle errors need this.
         return (type(self), (self.reason, self.message))
+
+
+# Reasons of lines the server wrote as it should that carry no request for a resource: a
+# connection closed before its request line (a 408 logged with "-"), bytes that are not HTTP (a
+# TLS handshake sent to port 80), `OPTIONS *`, `CONNECT host:443`, and a W3C log's own
+# `#Fields:`-style directives. They are counted apart as
+# not-requests, never taken for unreadable lines.
+NOT_REQUEST_REASONS = frozenset({"no-request", "not-http", "asterisk-form", "authority-form", "directive"})
+
+
+def is_not_request(reason: str) -> bool:
+    """A parse error's reason names a line that is not a request, rather than one unreadable."""
+    return reason in NOT_REQUEST_REASONS

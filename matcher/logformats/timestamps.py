@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -110,3 +111,45 @@ def _in_utc(moment: datetime, sign: str, hours: int, minutes: int, text: str) ->
 
 def _out_of_range(text: str) -> LogParseError:
     return LogParseError("bad-timestamp", f"{text}: outside 0001-01-01..9999-12-31 once in UTC")
+
+
+_CLF_LOCAL = re.compile(
+    r"(\d\d)/([A-Za-z]{3})/(\d{4}):([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,6}))?\Z", re.ASCII
+)
+
+
+def local_timestamp(text: str, zone: tzinfo) -> datetime:
+    """`06/Feb/2009:12:14:14.655` (HAProxy's accept date: CLF without a zone, optional fraction),
+    a wall-clock time in `zone` (`--log-timezone`) -> UTC. A time a clock change skips or repeats
+    is read as zoneinfo reads it (fold 0: the earlier of the two)."""
+    match = _CLF_LOCAL.match(text)
+    if match is None:
+        raise LogParseError("bad-timestamp", f"not a dd/Mon/yyyy:HH:MM:SS[.fff] time: {text!r}")
+    day, month_name, year, hour, minute, second, fraction = match.groups()
+    month = _MONTHS.get(month_name)
+    if month is None:
+        raise LogParseError("bad-timestamp", f"unknown month {month_name!r}")
+    micros = int((fraction or "").ljust(6, "0"))
+    try:
+        local = datetime(int(year), month, int(day), int(hour), int(minute), int(second), micros, tzinfo=zone)
+        return to_utc(local)
+    except ValueError as error:
+        raise LogParseError("bad-timestamp", f"{text!r}: {error}") from None
+    except (OutOfRange, OverflowError):
+        raise _out_of_range(text) from None
+
+
+def time_zone(name: str) -> tzinfo:
+    """`--log-timezone`: `UTC`, an IANA name (`Europe/Paris`) or a fixed offset (`+02:00`, `-0500`);
+    ValueError when it is none of these."""
+    text = name.strip()
+    offset = re.fullmatch(r"([+-])([01]\d|2[0-3]):?([0-5]\d)", text)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        return timezone(timedelta(hours=int(hours), minutes=int(minutes)) * (1 if sign == "+" else -1))
+    if text.upper() in ("UTC", "Z", "GMT"):
+        return timezone.utc
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r}: give UTC, an IANA name such as Europe/Paris, or +HH:MM") from None

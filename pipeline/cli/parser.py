@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from matcher import records
 from matcher.clientip import NO_PROXIES
-from matcher.logformats import FORMATS
+from matcher.logformats import AUTO, FORMATS
 from pipeline.cli import arguments, history, identity, report, robots_file, run, schema, whatif
 from pipeline.cli.errors import UsageError
 from pipeline.evidence import history_capture, ranges_update, resolvers, wayback
@@ -199,8 +199,16 @@ def _run_command(commands) -> None:
     )
     inputs = command.add_argument_group("inputs")
     inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz and .bz2 read as they are)")
-    inputs.add_argument("--log-format", default="combined", choices=FORMATS, metavar="FORMAT", help=f"the log lines' format: {', '.join(FORMATS)}")
+    inputs.add_argument(
+        "--log-format", default=AUTO, choices=(AUTO, *FORMATS), metavar="FORMAT",
+        help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)}",
+    )
     inputs.add_argument("--default-host", metavar="HOST", help="host for log lines that carry none")
+    inputs.add_argument(
+        "--log-timezone", default="UTC", metavar="ZONE",
+        help="zone of log times written without one (HAProxy's accept date): UTC, an IANA name such as"
+        " Europe/Paris, or +HH:MM",
+    )
     inputs.add_argument(
         "--field-map", type=arguments.json_object, metavar="JSON",
         help='for --log-format jsonl (or to extend a preset): JSON object, our field -> source path, '

@@ -12,6 +12,7 @@ import contextlib
 import io
 import logging
 
+from matcher.printable import printable
 from pipeline.cli.errors import EXIT_OK, InputError
 
 
@@ -38,11 +39,21 @@ def _run_batch(settings, options) -> None:
     import apache_beam as beam
 
     from pipeline import local
+    from matcher.logformats import AUTO, ZONELESS_FORMATS
     from pipeline.graph import build, progress
+    from pipeline.graph.settings import with_file_formats
     from pipeline.report import html, text
     from pipeline.tables import run_folder
 
     log_files = build.log_files(settings.inputs.logs)
+    if settings.inputs.log_format == AUTO:
+        detected = build.detect_file_formats(log_files)
+        for path, candidate in detected.items():
+            print(f"log format of {printable(path)}: {candidate}")
+        settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
+    used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
+    for name in sorted(used & ZONELESS_FORMATS):
+        print(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
     folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
     try:
         with (
@@ -52,7 +63,8 @@ def _run_batch(settings, options) -> None:
         ):
             outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
             build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
-        files = [run_folder.LogFile(f.path, f.size_in_bytes) for f in log_files]
+        chosen = settings.inputs.file_formats or {}
+        files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]
         formats = build.table_formats(settings.outputs.format)
         folder.commit(run_folder.manifest(folder.staging, settings, files, formats, plan.worker_processes))
     except BaseException:

@@ -25,6 +25,8 @@ from config.snapshots import load_ranges
 from matcher import records
 from matcher.directives import PageDirectivesTable
 from matcher.line_auditor import LineAuditor, robots_by_host
+from matcher.logformats.timestamps import time_zone
+from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
 from matcher.printable import printable
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
@@ -49,7 +51,7 @@ from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
 from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
-from pipeline.graph.read_logs import ReadLogLines
+from pipeline.graph.read_logs import ReadLogLines, first_lines
 from pipeline.graph.settings import OutputSettings, RunSettings
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
@@ -108,6 +110,8 @@ def line_auditor(settings: RunSettings) -> LineAuditor:
         log_format=inputs.log_format,
         default_host=inputs.default_host,
         field_map=inputs.field_map,
+        file_formats=inputs.file_formats,
+        zone=time_zone(inputs.log_timezone),
         registry=registry,
         ranges=load_ranges(inputs.ranges, registry),
         error_limit=settings.history.error_limit,
@@ -232,6 +236,25 @@ def log_files(pattern: str) -> list:
     if folders:
         raise ValueError(f"--logs matches the folder {folders[0]}; give a glob of files, e.g. {folders[0]}/*.log")
     return matched
+
+
+def detect_file_formats(log_files) -> dict[str, Candidate]:
+    """path -> the format that reads most of the file's first lines (`--log-format auto`); an empty
+    file gets none. A file that no format reads is refused with the best candidates."""
+    detected = {}
+    for found in log_files:
+        ranked = rank_formats(first_lines(found.path, SAMPLE_LINES))
+        if not ranked[0].sample:
+            continue  # nothing to read, nothing to audit
+        best = chosen_format(ranked)
+        if best is None:
+            candidates = ", ".join(str(candidate) for candidate in ranked[:3])
+            raise ValueError(
+                f"no log format reads most of the first lines of {printable(found.path)}; best candidates: "
+                f"{candidates}; give --log-format (and --field-map for other JSON layouts)"
+            )
+        detected[found.path] = best
+    return detected
 
 
 def table_formats(output_format: str) -> dict[str, str]:

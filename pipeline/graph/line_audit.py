@@ -11,6 +11,7 @@ batch. `--dns snapshot:FILE` answers from the file.
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import apache_beam as beam
 from apache_beam import coders
@@ -21,11 +22,13 @@ from apache_beam.utils.shared import Shared
 from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
 from matcher.reverse_dns import DnsAnswer
 from pipeline.graph.dns import DnsSettings, count_trouble
-from matcher.line_auditor import DEAD_LETTER, VERDICT, LineAuditor, dead_letter
+from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, dead_letter
 from pipeline.evidence.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.graph.read_logs import ReadLogLines, UnreadableRest
 
 TALLY = "tally"
+# Tally keys of not-requests, one per reason: "not_request:no-request" ...
+NOT_REQUEST_KEY = "not_request:"
 VERDICT_BATCHES = "verdict_batches"
 UNREADABLE_REASON = "unreadable-rest-of-file"
 
@@ -80,6 +83,7 @@ class AuditLineBatchFn(beam.DoFn):
         self.verdicts = Metrics.counter(self.__class__, "verdicts")
         self.skipped = Metrics.counter(self.__class__, "skipped_non_crawlers")
         self.dead = Metrics.counter(self.__class__, "dead_letters")
+        self.not_requests = Metrics.counter(self.__class__, "not_requests")
 
     def process(self, batch, robots_by_host, dns_answers=None):
         if isinstance(batch, UnreadableRest):
@@ -92,20 +96,26 @@ class AuditLineBatchFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(TALLY, {"lines": 1, "skipped": 0, "verdicts": 0})
             return
         path, first_number, lines = batch
-        verdicts, dead = [], 0
+        verdicts, dead, not_requests = [], 0, Counter()
         for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host, dns_answers):
             if kind == VERDICT:
                 verdicts.append(record)
             elif kind == DEAD_LETTER:
                 dead += 1
                 yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, record)
+            elif kind == NOT_REQUEST:
+                not_requests[record] += 1
         if verdicts:
             yield verdicts
-        tally = {"lines": len(lines), "skipped": len(lines) - len(verdicts) - dead, "verdicts": len(verdicts)}
+        others = sum(not_requests.values())
+        tally = {"lines": len(lines), "skipped": len(lines) - len(verdicts) - dead - others, "verdicts": len(verdicts)}
+        # one flat key per reason, so that tallies add up as counters; `counts_of` nests them
+        tally.update({NOT_REQUEST_KEY + reason: n for reason, n in not_requests.items()})
         self.lines.inc(tally["lines"])
         self.skipped.inc(tally["skipped"])
         self.verdicts.inc(len(verdicts))
         self.dead.inc(dead)
+        self.not_requests.inc(others)
         yield beam.pvalue.TaggedOutput(TALLY, tally)
 
 

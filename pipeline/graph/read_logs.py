@@ -81,6 +81,23 @@ def line_batches(
         yield path, first, batch
 
 
+def first_lines(path: str, count: int) -> list[bytes]:
+    """Up to `count` first non-blank lines of a log file, decompressed as reading it will be; a file
+    that breaks off gives the lines before the break (reading it in full reports the break)."""
+    lines = []
+    try:
+        for raw in split_lines(_chunks(path, _Position())):
+            if raw.strip():
+                lines.append(raw)
+                if len(lines) == count:
+                    break
+    except OSError:
+        raise
+    except Exception:
+        pass  # a decompressor's complaint: the audit's read makes it the file's dead letter
+    return lines
+
+
 def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """Lines of a byte stream without their ends: LF, CR LF, and a lone CR each end a line (old
     Mac tools and some log shippers write CR alone). Linear in the input, whatever the chunking."""

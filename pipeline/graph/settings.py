@@ -8,6 +8,7 @@ one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,6 +16,8 @@ from datetime import timedelta
 from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions, StandardOptions
 
 from matcher.clientip import TrustedProxies
+from matcher.logformats import AUTO, parser_for
+from matcher.logformats.timestamps import time_zone
 
 # The runners Beam's DirectRunner options steer: one process, or local worker processes.
 LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"})
@@ -35,6 +38,9 @@ class InputSettings:
     page_directives: str | None
     registry: str | None
     ranges: str | None
+    log_timezone: str = "UTC"
+    # path -> format, for `auto`: what was detected in each log file at launch (`with_file_formats`)
+    file_formats: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -128,15 +134,28 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             "--robots-refresh needs Dataflow or Flink: on the local runners the refreshed table never"
             " reaches the audit; use --robots-refresh 0 (read once at launch)"
         )
+    log_format = args.log_format
+    if log_format == AUTO and args.field_map:
+        log_format = "jsonl"  # a field map names a JSON layout: nothing is left to detect
+    try:
+        time_zone(args.log_timezone)
+    except ValueError as error:
+        problems.append(f"--log-timezone: {error}")
+    if log_format != AUTO:
+        try:
+            parser_for(log_format, args.default_host, args.field_map)
+        except ValueError as error:
+            problems.append(f"--log-format {log_format}: {error}")
     if problems:
         raise ValueError("; ".join(problems))
     return RunSettings(
         streaming=streaming,
         inputs=InputSettings(
             logs=args.logs,
-            log_format=args.log_format,
+            log_format=log_format,
             default_host=args.default_host,
             field_map=args.field_map,
+            log_timezone=args.log_timezone,
             robots=args.robots,
             page_directives=args.page_directives,
             registry=args.registry,
@@ -179,6 +198,11 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
         local_mode_chosen=any(arg.startswith(("--direct_num_workers", "--direct_running_mode")) for arg in beam_args),
         local_speedups=args.local_speedups == "on" and runner in LOCAL_RUNNERS,
     )
+
+
+def with_file_formats(settings: RunSettings, file_formats: Mapping[str, str]) -> RunSettings:
+    """`settings` with the formats detected in each log file at launch."""
+    return dataclasses.replace(settings, inputs=dataclasses.replace(settings.inputs, file_formats=dict(file_formats)))
 
 
 def _streaming_problems(args: argparse.Namespace) -> list[str]:

@@ -26,9 +26,11 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms import window
 from apache_beam.utils.timestamp import Timestamp
 
-from matcher.logformats import LogParseError, parser_for
-from pipeline.graph.read_logs import LINES_PER_BATCH, line_batches
+from matcher.logformats import AUTO, LogParseError, parser_for
+from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+from pipeline.graph.read_logs import LINES_PER_BATCH, first_lines, line_batches
 from pipeline.graph.sinks import beam_timestamp
+from matcher.line_auditor import UNKNOWN_FORMAT
 
 # How far into a new file to look for a line that parses, to stamp the file with its time.
 _FIRST_REQUEST_SEARCH = 100
@@ -54,12 +56,20 @@ class LogFolderPoll(PollFn):
     def default_output_coder(self):
         return coders.StrUtf8Coder()
 
+    def _parser(self, path: str):
+        """The parser of a new file: the run's format, or with `auto` the one its first lines are in."""
+        log_format, default_host, field_map = self._parser_args
+        if log_format == AUTO:
+            detected = chosen_format(rank_formats(first_lines(path, SAMPLE_LINES)))
+            log_format = detected.name if detected is not None else None
+        return _never_parses if log_format is None else parser_for(log_format, default_host, field_map)
+
     def _stamp(self, found: FileMetadata) -> Timestamp:
         stamp = self._stamps.get(found.path)
         if stamp is None:
             self.new_files.inc()
             try:
-                first = first_request_time(found.path, parser_for(*self._parser_args))
+                first = first_request_time(found.path, self._parser(found.path))
             except OSError:
                 first = None  # unreadable for now; reading it will report the error
             if first is None:
@@ -69,6 +79,10 @@ class LogFolderPoll(PollFn):
                 stamp = beam_timestamp(first)
             self._stamps[found.path] = stamp
         return stamp
+
+
+def _never_parses(line: str):
+    raise LogParseError(UNKNOWN_FORMAT, "no log format reads this file's first lines")
 
 
 def matching_files(pattern: str) -> list[FileMetadata]:

@@ -13,7 +13,7 @@ import apache_beam as beam
 
 from matcher.records import DEAD_LETTERS_TABLE
 from matcher.report_counts import ReportCounts
-from pipeline.graph.line_audit import TALLY
+from pipeline.graph.line_audit import NOT_REQUEST_KEY, TALLY
 
 
 class CountDecisions(beam.CombineFn):
@@ -116,9 +116,7 @@ class CountOutcomes(beam.PTransform):
     def expand(self, outputs):
         dead = outputs[DEAD_LETTERS_TABLE] | "CountDeadLetters" >> beam.combiners.Count.Globally()
         tallies = outputs[TALLY] | "SumTallies" >> beam.CombineGlobally(sum_tallies)
-        return tallies | "CountsDict" >> beam.Map(
-            lambda tally, dead: {**tally, "dead_letters": dead}, beam.pvalue.AsSingleton(dead)
-        )
+        return tallies | "CountsDict" >> beam.Map(counts_of, beam.pvalue.AsSingleton(dead))
 
 
 def sum_tallies(tallies) -> dict:
@@ -126,3 +124,16 @@ def sum_tallies(tallies) -> dict:
     for tally in tallies:
         total.update(tally)
     return dict(total)
+
+
+def counts_of(tally: dict, dead_letters: int) -> dict:
+    """A run's summed tally as counts.json holds it: lines read, verdicts, skips, dead letters,
+    and the not-requests in all and by reason."""
+    reasons = {key[len(NOT_REQUEST_KEY):]: n for key, n in tally.items() if key.startswith(NOT_REQUEST_KEY)}
+    plain = {key: n for key, n in tally.items() if not key.startswith(NOT_REQUEST_KEY)}
+    return {
+        **plain,
+        "dead_letters": dead_letters,
+        "not_requests": sum(reasons.values()),
+        "not_request_reasons": dict(sorted(reasons.items())),
+    }

@@ -164,12 +164,20 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
+def _reasons_text(reasons: dict) -> str:
+    """Why lines held no request: `no-request 12, not-http 3`, or what such lines are when none."""
+    if not reasons:
+        return "lines with no request for a resource"
+    return ", ".join(f"{reason} {n:,}" for reason, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+
+
 def _overview(data: ReportData) -> str:
     counts = data.summary.counts
     lines = counts.get("lines", 0)
     where = [
         ("crawler verdicts", counts.get("verdicts", 0)),
         ("non-crawlers (counted, not written)", counts.get("skipped", 0)),
+        ("not requests (" + _reasons_text(counts.get("not_request_reasons") or {}) + ")", counts.get("not_requests", 0)),
         ("dead letters (see dead_letters/)", counts.get("dead_letters", 0)),
     ]
     accounted = sum(n for _, n in where)

@@ -58,11 +58,12 @@ def load(out: str) -> RunSummary:
 def render(summary: RunSummary) -> str:
     counts = summary.counts
     lines_read = counts.get("lines", 0)
-    accounted = sum(counts.get(key, 0) for key in ("verdicts", "skipped", "dead_letters"))
+    accounted = sum(counts.get(key, 0) for key in ("verdicts", "skipped", "not_requests", "dead_letters"))
     out = [
         f"lines read            {lines_read:>9,}",
         f"  crawler verdicts    {counts.get('verdicts', 0):>9,}",
         f"  non-crawlers        {counts.get('skipped', 0):>9,}  (counted, not written)",
+        f"  not requests        {counts.get('not_requests', 0):>9,}{_not_request_reasons(counts)}",
         f"  dead letters        {counts.get('dead_letters', 0):>9,}  (unparseable lines, see dead_letters/)",
     ]
     if accounted != lines_read:
@@ -74,6 +75,15 @@ def render(summary: RunSummary) -> str:
     out.extend(_indexing_section(summary.indexing_findings))
     out.extend(_between_captures_section(summary.between_captures))
     return "\n".join(out)
+
+
+def _not_request_reasons(counts: dict) -> str:
+    """`  (no-request 12, not-http 3)`: why lines the server wrote held no request for a resource."""
+    reasons = counts.get("not_request_reasons") or {}
+    if not reasons:
+        return ""
+    ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+    return "  (" + ", ".join(f"{reason} {n:,}" for reason, n in ranked) + ")"
 
 
 def _between_captures_section(rows: Sequence[dict]) -> list[str]:

@@ -154,6 +154,8 @@ class LogFile:
 
     path: str
     size_in_bytes: int
+    # the format `--log-format auto` detected in it (None: the run named one, or the file was empty)
+    log_format: str | None = None
 
 
 def manifest(
@@ -177,7 +179,7 @@ def manifest(
         "completed": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "inputs": {
             "logs": inputs.logs,
-            "log_files": [{"path": f.path, "bytes": f.size_in_bytes} for f in sorted(log_files, key=lambda f: f.path)],
+            "log_files": [_log_file_entry(f) for f in sorted(log_files, key=lambda f: f.path)],
             "robots": inputs.robots,
             "page_directives": inputs.page_directives,
             "registry": inputs.registry,
@@ -187,6 +189,7 @@ def manifest(
         },
         "options": {
             "log_format": inputs.log_format,
+            "log_timezone": inputs.log_timezone,
             "default_host": inputs.default_host,
             "field_map": inputs.field_map,
             "trusted_proxies": ",".join(str(network) for network in identity.proxies.networks) or None,
@@ -200,6 +203,13 @@ def manifest(
         "counts": json.loads((staging / "counts.json").read_text(encoding="utf-8")),
         "tables": {table: {"format": formats.get(table, "unknown"), "files": names} for table, names in files.items()},
     }
+
+
+def _log_file_entry(log_file: LogFile) -> dict:
+    entry = {"path": log_file.path, "bytes": log_file.size_in_bytes}
+    if log_file.log_format is not None:
+        entry["log_format"] = log_file.log_format
+    return entry
 
 
 def crawl_audit_version() -> str:

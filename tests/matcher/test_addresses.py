@@ -17,9 +17,23 @@ def test_parse_ip_unwraps_ipv4_mapped_addresses():
     assert parse_ip("1" * 10_000) is None
 
 
+def test_a_port_after_the_address_is_not_part_of_it():
+    assert str(parse_ip("89.160.20.156:9989")) == "89.160.20.156"
+    assert str(parse_ip("[2001:db8::1]:443")) == "2001:db8::1"
+    assert str(parse_ip("[::ffff:192.0.2.7]:80")) == "192.0.2.7"
+    assert str(parse_ip("2001:db8::1:443")) == "2001:db8::1:443"  # unbracketed: all of it is the address
+    assert parse_ip("89.160.20.156:") is None and parse_ip("89.160.20.156:123456") is None
+    assert parse_ip("example.com:80") is None
+
+
 def reference_parse_ip(text: str):
     """A log field's address by `ipaddress` alone, as `parse_ip` defines it."""
     candidate = text.strip()
+    host, colon, port = candidate.rpartition(":")
+    if colon and port.isascii() and port.isdigit() and len(port) <= 5 and (
+        host.startswith("[") and host.endswith("]") or (host and set(host) <= set("0123456789.") and 7 <= len(host) <= 15)
+    ):
+        candidate = host
     if candidate.startswith("[") and candidate.endswith("]"):
         candidate = candidate[1:-1]
     try:
@@ -35,10 +49,17 @@ _octet_like = st.one_of(st.integers(0, 300).map(str), st.text("0123456789", max_
 
 
 @settings(max_examples=2000)
-@given(st.one_of(st.lists(_octet_like, min_size=1, max_size=6).map(".".join), st.text(max_size=20)))
+@given(st.one_of(
+    st.lists(_octet_like, min_size=1, max_size=6).map(".".join),
+    st.tuples(st.lists(_octet_like, min_size=1, max_size=6).map(".".join), st.text("0123456789:[]", max_size=7)).map("".join),
+    st.text(max_size=20),
+))
 @example("01.2.3.4")
 @example("1.2.3.4\x00")
 @example("[::ffff:1.2.3.4]")
+@example("1.2.3.4:80")
+@example("[::1]:0")
+@example("[1.2.3.4]:99999")
 def test_parse_ip_takes_the_addresses_ipaddress_takes(text):
     assert parse_ip(text) == reference_parse_ip(text)
 

@@ -121,7 +121,7 @@ def test_crawler_without_any_method_is_unverifiable(index):
     assert result.status == "unverifiable" and result.operator == "ByteDance"
 
 
-@pytest.mark.parametrize("ip", ["not-an-ip", "", "999.1.1.1", "192.0.2.7:443"])
+@pytest.mark.parametrize("ip", ["not-an-ip", "", "999.1.1.1", "192.0.2.7:443443", "192.0.2.7:"])
 def test_invalid_client_ip_is_unverified_not_spoofed(index, ip):
     result = verify(crawler("Googlebot"), ip, at("2026-03-01"), index)
     assert (result.status, result.evidence) == ("unverified", "invalid client ip")

@@ -26,7 +26,7 @@ from matcher.clientip import trusted_proxies
 from pipeline.graph import build as graph
 from pipeline.local import workers as local_workers
 from pipeline.tables import reading as tables
-from matcher.line_auditor import DEAD_LETTER, VERDICT, LineAuditor, RobotsByHost, robots_by_host
+from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, RobotsByHost, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph.summaries import summary_row
@@ -144,7 +144,7 @@ def _straightforward(logs: str) -> dict[str, list]:
     """Every table `crawl-audit run` writes that depends on the lines, one verdict at a time."""
     settings = run_settings(_argv(logs, "unused"))[0]
     auditor = dataclasses.replace(graph.line_auditor(settings), skim=False)
-    verdicts, dead_letters, counts = [], [], Counter(lines=0, skipped=0)
+    verdicts, dead_letters, counts, not_requests = [], [], Counter(lines=0, skipped=0), Counter()
     for path in sorted(Path(logs).parent.glob(Path(logs).name)):
         with gzip.open(path, "rt", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             lines = handle.read().splitlines()
@@ -156,6 +156,8 @@ def _straightforward(logs: str) -> dict[str, list]:
                     verdicts.append(record)
                 elif kind == DEAD_LETTER:
                     dead_letters.append(record)
+                elif kind == NOT_REQUEST:
+                    not_requests[record] += 1
                 else:
                     counts["skipped"] += 1
     by_key = defaultdict(list)
@@ -169,7 +171,8 @@ def _straightforward(logs: str) -> dict[str, list]:
     decisions = defaultdict(Counter)
     for verdict in verdicts:
         decisions[verdict["crawler"] or verdict["operator"], verdict["identity"]][verdict["decision"]] += 1
-    counts.update(verdicts=len(verdicts), dead_letters=len(dead_letters))
+    counts.update(verdicts=len(verdicts), dead_letters=len(dead_letters), not_requests=sum(not_requests.values()))
+    counts = {**counts, "not_request_reasons": dict(sorted(not_requests.items()))}
     return {
         records.VERDICTS_TABLE: _json_rows(verdicts, records.VERDICTS),
         records.DEAD_LETTERS_TABLE: _json_rows(dead_letters, records.DEAD_LETTERS),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from helpers import BINGBOT, GOOGLEBOT
 from matcher.hosts import host_key
-from matcher.logformats import FORMATS, LogParseError, LogRecord, parser_for
+from matcher.logformats import FORMATS, LogParseError, LogRecord, is_not_request, parser_for
 
 UTC = timezone.utc
 # 2026-10-10T13:55:36-07:00
@@ -228,14 +228,24 @@ def test_nginx_escaped_bytes_in_target():
     (r"\x00\x00\x00", "not-http"),
     ("GET", "bad-request-line"),
     ("GET  /double-space HTTP/1.1", "bad-request-line"),
-    ("CONNECT example.com:443 HTTP/1.1", "bad-target"),
-    ("OPTIONS * HTTP/1.1", "bad-target"),
+    ("CONNECT example.com:443 HTTP/1.1", "authority-form"),
+    ("CONNECT [2001:db8::1]:443 HTTP/1.1", "authority-form"),
+    ("OPTIONS * HTTP/1.1", "asterisk-form"),
     ("GET ftp://example.com/file HTTP/1.1", "bad-target"),
     ("SSH-2.0-OpenSSH_9.6", "bad-request-line"),
 ])
 def test_requests_that_are_not_page_fetches_are_dead_letters(request_line: str, reason: str):
     line = f'198.51.100.23 - - [10/Oct/2026:13:55:36 +0000] "{request_line}" 400 157 "-" "-"'
     assert reason_of(parser_for("combined"), line) == reason
+
+
+@pytest.mark.parametrize(("request_line", "not_request"), [
+    ("-", True), (r"\x16\x03\x01", True), ("CONNECT example.com:443 HTTP/1.1", True), ("OPTIONS * HTTP/1.1", True),
+    ("GET", False), ("GET ftp://example.com/file HTTP/1.1", False), ("SSH-2.0-OpenSSH_9.6", False),
+])
+def test_lines_the_server_wrote_without_a_request_for_a_resource_are_not_requests(request_line, not_request):
+    line = f'198.51.100.23 - - [10/Oct/2026:13:55:36 +0000] "{request_line}" 408 0 "-" "-"'
+    assert is_not_request(reason_of(parser_for("combined"), line)) is not_request
 
 
 # ----------------------------------------------------------------- escapes
@@ -468,7 +478,8 @@ def test_preset_mapping_can_be_extended():
     (cloudflare_line(EdgeResponseBytes="9" * 5000), "bad-field"),
     (cloudflare_line(ClientIP=["66.249.66.1"]), "bad-field"),
     (cloudflare_line(ResponseHeaders={"x-robots-tag": 7}), "bad-field"),
-    (cloudflare_line(ClientRequestURI="*"), "bad-target"),
+    (cloudflare_line(ClientRequestURI="*"), "asterisk-form"),
+    (cloudflare_line(ClientRequestURI="a/b"), "bad-target"),
 ])
 def test_bad_json_lines(line: str, reason: str):
     assert reason_of(parser_for("cloudflare"), line) == reason
@@ -497,7 +508,22 @@ _ONE_REQUEST = {
         "httpRequest": {"remoteIp": "66.249.66.1", "requestMethod": "GET", "requestUrl": "https://www.example.com/a?x=1",
                         "status": 200, "userAgent": GOOGLEBOT},
     }),
+    "varnishncsa": f'66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET http://www.example.com/a?x=1 HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "w3c": f"2026-10-10 20:55:36 10.0.0.4 GET /a x=1 443 - 66.249.66.1 {GOOGLEBOT.replace('+', '%2B').replace(' ', '+')} - 200 0 0 15",
+    "cloudfront": "\t".join([
+        "2026-10-10", "20:55:36", "SEA19-C1", "5", "66.249.66.1", "GET", "d1.cloudfront.net", "/a", "200", "-",
+        GOOGLEBOT.replace(" ", "%20"), "x=1", "-", "Hit", "id", "www.example.com", "https", "160", "0.1", "-", "TLSv1.3",
+        "TLS_AES_128_GCM_SHA256", "Hit", "HTTP/2.0", "-", "-", "11040", "0.1", "Hit", "text/html", "78", "-", "-",
+    ]),
+    "aws_alb": f'http 2026-10-10T20:55:36Z app/lb/50dc 66.249.66.1:2817 - -1 -1 -1 200 - 34 366 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "{GOOGLEBOT}" - - arn "Root=1" "-" "-" 0',
+    "aws_elb": f'2026-10-10T20:55:36Z lb 66.249.66.1:2817 - -1 -1 -1 200 - 0 29 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "{GOOGLEBOT}" - -',
+    "aws_s3": f'79a5 bucket [10/Oct/2026:20:55:36 +0000] 66.249.66.1 - 3E57 WEBSITE.GET.OBJECT a "GET /a?x=1 HTTP/1.1" 200 - 113 113 7 - "-" "{GOOGLEBOT}" -',
+    "haproxy": '66.249.66.1:33317 [10/Oct/2026:20:55:36.000] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a?x=1 HTTP/1.1"',
+    "traefik": f'66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET /a?x=1 HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "r@docker" "-" 0ms',
+    "squid": "1791665736.000 180 66.249.66.1 TCP_MISS/200 411 GET /a?x=1 - HIER_DIRECT/93.184.216.34 text/html",
 }
+# Formats that log no User-Agent by default.
+_NO_USER_AGENT = {"common", "haproxy", "squid"}
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -505,7 +531,7 @@ def test_every_format_reads_the_same_request(name):
     mapping = {"ts": "t", "client_ip": "ip", "request": "r", "user_agent": "ua"} if name == "jsonl" else None
     record = parser_for(name, mapping=mapping)(_ONE_REQUEST[name])
     assert (record.ts, record.client_ip, record.method, record.path) == (INSTANT, "66.249.66.1", "GET", "/a?x=1")
-    assert record.user_agent == ("" if name == "common" else GOOGLEBOT)
+    assert record.user_agent == ("" if name in _NO_USER_AGENT else GOOGLEBOT)
 
 
 def test_unknown_format_lists_the_known_ones():

@@ -104,7 +104,12 @@ def test_target_path_of_origin_and_absolute_forms(target, path, authority):
     assert target_path(target) == (path, authority)
 
 
-@pytest.mark.parametrize("target", ["*", "x.test:443", "ftp://x.test/f", "http://", "http:///p", "https://user@/p", "a/b"])
+@pytest.mark.parametrize(("target", "why"), [("*", "asterisk-form"), ("x.test:443", "authority-form"), ("[::1]:80", "authority-form")])
+def test_asterisk_and_authority_forms_say_what_they_are(target, why):
+    assert reason(target_path, target) == why
+
+
+@pytest.mark.parametrize("target", ["ftp://x.test/f", "http://", "http:///p", "https://user@/p", "a/b"])
 def test_a_target_that_is_neither_a_path_nor_an_http_url_is_a_bad_target(target):
     assert reason(target_path, target) == "bad-target"
 

@@ -66,7 +66,7 @@ CASES = [
     ("this is not a log line", None),
     ('example.com 198.51.100.3 - - [02/Nov/2026:12:00:00 +0100] "\\x16\\x03\\x01\\x00" 400 0 "-" "-"', None),
 ]
-DEAD_LETTER_COUNT = 2
+DEAD_LETTER_COUNT = 1
 
 
 @pytest.fixture
@@ -120,10 +120,11 @@ def test_every_verdict_of_the_fixture(fixture_dir):
         )
         assert_that(verdicts, equal_to(_expected_verdicts(fixture_dir)), label="Verdicts")
         reasons = outputs["dead_letters"] | "Reasons" >> beam.Map(lambda d: d["reason"])
-        assert_that(reasons, equal_to(["no-match", "not-http"]), label="DeadLetters")
+        assert_that(reasons, equal_to(["no-match"]), label="DeadLetters")
         assert_that(
             outputs["counts"],
-            equal_to([{"lines": len(CASES), "verdicts": 12, "skipped": 1, "dead_letters": DEAD_LETTER_COUNT}]),
+            equal_to([{"lines": len(CASES), "verdicts": 12, "skipped": 1, "dead_letters": DEAD_LETTER_COUNT,
+                       "not_requests": 1, "not_request_reasons": {"not-http": 1}}]),
             label="Counts",
         )
 
@@ -141,7 +142,7 @@ def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
     assert spoofed["group"] == ["Googlebot"]
     assert str(table.schema.field("ts").type) == "timestamp[us, tz=UTC]"
     dead = pq.read_table(fixture_dir / "out" / "dead_letters").to_pylist()
-    assert {d["reason"] for d in dead} == {"no-match", "not-http"}
+    assert {d["reason"] for d in dead} == {"no-match"}
     printed = capsys.readouterr().out
     assert "lines read" in printed and "Googlebot" in printed
 
@@ -178,7 +179,8 @@ def test_jsonl_output_and_summary_add_up(fixture_dir):
     assert first["ts"] == "2026-11-02T10:00:00Z"
     assert first["tokens"] == ["googlebot"]
     summary = report.load(str(fixture_dir / "out"))
-    assert summary.counts == {"lines": 15, "verdicts": 12, "skipped": 1, "dead_letters": 2}
+    assert summary.counts == {"lines": 15, "verdicts": 12, "skipped": 1, "dead_letters": 1,
+                              "not_requests": 1, "not_request_reasons": {"not-http": 1}}
     gpt = next(r for r in summary.rows if r["crawler"] == "GPTBot")
     assert (gpt["requests"], gpt["disallowed"], gpt["within_grace"]) == (3, 1, 2)
 

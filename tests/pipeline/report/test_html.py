@@ -78,7 +78,7 @@ def test_the_crawler_table_equals_the_summary_and_the_counts(sample_out):
     assert htmldom.number(totals[2]) == counts["verdicts"] == sum(v[0] for v in expected.values())
     _, lines, read = dom.table("lines-table")
     assert htmldom.number(read[1]) == counts["lines"]
-    assert [htmldom.number(r[1]) for r in lines] == [counts["verdicts"], counts["skipped"], counts["dead_letters"]]
+    assert [htmldom.number(r[1]) for r in lines] == [counts["verdicts"], counts["skipped"], counts["not_requests"], counts["dead_letters"]]
 
 
 def test_the_robots_versions_section_shows_the_history_and_its_diffs(sample_out):

@@ -61,7 +61,7 @@ def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
     assert manifest["tables"]["counts"] == {"format": "json", "files": ["counts.json"]}
     assert manifest["tables"]["report_counts"] == {"format": "json", "files": ["report_counts.json"]}
     assert manifest["counts"] == json.loads((out / "counts.json").read_text())
-    assert manifest["counts"] == {"lines": 5, "verdicts": 4, "skipped": 0, "dead_letters": 1}
+    assert manifest["counts"] == {"lines": 5, "verdicts": 4, "skipped": 0, "dead_letters": 1, "not_requests": 0, "not_request_reasons": {}}
     assert manifest["inputs"]["log_files"] == [{"path": str(site / "access.log"), "bytes": (site / "access.log").stat().st_size}]
     assert manifest["inputs"]["robots"] == str(site / "robots.jsonl")
     assert manifest["options"]["format"] == "jsonl" and manifest["options"]["log_format"] == "host_combined"

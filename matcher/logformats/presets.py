@@ -1,0 +1,184 @@
+"""Text presets of load balancers, proxies, CDNs and object stores: one pattern of named groups
+per layout, read into the same record as the Apache/nginx formats.
+
+Each layout follows its vendor's documentation of the default format (README "Inputs" names
+the fields each uses). A layout's pattern matches the fields it reads and the documented fields
+before them; fields a vendor may append later are allowed after the last one read, as AWS says
+its access logs grow at the end.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from types import MappingProxyType
+
+from matcher.logformats.fields import (
+    cleaned_line, logged_host, request_line, target_path, unescaped_text,
+)
+from matcher.logformats.record import LogParseError, LogRecord
+from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp
+
+# ------------------------------------------------------------------ pieces of patterns
+
+_QUOTED = r'"(?P<{}>[^"\\]*(?:\\.[^"\\]*)*)"'
+_ANY = r"\S+"
+_REST = r"(?: .*)?"  # fields a vendor appends after the last one read
+
+
+def _quoted(name: str) -> str:
+    return _QUOTED.format(name)
+
+
+def without_port(text: str) -> str:
+    """`a.b.c.d:port` or `[v6]:port` -> the address; `client:port` fields of IPv6 peers are
+    written unbracketed by some vendors, so a colon-rich text that is no address loses its last part."""
+    if text.startswith("["):
+        return text[1:].split("]", 1)[0]
+    colons = text.count(":")
+    if colons == 1:
+        return text.split(":", 1)[0]
+    if colons > 1:
+        try:
+            ipaddress.IPv6Address(text)
+        except ValueError:
+            return text.rpartition(":")[0]
+    return text
+
+
+@dataclass(frozen=True)
+class TimeField:
+    """How a layout writes its time: the groups holding it and the reader of their text."""
+
+    groups: tuple[str, ...]
+    read: Callable[..., datetime]
+    zoned: bool = True  # False: the text carries no zone; `--log-timezone` says which it is
+
+
+def _iso(text: str, zone: tzinfo) -> datetime:
+    return iso_timestamp(text)
+
+
+def _clf(text: str, zone: tzinfo) -> datetime:
+    return clf_timestamp(text)
+
+
+def _epoch(text: str, zone: tzinfo) -> datetime:
+    try:
+        return epoch_timestamp(float(text) if "." in text else int(text))
+    except ValueError:
+        raise LogParseError("bad-timestamp", f"not a unix time: {text!r}") from None
+
+
+def _clf_without_zone(text: str, zone: tzinfo) -> datetime:
+    return local_timestamp(text, zone)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One preset: its pattern, its time, and how its fields are written."""
+
+    pattern: re.Pattern[str]
+    time: TimeField
+    client_has_port: bool = False
+    prefix: re.Pattern[str] | None = None  # a prefix the program itself writes before the line, e.g. syslog's
+
+
+def _layout(parts: list[str], time: TimeField, **options) -> Layout:
+    return Layout(re.compile("".join(parts) + r"\Z", re.ASCII | re.DOTALL), time, **options)
+
+
+ISO = TimeField(("time",), _iso)
+CLF = TimeField(("time",), _clf)
+EPOCH = TimeField(("time",), _epoch)
+LOCAL_CLF = TimeField(("time",), _clf_without_zone, zoned=False)
+
+# RFC 3164 header as syslog daemons write it for HAProxy (`Feb  6 12:14:14 host haproxy[1]: `):
+# its time is that of the log line's arrival; the line's own accept date is the one read.
+_SYSLOG_PREFIX = re.compile(r"(?:<\d{1,3}>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:\[]+(?:\[\d+\])?: ", re.ASCII)
+
+LAYOUTS: Mapping[str, Layout] = MappingProxyType({
+    # AWS Application Load Balancer access log entry (docs.aws.amazon.com, "Access log entries").
+    "aws_alb": _layout([
+        r"(?:http|https|h2|grpcs|ws|wss) (?P<time>\S+) \S+ (?P<client_ip>\S+) \S+ \S+ \S+ \S+ ",
+        r"(?P<status>\d{3}|-) \S+ \S+ (?P<size>\d{1,20}|-) ", _quoted("request"), " ", _quoted("user_agent"), _REST,
+    ], ISO, client_has_port=True),
+    # Classic Load Balancer access log entry (docs.aws.amazon.com, "Access logs for your Classic Load Balancer").
+    "aws_elb": _layout([
+        r"(?P<time>\d{4}-\S+) \S+ (?P<client_ip>\S+) \S+ \S+ \S+ \S+ (?P<status>\d{3}|-) \S+ \S+ (?P<size>\d{1,20}|-) ",
+        _quoted("request"), " ", _quoted("user_agent"), _REST,
+    ], ISO, client_has_port=True),
+    # Amazon S3 server access log record (docs.aws.amazon.com, "Amazon S3 server access log format").
+    "aws_s3": _layout([
+        r"\S+ \S+ \[(?P<time>[^\]]*)\] (?P<client_ip>\S+) \S+ \S+ \S+ \S+ ", _quoted("request"),
+        r" (?P<status>\d{3}|-) \S+ (?P<size>\d{1,20}|-) \S+ \S+ \S+ ", _quoted("referer"), " ", _quoted("user_agent"),
+        r"(?: \S+ \S+ \S+ \S+ \S+ (?P<host>\S+))?", _REST,
+    ], CLF),
+    # HAProxy `option httplog` (HAProxy configuration manual, 8.2.3 "HTTP log format"), with or
+    # without the syslog header in front of it.
+    "haproxy": _layout([
+        r"(?P<client_ip>\S+) \[(?P<time>[^\]]*)\] \S+ \S+ \S+ (?P<status>-?\d{1,3}) (?P<size>\+?\d{1,20}) ",
+        r"\S+ \S+ \S+ \S+ \S+ (?:\{[^}]*\} ){0,2}", _quoted("request"), _REST,
+    ], LOCAL_CLF, client_has_port=True, prefix=_SYSLOG_PREFIX),
+    # Traefik access log in its default Common Log Format (doc.traefik.io, "Access Logs").
+    "traefik": _layout([
+        r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ", _quoted("request"),
+        r" (?P<status>\d{3}|-) (?P<size>\d{1,20}|-) ", _quoted("referer"), " ", _quoted("user_agent"),
+        r' \d+ "[^"]*" "[^"]*" \d+ms',
+    ], CLF),
+    # Squid native access.log (wiki.squid-cache.org, "Squid native access.log format in detail").
+    "squid": _layout([
+        r"(?P<time>\d{1,12}\.\d{1,6}) +\d+ (?P<client_ip>\S+) \S+/(?P<status>\d{3}) (?P<size>\d{1,20}) ",
+        r"(?P<request>\S+ \S+) \S+ \S+ \S+",
+    ], EPOCH),
+})
+
+
+@dataclass(frozen=True)
+class PresetParser:
+    """Parser for one text preset."""
+
+    name: str
+    layout: Layout
+    default_host: str | None
+    zone: tzinfo
+
+    def skim(self, line: str) -> None:
+        """Preset lines are always read whole."""
+        return None
+
+    def __call__(self, line: str) -> LogRecord:
+        text = cleaned_line(line)
+        layout = self.layout
+        match = layout.pattern.match(text)
+        if match is None and layout.prefix is not None:
+            prefix = layout.prefix.match(text)
+            if prefix is not None:
+                match = layout.pattern.match(text, prefix.end())
+        if match is None:
+            raise LogParseError("no-match", f"line does not have the {self.name} layout")
+        groups = match.groupdict()
+        ts = layout.time.read(*(groups[name] for name in layout.time.groups), self.zone)
+        method, target = request_line(groups["request"])
+        path, target_host = target_path(target)
+        client_ip = groups["client_ip"]
+        if layout.client_has_port:
+            client_ip = without_port(client_ip)
+        status = groups["status"]
+        size = groups["size"]
+        referer = groups.get("referer")
+        user_agent = groups.get("user_agent")
+        return LogRecord(
+            ts,
+            logged_host(groups.get("host")) or logged_host(target_host) or self.default_host,
+            client_ip,
+            method,
+            target,
+            path,
+            None if status in ("-", None) or status.startswith("-") else int(status),
+            None if size in ("-", None) else int(size.lstrip("+")),
+            None if referer in (None, "", "-") else unescaped_text(referer),
+            "" if user_agent in (None, "-") else unescaped_text(user_agent),
+        )

@@ -1,0 +1,191 @@
+"""W3C extended log files (W3C Working Draft WD-logfile-960323; IIS, CloudFront standard logs,
+NetScaler, Imperva Incapsula): the fields are named by the file's own `#Fields:` directive.
+
+A server that restarts, or is reconfigured, writes its directives again and may change the
+fields; every `#Fields:` line replaces the last. Directive lines are the server's own and carry
+no request: they are counted as not-requests (`directive`). A data line before any `#Fields:`
+is read with the default fields of the layout (IIS's, or CloudFront's), so a batch cut from the
+middle of a file still reads; the field count must agree.
+
+Times are `date` + `time`, UTC by the W3C definition (IIS's W3C logs are UTC whatever the
+server's zone). Values are separated by spaces (IIS, NetScaler) or tabs (CloudFront); a value
+may be quoted (Incapsula). IIS writes a space in a value as `+`; CloudFront %-encodes values
+and keeps `+` as it is.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from urllib.parse import unquote, unquote_plus
+
+from matcher.logformats.fields import cleaned_line, logged_host, target_path
+from matcher.logformats.record import LogParseError, LogRecord
+from matcher.logformats.timestamps import iso_timestamp
+
+# Each of our fields -> the W3C field names that carry it, the first present wins.
+_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "date": ("date",),
+    "time": ("time",),
+    "client_ip": ("c-ip", "cs-ip", "c-ip-address"),
+    "method": ("cs-method",),
+    "stem": ("cs-uri-stem",),
+    "query": ("cs-uri-query",),
+    "uri": ("cs-uri",),
+    # CloudFront's cs(Host) is the distribution's own name; x-host-header is the site's Host.
+    "host": ("x-host-header", "cs-host", "cs(host)", "s-sitename-host"),
+    "status": ("sc-status",),
+    "size": ("sc-bytes",),
+    "referer": ("cs(referer)", "cs(referrer)"),
+    "user_agent": ("cs(user-agent)",),
+    "forwarded_for": ("x-forwarded-for", "cs(x-forwarded-for)", "x-forwarded-for-header"),
+})
+
+# The fields of a line met before any `#Fields:` directive, per layout.
+_IIS_DEFAULT = ("date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) "
+                "cs(Referer) sc-status sc-substatus sc-win32-status time-taken").split()
+_CLOUDFRONT_DEFAULT = (
+    "date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status cs(Referer) "
+    "cs(User-Agent) cs-uri-query cs(Cookie) x-edge-result-type x-edge-request-id x-host-header cs-protocol "
+    "cs-bytes time-taken x-forwarded-for ssl-protocol ssl-cipher x-edge-response-result-type "
+    "cs-protocol-version fle-status fle-encrypted-fields c-port time-to-first-byte "
+    "x-edge-detailed-result-type sc-content-type sc-content-len sc-range-start sc-range-end"
+).split()
+DEFAULT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "w3c": tuple(_IIS_DEFAULT), "cloudfront": tuple(_CLOUDFRONT_DEFAULT),
+})
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Where each of our fields sits in a data line under one `#Fields:` directive."""
+
+    count: int
+    index: Mapping[str, int]
+    plus_is_space: bool  # IIS; CloudFront %-encodes and keeps `+`
+
+    @classmethod
+    def of(cls, names: tuple[str, ...]) -> _Columns:
+        lowered = [name.lower() for name in names]
+        index = {}
+        for ours, sources in _SOURCES.items():
+            for source in sources:
+                if source in lowered:
+                    index[ours] = lowered.index(source)
+                    break
+        return cls(len(names), index, "x-edge-location" not in lowered)
+
+
+def _values(text: str) -> list[str]:
+    """A data line's values: tab-separated when it holds a tab, else space-separated; a value in
+    double quotes may hold the separator."""
+    separator = "\t" if "\t" in text else " "
+    if '"' not in text:
+        return text.split(separator)
+    values, position = [], 0
+    while position <= len(text):
+        if text.startswith('"', position):
+            end = text.find('"', position + 1)
+            if end < 0:
+                raise LogParseError("no-match", "a quoted W3C value is not closed")
+            values.append(text[position + 1:end])
+            position = end + 1
+            if position < len(text) and text[position] != separator:
+                raise LogParseError("no-match", "a quoted W3C value runs into the next")
+            position += 1
+        else:
+            end = text.find(separator, position)
+            end = len(text) if end < 0 else end
+            values.append(text[position:end])
+            position = end + 1
+    return values
+
+
+@dataclass
+class W3CParser:
+    """Parser for W3C extended logs; it keeps the last `#Fields:` directive it read, so one
+    instance reads one file's lines in order (the audit keeps one per file)."""
+
+    name: str
+    default_host: str | None
+    columns: _Columns = field(init=False)
+    per_file = True  # the audit keeps one parser per file: the directives are the file's
+
+    def __post_init__(self) -> None:
+        self.columns = _Columns.of(DEFAULT_FIELDS[self.name])
+
+    def skim(self, line: str) -> None:
+        """W3C lines are always read whole."""
+        return None
+
+    def __call__(self, line: str) -> LogRecord:
+        text = cleaned_line(line)
+        if text[0] == "#":
+            directive, _, rest = text[1:].partition(":")
+            if directive.strip().lower() == "fields":
+                names = tuple(rest.split())
+                if not names:
+                    raise LogParseError("no-match", "a #Fields directive that names no field")
+                self.columns = _Columns.of(names)
+            raise LogParseError("directive", f"W3C #{directive.strip()[:20]} directive")
+        columns = self.columns
+        values = _values(text)
+        if len(values) != columns.count:
+            raise LogParseError("no-match", f"{len(values)} values where #Fields names {columns.count}")
+        index = columns.index
+
+        def value(ours: str) -> str | None:
+            position = index.get(ours)
+            if position is None:
+                return None
+            found = values[position]
+            return None if found in ("", "-") else found
+
+        date, time, client_ip = value("date"), value("time"), value("client_ip")
+        if date is None or time is None or client_ip is None:
+            raise LogParseError("missing-field", "a W3C line needs date, time and c-ip")
+        ts = _w3c_time(date, time)
+        method = value("method")
+        if method is None:
+            raise LogParseError("no-request", "no cs-method: no request was received")
+        uri = value("uri")
+        if uri is not None:
+            target = uri
+        else:
+            stem = value("stem")
+            if stem is None:
+                raise LogParseError("missing-field", "a W3C line needs cs-uri-stem or cs-uri")
+            query = value("query")
+            target = stem if query is None else f"{stem}?{query}"
+        path, target_host = target_path(target)
+        decode = unquote_plus if columns.plus_is_space else unquote
+        status, size = value("status"), value("size")
+        referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
+        return LogRecord(
+            ts,
+            logged_host(value("host")) or logged_host(target_host) or self.default_host,
+            client_ip,
+            method,
+            target,
+            path,
+            _number(status, "bad-status", 999),
+            _number(size, "bad-field", None),
+            None if referer is None else decode(referer),
+            "" if user_agent is None else decode(user_agent),
+            forwarded_for,
+        )
+
+
+def _w3c_time(date: str, time: str) -> datetime:
+    if len(time) == 5:
+        time += ":00"  # the draft allows hh:mm
+    return iso_timestamp(f"{date}T{time}Z")
+
+
+def _number(text: str | None, reason: str, limit: int | None) -> int | None:
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) <= 20) or (limit is not None and int(text) > limit):
+        raise LogParseError(reason, f"not a number: {text[:20]!r}")
+    return int(text)

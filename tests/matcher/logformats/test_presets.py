@@ -1,0 +1,127 @@
+"""Every preset read field by field from its fixture (tests/data/logformats/<preset>.log, lines
+laid out as each vendor documents them): what each line becomes, or why it becomes none."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from helpers import GOOGLEBOT
+from matcher.logformats import ZONELESS_FORMATS, LogParseError, parser_for
+from matcher.logformats.detect import chosen_format, rank_formats
+from matcher.logformats.timestamps import time_zone
+
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "logformats"
+UTC = timezone.utc
+
+
+def at(second: int, micros: int = 0) -> datetime:
+    return datetime(2026, 11, 2, 10, 0, second, micros, tzinfo=UTC)
+
+
+# (ts, client_ip, host, method, target, path, status, size, referer, user_agent, forwarded_for), or the reason
+EXPECTED = {
+    "aws_alb": [
+        (at(0, 186641), "66.249.66.1", "www.example.com", "GET", "http://www.example.com:80/a?b=1", "/a?b=1", 200, 366, None, GOOGLEBOT, None),
+        (at(1), "2001:db8::1", "www.example.com", "GET", "https://www.example.com:443/p", "/p", 200, 57, None, "curl/7.46.0", None),
+        "no-request",  # "- - - ": the load balancer could not read a request
+    ],
+    "aws_elb": [
+        (at(0, 945958), "66.249.66.1", "www.example.com", "GET", "http://www.example.com:80/a", "/a", 200, 29, None, GOOGLEBOT, None),
+        "authority-form",
+    ],
+    "aws_s3": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 113, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.3", "amzn-s3-demo-bucket1.s3.us-west-1.amazonaws.com", "GET", "/amzn-s3-demo-bucket1?logging",
+         "/amzn-s3-demo-bucket1?logging", 200, 242, None, "S3Console/0.4", None),
+    ],
+    "haproxy": [
+        (at(0, 655000), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, 2750, None, "", None),
+        (at(1), "198.51.100.7", "default.test", "GET", "/", "/", 302, 196, None, "", None),
+        "not-http",  # <BADREQ>: the connection sent no valid request before the timeout
+    ],
+    "traefik": [
+        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (datetime(2026, 11, 2, 9, 0, 1, tzinfo=UTC), "192.0.2.5", "default.test", "GET", "/p", "/p", 404, 19,
+         "https://www.example.com/", "curl/8.5.0", None),
+    ],
+    "squid": [
+        (at(0, 779000), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 411, None, "", None),
+        "authority-form",
+    ],
+    "varnishncsa": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+    ],
+    "w3c": [
+        "directive", "directive", "directive", "directive",
+        # IIS writes spaces as "+", so the "+" before the URL reads as a second space
+        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None,
+         GOOGLEBOT.replace("+http", " http"), None),
+        "directive", "directive", "directive", "directive",  # a restart, with other fields
+        (at(0) + timedelta(minutes=5, seconds=1), "10.0.0.9", "www.example.com", "GET", "/p", "/p", 404, 1245, "https://www.example.com/", "curl/8.5.0", "192.0.2.5"),
+    ],
+    "cloudfront": [
+        "directive", "directive",
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 2390282, None, GOOGLEBOT, None),
+        (at(1), "2001:db8::9", "www.example.com", "GET", "/p", "/p", 0, 0, "https://www.example.com/", "curl/8.5.0", "192.0.2.5"),
+    ],
+}
+
+
+def _read(name: str, zone=UTC) -> list:
+    parse = parser_for(name, default_host="default.test", zone=zone)
+    results = []
+    for line in (FIXTURES / f"{name}.log").read_bytes().decode("utf-8").splitlines():
+        try:
+            record = parse(line)
+        except LogParseError as error:
+            results.append(error.reason)
+            continue
+        results.append((record.ts, record.client_ip, record.host, record.method, record.target, record.path,
+                        record.status, record.size, record.referer, record.user_agent, record.forwarded_for))
+    return results
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_line_of_the_preset_fixture_reads_field_by_field(name):
+    assert _read(name) == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_auto_detection_names_the_fixture_format(name):
+    lines = (FIXTURES / f"{name}.log").read_bytes().splitlines()
+    chosen = chosen_format(rank_formats(lines))
+    # varnishncsa writes Apache's combined layout; w3c and cloudfront read each other's files alike
+    same = {"varnishncsa": {"combined", "varnishncsa"}, "cloudfront": {"w3c", "cloudfront"}}
+    assert chosen is not None and chosen.name in same.get(name, {name})
+
+
+def test_a_time_without_a_zone_is_read_in_the_log_timezone():
+    assert ZONELESS_FORMATS == {"haproxy"}
+    paris = _read("haproxy", ZoneInfo("Europe/Paris"))
+    assert paris[0][0] == at(0, 655000) - timedelta(hours=1)
+    assert _read("haproxy", time_zone("-05:00"))[1][0] == at(1) + timedelta(hours=5)
+
+
+@pytest.mark.parametrize("text", ["Mars/Olympus", "+25:00", ""])
+def test_an_unknown_zone_is_refused(text):
+    with pytest.raises(ValueError, match="unknown time zone"):
+        time_zone(text)
+
+
+def test_a_w3c_line_before_any_fields_directive_reads_with_the_default_fields():
+    iis = "2026-11-02 10:00:00 10.0.0.4 GET /a - 443 - 66.249.66.1 curl/8.5.0 - 200 0 0 15"
+    assert parser_for("w3c")(iis).path == "/a"
+    with pytest.raises(LogParseError) as caught:
+        parser_for("w3c")(iis + " extra")
+    assert caught.value.reason == "no-match"
+
+
+def test_quoted_w3c_values_may_hold_the_separator():
+    parse = parser_for("w3c")
+    with pytest.raises(LogParseError):
+        parse('#Fields: date time c-ip cs-method cs-uri cs(User-Agent) sc-status')
+    record = parse('2026-11-02 10:00:00 66.249.66.1 GET "https://www.example.com/a b" "Googlebot 2.1" 200')
+    assert (record.host, record.path, record.user_agent) == ("www.example.com", "/a b", "Googlebot 2.1")

@@ -1,0 +1,70 @@
+"""`--log-format auto`, the default: each file's format told from its first lines, said, and kept in
+the manifest; a file no format reads is refused before any work, with the best candidates."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from helpers import GOOGLEBOT, run_audit
+
+SAMPLES = Path(__file__).resolve().parents[3] / "samples"
+COMBINED = f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"\n'
+CLOUDFLARE = json.dumps({"EdgeStartTimestamp": 1793613600, "ClientIP": "66.249.66.1", "ClientRequestHost": "www.example.com",
+                         "ClientRequestMethod": "GET", "ClientRequestURI": "/b", "EdgeResponseStatus": 200,
+                         "ClientRequestUserAgent": GOOGLEBOT}) + "\n"
+
+
+def _argv(logs: Path, out: Path, *extra: str) -> list[str]:
+    return [f"--logs={logs}", f"--robots={SAMPLES / 'robots' / 'history.jsonl'}", f"--ranges={SAMPLES / 'ranges'}",
+            f"--out={out}", "--default-host=www.example.com", "--dns=off", *extra]
+
+
+def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_text(COMBINED * 3 + '198.51.100.7 - - [02/Nov/2026:10:00:01 +0000] "-" 408 0 "-" "-"\n')
+    with gzip.open(logs / "b.log.gz", "wt") as handle:
+        handle.write(CLOUDFLARE * 2)
+    assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
+    printed = capsys.readouterr().out
+    assert f"log format of {logs / 'a.log'}: combined (4 of 4 sample lines)" in printed
+    assert f"log format of {logs / 'b.log.gz'}: cloudflare (2 of 2 sample lines)" in printed
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert {Path(f["path"]).name: f["log_format"] for f in manifest["inputs"]["log_files"]} == {
+        "a.log": "combined", "b.log.gz": "cloudflare"}
+    assert manifest["options"]["log_format"] == "auto"
+    counts = manifest["counts"]
+    assert (counts["verdicts"], counts["not_requests"], counts["not_request_reasons"], counts["dead_letters"]) == (
+        5, 1, {"no-request": 1}, 0)
+    assert "not requests                1  (no-request 1)" in printed
+
+
+def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, capsys):
+    log = tmp_path / "odd.log"
+    log.write_text(COMBINED + "something else\n" * 3)
+    assert run_audit(_argv(log, tmp_path / "out")) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("crawl-audit: no log format reads most of the first lines of ")
+    assert "best candidates: combined (1 of 4 sample lines)" in said and "give --log-format" in said
+    assert "\n" not in said and not (tmp_path / "out").exists()
+
+
+def test_a_field_map_that_cannot_work_is_refused_at_launch(tmp_path, capsys):
+    log = tmp_path / "a.log"
+    log.write_text(CLOUDFLARE)
+    assert run_audit(_argv(log, tmp_path / "out", '--field-map={"ts": "t"}')) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("crawl-audit: --log-format jsonl: a mapping needs 'ts', 'client_ip'") and "\n" not in said
+
+
+def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp_path, capsys):
+    log = tmp_path / "haproxy.log"
+    log.write_text('66.249.66.1:33317 [02/Nov/2026:11:00:00.655] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a HTTP/1.1"\n')
+    assert run_audit(_argv(log, tmp_path / "out", "--log-timezone=Europe/Paris")) == 0
+    printed = capsys.readouterr().out
+    assert "haproxy times carry no zone: read as Europe/Paris (--log-timezone)" in printed
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["options"]["log_timezone"] == "Europe/Paris"
+    assert run_audit(_argv(log, tmp_path / "out2", "--log-timezone=Mars/Olympus")) == 2
+    assert "--log-timezone: unknown time zone 'Mars/Olympus'" in capsys.readouterr().err
