@@ -70,8 +70,11 @@ def _run_batch(settings, options) -> None:
     except BaseException:
         folder.discard()
         raise
+    # The page is written before anything is printed, so a reader that leaves early (`| head`)
+    # does not keep it from being written.
+    written = html.write(settings.outputs.out)
     print(text.render(text.load(settings.outputs.out)))
-    print(f"\nreport: {html.write(settings.outputs.out)}")
+    print(f"\nreport: {printable(written)}")
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -15,8 +15,11 @@ from matcher.timerange import from_micros, micros
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
-from pipeline.tables.run_folder import RunFolderError, read_manifest
+from pipeline.tables.files import RunFolderError, read_member
+from pipeline.tables.run_folder import read_manifest
 
+# What a run writes to report_counts.json is bounded by what the page shows; far below this.
+MAX_REPORT_COUNTS_BYTES = 1 << 30
 TOP_PATHS = 10
 TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
@@ -122,9 +125,34 @@ def _report_counts(out: str) -> ReportCounts:
         return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
     try:
         (name,) = listed["files"]
-        return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as error:
-        raise RunFolderError(f"{out}: unreadable report counts ({error!r}); run the audit again") from None
+    except ValueError:
+        raise RunFolderError(f"{out}: the manifest lists {len(listed['files'])} report counts files, not one") from None
+    document = read_member(out, name, MAX_REPORT_COUNTS_BYTES)
+    try:
+        counts = ReportCounts.from_json(json.loads(document))
+        problem = _counts_problem(counts)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        problem = repr(error)
+    if problem is not None:
+        raise RunFolderError(f"{Path(out, name)}: unreadable report counts ({problem}); run the audit again")
+    return counts
+
+
+def _counts_problem(counts: ReportCounts) -> str | None:
+    """What in the counts read back is not what `gather` draws from, or None."""
+    text = (str, type(None))
+    sections = {
+        "hosts": (counts.hosts, lambda key: isinstance(key, text)),
+        "timeline": (counts.timeline, lambda key: len(key) == 2 and isinstance(key[1], datetime)),
+        "disallowed": (counts.disallowed, lambda key: len(key) == 1 + len(fields(Disallowed))),
+        "spoofed_addresses": (counts.spoofed_addresses, lambda key: len(key) == 2),
+        "spoofed_user_agents": (counts.spoofed_user_agents, lambda key: len(key) == 2),
+    }
+    for name, (section, key_fits) in sections.items():
+        for key, n in section.items():
+            if not isinstance(n, int) or isinstance(n, bool) or not key_fits(key):
+                return f"a {name} entry is not a key and a count: {key!r}"
+    return None
 
 
 def _as_written(row: dict) -> dict:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Sequence
 
 from matcher.timerange import duration_text
+from pipeline.tables.files import MissingFile, RunFolderError, read_member, write_whole
 
 
 MANIFEST = "manifest.json"
@@ -35,10 +36,8 @@ MANIFEST_VERSION = 1
 # belong to the run and `--overwrite` replaces them with it.
 DERIVED_FILES = frozenset({"report.html"})
 DERIVED_FOLDER = "whatif/"
-
-
-class RunFolderError(ValueError):
-    """An `--out` folder that a run may not use, or a folder that holds no complete run."""
+# A manifest lists a run's files, a few per table and worker: far below this.
+MAX_MANIFEST_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -111,15 +110,18 @@ def _has_entries(folder: Path) -> bool:
 
 
 def read_manifest(out: str | Path) -> dict:
-    """The manifest of a complete run; RunFolderError for a folder that holds none."""
+    """The manifest of a complete run; RunFolderError for a folder that holds none, or whose
+    manifest is not one a run writes."""
     path = Path(out) / MANIFEST
     try:
-        manifest = json.loads(path.read_bytes())
-    except FileNotFoundError:
+        manifest = json.loads(read_member(out, MANIFEST, MAX_MANIFEST_BYTES))
+    except MissingFile:
         raise RunFolderError(
             f"{out} holds no complete run: no {MANIFEST} (a run still going, killed, or a streaming output)"
         ) from None
-    except (OSError, ValueError) as error:
+    except ValueError as error:
+        if isinstance(error, RunFolderError):
+            raise
         raise RunFolderError(f"{path}: unreadable manifest: {error}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise RunFolderError(f"{path} is not a crawl-audit run manifest")
@@ -131,7 +133,17 @@ def read_manifest(out: str | Path) -> dict:
     tables = manifest.get("tables")
     if not isinstance(tables, dict) or not all(_is_table(table) for table in tables.values()):
         raise RunFolderError(f"{path}: tables must map names to a format and files inside the run's folder")
+    counts = manifest.get("counts")
+    if not isinstance(counts, dict) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values()
+    ):
+        raise RunFolderError(f"{path}: counts must map names to counts of lines, got {_short(counts)}")
     return manifest
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_table(table: object) -> bool:
@@ -221,18 +233,3 @@ def crawl_audit_version() -> str:
 
 def _write_json(path: Path, value: dict) -> None:
     write_whole(path, (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
-
-
-def write_whole(path: Path, data: bytes) -> None:
-    """Write `path` so that it is never seen half written: a new file beside it, renamed over it
-    (which replaces a symlink there rather than writing through it)."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    try:
-        with open(temporary, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
