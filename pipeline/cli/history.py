@@ -24,6 +24,7 @@ from pipeline.evidence import wayback
 from pipeline.evidence.http_client import Client, FetchError
 from pipeline.evidence.robots_table import read_robots_table
 
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS as EXIT_PARTLY, EXIT_OK, InputError
 
 
@@ -51,13 +52,13 @@ def capture(args: argparse.Namespace) -> int:
         try:
             (done,) = history_capture.capture([host], Path(args.into), client)
         except FileExistsError as error:
-            print(f"{host}: NOT RECORDED: {error}")
+            say(f"{host}: NOT RECORDED: {error}")
             status = EXIT_PARTLY
             continue
         if done.written is not None:
-            print(f"{done.host}: changed -> {done.written} ({done.note})")
+            say(f"{done.host}: changed -> {done.written} ({done.note})")
         else:
-            print(f"{done.host}: same as {done.same_as.name} ({done.note})")
+            say(f"{done.host}: same as {done.same_as.name} ({done.note})")
     return status
 
 
@@ -69,16 +70,16 @@ def import_wayback(args: argparse.Namespace) -> int:
     )
     archive = wayback.Archive(client, args.archive, args.delay, args.retries)
     result = wayback.import_wayback(archive, args.host, Path(args.into), args.start, args.end)
-    print(
+    say(
         f"{args.host}: {result.versions} version(s) archived, {len(result.written)} written,"
         f" {result.already_there} already there"
     )
     for path in result.written:
-        print(f"  + {path}")
+        say(f"  + {path}")
     for reason in result.skipped:
-        print(f"  left out {reason}")
+        say(f"  left out {reason}")
     if result.failed is not None:
-        print(f"  STOPPED: {result.failed}; run the command again to resume")
+        say(f"  STOPPED: {result.failed}; run the command again to resume")
         return EXIT_PARTLY
     return EXIT_OK
 
@@ -90,12 +91,12 @@ def import_git(args: argparse.Namespace) -> int:
     if args.deployed_at:
         deploys = git_history.read_deploys(Path(args.deployed_at).read_text("utf-8"), repo)
     result = git_history.import_git(repo, args.path, args.host, Path(args.into), deploys)
-    print(
+    say(
         f"{args.host}: {result.versions} version(s), {len(result.written)} written,"
         f" {result.already_there} already there"
     )
     for path in result.written:
-        print(f"  + {path}")
+        say(f"  + {path}")
     return EXIT_OK
 
 
@@ -104,9 +105,9 @@ def show(args: argparse.Namespace) -> int:
     history = _history(args.table)
     hosts = [args.host] if args.host else sorted(history)
     for host in hosts:
-        print(host)
+        say(host)
         for version in _host(history, host).versions:
-            print("  " + _version_line(version))
+            say("  " + _version_line(version))
     return EXIT_OK
 
 
@@ -116,21 +117,21 @@ def show_diff(args: argparse.Namespace) -> int:
     before, after = host.version_at(args.t1), host.version_at(args.t2)
     if before is None or after is None:
         raise ValueError(f"{args.host} has no version before {rfc3339(args.t1 if before is None else args.t2)}")
-    print(f"{args.host}: {_version_line(before)}")
-    print(f"{' ' * len(args.host)}  -> {_version_line(after)}")
+    say(f"{args.host}: {_version_line(before)}")
+    say(f"{' ' * len(args.host)}  -> {_version_line(after)}")
     if before.effective_from == after.effective_from:
-        print("same version: no change")
+        say("same version: no change")
         return EXIT_OK
     if before.kind != "ok" or after.kind != "ok":
-        print(f"{_meaning(before)} -> {_meaning(after)}")
+        say(f"{_meaning(before)} -> {_meaning(after)}")
         # An error state is no file to compare rules with; an unavailable one is an empty file.
         if "error" in (before.kind, after.kind) or before.kind == after.kind:
             return EXIT_OK
     changes = diff(_parsed(before), _parsed(after))
     if not changes:
-        print("no rule changed")
+        say("no rule changed")
     for change in changes:
-        print("\n".join(_change_lines(change)))
+        say("\n".join(_change_lines(change)))
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ from config.registry import load_registry
 from config.snapshots import DEFAULT_RANGES_DIR, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
 from pipeline.evidence.resolvers import build_resolver
@@ -45,7 +46,7 @@ def verify(args: argparse.Namespace) -> int:
         raise InputError(
             f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range"
         )
-    print(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
+    say(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
     return EXIT_OK if who.status == "verified" else EXIT_FINDINGS
 
 
@@ -61,11 +62,11 @@ def update_ranges(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from error
     for download in downloads:
         if download.saved is not None:
-            print(f"{download.source}: {download.prefixes} prefixes -> {download.saved}")
+            say(f"{download.source}: {download.prefixes} prefixes -> {download.saved}")
         else:
-            print(f"{download.source}: NOT SAVED")
+            say(f"{download.source}: NOT SAVED")
         for problem in download.problems:
-            print(f"  {printable(problem)}")
+            say(f"  {printable(problem)}")
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_FINDINGS
 
 

@@ -13,6 +13,7 @@ from config.registry import default_registry
 from matcher import agents, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence.confined import NotReadable, read_regular
 from matcher.printable import printable, printable_json
@@ -59,7 +60,7 @@ def _describe(url: str, tokens: Sequence[str], decision: robots.Decision) -> str
 def lint(args: argparse.Namespace) -> int:
     rf = robots.parse(read_bytes(args.robots_file))
     for diagnostic in rf.diagnostics:
-        print(printable(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}"))
+        say(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}")
     if not rf.diagnostics:
-        print(printable(f"{args.robots_file}: no findings"))
+        say(f"{args.robots_file}: no findings")
     return EXIT_FINDINGS if rf.diagnostics else EXIT_OK

@@ -12,7 +12,7 @@ import contextlib
 import io
 import logging
 
-from matcher.printable import printable
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_OK, InputError
 
 
@@ -73,8 +73,8 @@ def _run_batch(settings, options) -> None:
     # The page is written before anything is printed, so a reader that leaves early (`| head`)
     # does not keep it from being written.
     written = html.write(settings.outputs.out)
-    print(text.render(text.load(settings.outputs.out)))
-    print(f"\nreport: {printable(written)}")
+    say(text.render(text.load(settings.outputs.out)))
+    say(f"\nreport: {written}")
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):
