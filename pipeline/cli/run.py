@@ -11,6 +11,9 @@ import argparse
 import contextlib
 import io
 import logging
+import os
+import shutil
+import tempfile
 
 from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_OK, InputError
@@ -49,20 +52,20 @@ def _run_batch(settings, options) -> None:
     if settings.inputs.log_format == AUTO:
         detected = build.detect_file_formats(log_files)
         for path, candidate in detected.items():
-            print(f"log format of {printable(path)}: {candidate}")
+            say(f"log format of {path}: {candidate}")
         settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
     for name in sorted(used & ZONELESS_FORMATS):
-        print(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
+        say(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
     folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
     try:
-        with (
-            local.speedups(settings, options, log_files) as plan,
-            progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress),
-            beam.Pipeline(runner=plan.runner, options=options) as pipeline,
-        ):
-            outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
-            build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
+        with contextlib.ExitStack() as started:
+            plan = started.enter_context(local.speedups(settings, options, log_files))
+            started.enter_context(progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress))
+            started.enter_context(_temporary_folder_of_its_own())
+            with beam.Pipeline(runner=plan.runner, options=options) as pipeline:
+                outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
+                build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
         chosen = settings.inputs.file_formats or {}
         files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]
         formats = build.table_formats(settings.outputs.format)
@@ -75,6 +78,26 @@ def _run_batch(settings, options) -> None:
     written = html.write(settings.outputs.out)
     say(text.render(text.load(settings.outputs.out)))
     say(f"\nreport: {written}")
+
+
+@contextlib.contextmanager
+def _temporary_folder_of_its_own():
+    """Everything Beam's runners put in temporary folders (the pipeline's, its requirements cache,
+    a worker's, which some runners leave even after a run that succeeded, and all of them after a
+    stop before the run started) goes into one folder of the run's own, removed on leaving
+    however the run ends. Workers started meanwhile inherit it through TMPDIR."""
+    folder = tempfile.mkdtemp(prefix="crawl-audit-run-")
+    saved = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved[0]
+        if saved[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[1]
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):
