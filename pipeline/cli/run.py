@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import io
 import logging
+import re
 import os
 import shutil
 import tempfile
@@ -23,6 +24,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     # Beam is imported only now, so that the other commands answer without loading it; its
     # import-time warnings about optional cloud clients would bury the report.
     logging.getLogger().setLevel(logging.ERROR)
+    # A failing step is logged by Beam with its traceback and then raised: the raised error is
+    # reported (one line for an I/O error), so the log would only say it twice.
+    logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
     from pipeline.graph import build
 
     try:
@@ -70,14 +74,44 @@ def _run_batch(settings, options) -> None:
         files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]
         formats = build.table_formats(settings.outputs.format)
         folder.commit(run_folder.manifest(folder.staging, settings, files, formats, plan.worker_processes))
-    except BaseException:
+    except BaseException as error:
         folder.discard()
+        failure = _io_failure(error)
+        if failure is not None:
+            raise InputError(f"{failure}; nothing was written to {settings.outputs.out}") from error
         raise
     # The page is written before anything is printed, so a reader that leaves early (`| head`)
     # does not keep it from being written.
-    written = html.write(settings.outputs.out)
+    try:
+        written = html.write(settings.outputs.out)
+    except ValueError as error:
+        raise InputError(
+            f"{error}; the run itself is complete in {settings.outputs.out}: make room and run"
+            f" `crawl-audit report {settings.outputs.out}`"
+        ) from error
     say(text.render(text.load(settings.outputs.out)))
     say(f"\nreport: {written}")
+
+
+# How a worker's OSError reaches the launching process: as text, in the runner's own error.
+_OS_ERROR = re.compile(r"(?:OSError|IOError|PermissionError|FileNotFoundError): \[Errno \d+\] ([^\[\n]+?)(?::\s*'([^'\n]+)')?\s*(?:\[while running '([^']+)'\])?$", re.M)
+
+
+def _io_failure(error: BaseException) -> str | None:
+    """What a run that failed on an I/O error (a full disk, a quota, a read-only or failing file
+    system) says in one line: the error, the file when known, the step; None for other errors."""
+    if not isinstance(error, Exception) or isinstance(error, (ValueError, InputError)):
+        return None
+    if isinstance(error, OSError) and error.strerror:
+        where = f" {error.filename}" if error.filename else ""
+        return f"I/O error{where}: {error.strerror}"
+    found = _OS_ERROR.search(str(error))
+    if found is None:
+        return None
+    reason, path, step = found.groups()
+    where = f" {path}" if path else ""
+    during = f" (step {step})" if step else ""
+    return f"I/O error{where}: {reason.strip()}{during}"
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from matcher.hosts import host_key
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline.tables import reading as tables
 from matcher.printable import printable
-from pipeline.tables.files import MissingFile, RunFolderError, read_member, write_member
+from pipeline.tables.files import MissingFile, RunFolderError, read_member, remove_member, write_member
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"
@@ -134,8 +134,10 @@ def _flip_row(host: str, flip: Flip) -> dict:
 
 def write(question: Question, outcome: Outcome, digest: dict) -> str:
     """OUT/whatif/ with the flips, the summary and the proposal; returns the folder. Each file is
-    written whole and no link in OUT is followed (`pipeline.tables.files`); the summary, which the
-    report reads, is written last."""
+    written whole and no link in OUT is followed (`pipeline.tables.files`). The summary, which the
+    report reads, goes first and comes back last, so a what-if that fails half way (a full disk)
+    leaves none that would pass the new flips for an earlier what-if's."""
+    remove_member(question.out, f"{FOLDER}/{SUMMARY}")
     lines = (
         json.dumps(records.to_json_ready(_flip_row(question.host, flip), records.WHATIF_FLIPS), ensure_ascii=False)
         for flip in outcome.flips

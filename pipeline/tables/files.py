@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-__all__ = ["RunFolderError", "MissingFile", "open_member", "read_member", "write_member", "write_whole"]
+__all__ = ["RunFolderError", "MissingFile", "open_member", "read_member", "remove_member", "write_member", "write_whole"]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | _CLOEXEC
@@ -129,6 +129,23 @@ def write_member(out: str | Path, name: str, data: bytes) -> Path:
     finally:
         os.close(folder)
     return out / name
+
+
+def remove_member(out: str | Path, name: str) -> None:
+    """Remove the file `name` of the run folder `out` if it is there, no link followed on the way."""
+    out, parts = Path(out), _parts(name)
+    try:
+        folder = _open_folder(out, parts[:-1])
+    except MissingFile:
+        return
+    try:
+        os.unlink(parts[-1], dir_fd=folder)
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise RunFolderError(f"cannot remove {out / name}: {error.strerror or error}") from None
+    finally:
+        os.close(folder)
 
 
 def write_whole(path: Path, data: bytes) -> None:
