@@ -3,7 +3,8 @@
 The sinks write into a sibling folder (`OUT.partial-XXXXXXXX`, same parent, so the same file
 system). When the pipeline has finished, `manifest.json` is written there last and the folder is
 renamed to `OUT`. So `OUT` only ever holds a complete run or nothing: a run that fails or is
-killed leaves at most a `.partial-` sibling, and part files of an earlier run (another format,
+stopped by a signal removes its `.partial-` sibling on the way out (only `kill -9` leaves one), and
+part files of an earlier run (another format,
 another shard count) can never mix with a new run's.
 
 An existing `OUT` must be empty, or be replaced on purpose with `--overwrite`; even then only a
