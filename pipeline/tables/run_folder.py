@@ -135,11 +135,21 @@ def read_manifest(out: str | Path) -> dict:
     if not isinstance(tables, dict) or not all(_is_table(table) for table in tables.values()):
         raise RunFolderError(f"{path}: tables must map names to a format and files inside the run's folder")
     counts = manifest.get("counts")
-    if not isinstance(counts, dict) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values()
-    ):
+    if not isinstance(counts, dict) or not _are_counts(counts):
         raise RunFolderError(f"{path}: counts must map names to counts of lines, got {_short(counts)}")
     return manifest
+
+
+def _are_counts(counts: dict, by_reason: bool = False) -> bool:
+    """Names mapped to counts; a `..._reasons` name to counts by reason."""
+    return all(
+        isinstance(name, str)
+        and (
+            _are_counts(n, True) if name.endswith("_reasons") and not by_reason and isinstance(n, dict)
+            else isinstance(n, int) and not isinstance(n, bool) and n >= 0
+        )
+        for name, n in counts.items()
+    )
 
 
 def _short(value: object) -> str:

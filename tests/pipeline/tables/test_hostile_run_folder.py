@@ -155,7 +155,12 @@ def test_a_row_that_is_not_json_names_the_file(out, capsys):
 
 @pytest.mark.parametrize(
     ("counts", "said"),
-    [([], "counts must map names to counts of lines, got []"), ({"lines": "5"}, "counts must map names")],
+    [
+        ([], "counts must map names to counts of lines, got []"),
+        ({"lines": "5"}, "counts must map names"),
+        ({"lines": {"a": 1}}, "counts must map names"),
+        ({"lines": 5, "not_request_reasons": {"no-request": -1}}, "counts must map names"),
+    ],
 )
 def test_a_manifest_with_damaged_counts_is_refused(out, capsys, counts, said):
     manifest = json.loads((out / "manifest.json").read_text())
