@@ -74,7 +74,7 @@ def _parquet(out: str | Path, name: str, table: str, columns: Sequence[Column]) 
         found = parquet.schema_arrow
         for field in arrow_schema(_nullable(tuple(columns))):
             index = found.get_field_index(field.name)
-            if index < 0 or not found.field(index).type.equals(field.type):
+            if index < 0 or not _same_type(found.field(index).type, field.type):
                 have = "none" if index < 0 else str(found.field(index).type)
                 raise RunFolderError(
                     f"{path} is not a {table} table: column {field.name} should be {field.type}, it has {have}"
@@ -83,6 +83,17 @@ def _parquet(out: str | Path, name: str, table: str, columns: Sequence[Column]) 
             yield parquet
         except (pa.ArrowException, OSError) as error:
             raise RunFolderError(f"{path}: unreadable Parquet: {error}") from None
+
+
+def _same_type(found: pa.DataType, wanted: pa.DataType) -> bool:
+    """The same type, whatever its fields' nullability (the writer holds some fields required)."""
+    if pa.types.is_struct(found) and pa.types.is_struct(wanted):
+        return [f.name for f in found] == [f.name for f in wanted] and all(
+            _same_type(a.type, b.type) for a, b in zip(found, wanted)
+        )
+    if pa.types.is_list(found) and pa.types.is_list(wanted):
+        return _same_type(found.value_type, wanted.value_type)
+    return found.equals(wanted)
 
 
 def slices(out: str | Path, table: str, columns: Sequence[Column]) -> Iterator[pa.Table]:
