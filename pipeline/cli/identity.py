@@ -1,8 +1,9 @@
-"""`crawl-audit verify` and `crawl-audit update-ranges`.
+"""`crawl-audit verify`, `crawl-audit update-ranges` and `update-ranges import-git`.
 
 Exit codes:
   verify         0 verified, 1 any other identity, 2 usage or input error
   update-ranges  0 every source saved, 1 at least one source not saved, 2 usage or input error
+  import-git     0 every version of the file usable, 1 a version reported, 2 usage or input error
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
+from pipeline.evidence.ranges_git import import_range_history as import_history
 from pipeline.evidence.resolvers import build_resolver
 from matcher.printable import printable, printable_json
 
@@ -67,6 +69,28 @@ def update_ranges(args: argparse.Namespace) -> int:
         for problem in download.problems:
             print(f"  {printable(problem)}")
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_FINDINGS
+
+
+def import_range_history(args: argparse.Namespace) -> int:
+    """Import a range file's git history as dated snapshots and say what was written."""
+    try:
+        registry = load_registry(args.registry)
+        directory = Path(args.ranges) if args.ranges else DEFAULT_RANGES_DIR
+        (source,) = ranges_update.select_sources(registry, [args.git_source])
+        result = import_history(Path(args.repo), args.path, source, directory)
+    except (ValueError, OSError) as error:  # GitError is a ValueError
+        raise InputError(str(error)) from error
+    if result.days:
+        print(
+            f"{result.source}: {len(result.days)} daily snapshots {result.days[0]} .. {result.days[-1]}"
+            f" (current to HEAD, {result.current_to}): {len(result.written)} written,"
+            f" {result.already_there} already there -> {directory / result.source}"
+        )
+    else:
+        print(f"{result.source}: no usable version of {printable(args.path)} in {printable(args.repo)}")
+    for problem in result.problems:
+        print(f"  {printable(problem)}")
+    return EXIT_OK if result.days and not result.problems else EXIT_FINDINGS
 
 
 def _describe(ip: str, claim: Claim | None, who: IdentityResult) -> str:

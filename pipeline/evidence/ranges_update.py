@@ -92,11 +92,11 @@ def _download(source: RangeSource, directory: Path, day: date, client: Client) -
     if snapshot is None:
         return Download(source.name, source.url, None, 0, problems)
     target = directory / source.name / f"{day.isoformat()}.json"
-    _write_atomically(target, body)
+    write_atomically(target, body)
     return Download(source.name, source.url, target, snapshot.size, problems)
 
 
-def _write_atomically(target: Path, body: bytes) -> None:
+def write_atomically(target: Path, body: bytes) -> None:
     """Readers see the old file or the new one, never half of one."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".part")
