@@ -21,6 +21,7 @@ from types import MappingProxyType
 from matcher.addresses import Address, Network
 from matcher.bounded import BoundedCache
 from matcher.in_effect import index_in_effect
+from matcher.web_bot_auth import KeyDirectories
 
 __all__ = [
     "BROADEST_PREFIX",
@@ -91,9 +92,13 @@ class Snapshot:
 
 
 class RangeIndex:
-    """Every source's snapshots, with the problems met while reading them."""
+    """Every source's snapshots, with the problems met while reading them, and the snapshots of
+    the operators' Web Bot Auth key directories kept beside them (`key_directories`)."""
 
-    def __init__(self, snapshots: Iterable[Snapshot], problems: Sequence[str] = ()):
+    def __init__(
+        self, snapshots: Iterable[Snapshot], problems: Sequence[str] = (), key_directories: KeyDirectories | None = None
+    ):
+        self.key_directories = key_directories or KeyDirectories()
         by_source: dict[str, list[Snapshot]] = {}
         for snapshot in sorted(snapshots, key=lambda s: (s.source, s.taken)):
             by_source.setdefault(snapshot.source, []).append(snapshot)
@@ -143,7 +148,10 @@ class RangeIndex:
 
 
 def build_range_index(
-    documents: Iterable[Document], operators: Mapping[str, str], problems: Iterable[str] = ()
+    documents: Iterable[Document],
+    operators: Mapping[str, str],
+    problems: Iterable[str] = (),
+    key_directories: KeyDirectories | None = None,
 ) -> RangeIndex:
     """Parse snapshot documents of known sources; what cannot be used is reported, not fatal."""
     found = list(problems)
@@ -159,7 +167,7 @@ def build_range_index(
             found.extend(issues)
             if snapshot is not None:
                 snapshots[source, taken] = snapshot
-    return RangeIndex(snapshots.values(), found)
+    return RangeIndex(snapshots.values(), found, key_directories)
 
 
 def parse_snapshot(
