@@ -59,7 +59,8 @@ def _key_directories(root: Path, registry: Registry, problems: list[str]) -> Key
                 problems.extend(found)
                 if snapshot is not None:
                     snapshots.append(snapshot)
-    return KeyDirectories(snapshots, {name: d.url for name, d in registry.key_directories.items()})
+    directories = registry.key_directories.values()
+    return KeyDirectories(snapshots, {d.name: d.url for d in directories}, {d.name: d.operator for d in directories})
 
 
 def _read_source(folder: Path, problems: list[str]) -> list[Document]:

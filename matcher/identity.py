@@ -1,13 +1,14 @@
-"""Who really sent a request: a crawler's claim checked against its operator's published IP ranges,
-then, where the operator names host suffixes, against forward-confirmed reverse DNS.
+"""Who really sent a request: a crawler's claim checked against a Web Bot Auth signature made
+with a key of its operator's directory, then against its operator's published IP ranges, then,
+where the operator names host suffixes, against forward-confirmed reverse DNS.
 
-The ranges (`matcher/ip_ranges.py`) and the DNS answers (`matcher/reverse_dns.py`) come in
-already read and resolved.
+The ranges and key snapshots (`matcher/ip_ranges.py`, `matcher/web_bot_auth.py`) and the DNS
+answers (`matcher/reverse_dns.py`) come in already read and resolved.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Literal
 
@@ -15,6 +16,7 @@ from matcher.addresses import Address, parse_ip, request_day
 from matcher.agents import Crawler
 from matcher.ip_ranges import RangeIndex, Snapshot
 from matcher.reverse_dns import NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
+from matcher.web_bot_auth import SignedRequest, check_request
 
 __all__ = [
     "DNS_OFF_EVIDENCE",
@@ -43,7 +45,7 @@ HISTORY_EDGE = timedelta(days=30)
 @dataclass(frozen=True)
 class IdentityResult:
     status: Status
-    method: str  # "ip-range" | "reverse-dns" | "robots-only" | "none"
+    method: str  # "web-bot-auth" | "ip-range" | "reverse-dns" | "robots-only" | "none"
     evidence: str
     operator: str | None
 
@@ -54,12 +56,33 @@ def verify(
     at: date | datetime,
     ranges: RangeIndex,
     dns: Mapping[str, DnsAnswer] | None = None,
+    signed: SignedRequest | None = None,
 ) -> IdentityResult:
-    """Check a request claiming `crawler` from `ip` at `at`: published ranges first, then reverse
-    DNS where the crawler has suffixes. `dns` maps `str(parse_ip(ip))` to its answer; None is
-    DNS off, and an address missing from it is unverified, never spoofed."""
+    """Check a request claiming `crawler` from `ip` at `at`: its Web Bot Auth signature first,
+    then published ranges, then reverse DNS where the crawler has suffixes. `dns` maps
+    `str(parse_ip(ip))` to its answer; None is DNS off, and an address missing from it is
+    unverified, never spoofed. A signature that fails is evidence, and makes the request
+    `spoofed` only when neither ranges nor DNS prove the address."""
     if crawler.robots_only:
         return IdentityResult("spoofed", "robots-only", ROBOTS_ONLY_EVIDENCE, crawler.operator)
+    signature = None
+    if signed is not None and isinstance(at, datetime):
+        signature = check_request(signed, crawler.operator, ranges.key_directories, at)
+        if signature.status == "verified":
+            return IdentityResult("verified", "web-bot-auth", signature.evidence, crawler.operator)
+    by_address = _verify_address(crawler, ip, at, ranges, dns)
+    if signature is None:
+        return by_address
+    if signature.status == "spoofed" and by_address.status != "verified":
+        evidence = f"{signature.evidence}; {by_address.evidence}"
+        return IdentityResult("spoofed", "web-bot-auth", evidence, crawler.operator)
+    return replace(by_address, evidence=f"{by_address.evidence}; signature: {signature.evidence}")
+
+
+def _verify_address(
+    crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex, dns: Mapping[str, DnsAnswer] | None
+) -> IdentityResult:
+    """The claim checked by its address: published ranges first, then reverse DNS."""
     address = parse_ip(ip)
     if address is None:
         return IdentityResult("unverified", "none", INVALID_IP_EVIDENCE, crawler.operator)

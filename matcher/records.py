@@ -78,7 +78,7 @@ VERDICTS = (
     Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
     Column("tokens", "string_list", "robots.txt tokens tried, most specific first", False),
     Column("identity", "string", "verified | spoofed | unverified | unverifiable | undeclared", False),
-    Column("identity_method", "string", "how identity was established: ip-range, reverse-dns, none"),
+    Column("identity_method", "string", "how identity was established: web-bot-auth, ip-range, reverse-dns, robots-only, none"),
     Column("identity_evidence", "string", "what proved or disproved the claim"),
     Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
     Column("honours_crawl_delay", "bool", "the operator documents that this crawler obeys Crawl-delay"),

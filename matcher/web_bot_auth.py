@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Literal
@@ -36,6 +36,7 @@ __all__ = [
     "LoggedRequest",
     "Signature",
     "SignatureCheck",
+    "SignedRequest",
     "check_request",
     "check_window",
     "parse_key_snapshot",
@@ -94,6 +95,20 @@ class KeySnapshot:
 
 
 @dataclass(frozen=True)
+class SignedRequest:
+    """A logged request with its `Signature-Input` and `Signature` headers."""
+
+    request: LoggedRequest
+    signature_input: str
+    signature: str
+
+    @property
+    def value(self) -> str:
+        """The signature as sent: the same value on two requests is one signature used twice."""
+        return self.signature
+
+
+@dataclass(frozen=True)
 class SignatureCheck:
     status: Outcome
     evidence: str
@@ -101,15 +116,21 @@ class SignatureCheck:
 
 
 class KeyDirectories:
-    """Every directory's dated key snapshots, and each directory's URL by name."""
+    """Every directory's dated key snapshots, and each directory's URL and operator by name."""
 
-    def __init__(self, snapshots: Iterable[KeySnapshot] = (), urls: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        snapshots: Iterable[KeySnapshot] = (),
+        urls: Mapping[str, str] | None = None,
+        operators: Mapping[str, str] | None = None,
+    ):
         by_directory: dict[str, list[KeySnapshot]] = {}
         for snapshot in sorted(snapshots, key=lambda s: (s.directory, s.taken)):
             by_directory.setdefault(snapshot.directory, []).append(snapshot)
         self._snapshots = {name: tuple(items) for name, items in by_directory.items()}
         self._days = {name: [s.taken for s in items] for name, items in by_directory.items()}
         self.urls = dict(urls or {})
+        self.operators = dict(operators or {})
 
     def __bool__(self) -> bool:
         return bool(self._snapshots)
@@ -122,8 +143,8 @@ class KeyDirectories:
     def in_force(self, day: date) -> list[KeySnapshot]:
         return [s for s in (self.snapshot_at(name, day) for name in self._snapshots) if s is not None]
 
-    def has(self, directory: str) -> bool:
-        return directory in self._snapshots
+    def of_operator(self, operator: str) -> list[str]:
+        return [name for name, owner in self.operators.items() if owner == operator]
 
 
 def parse_key_snapshot(directory: str, operator: str, taken: date, document: object) -> tuple[KeySnapshot | None, tuple[str, ...]]:
@@ -223,18 +244,11 @@ def signature_agent_url(value: str) -> str | None:
     return f"https://{origin.lower()}{DIRECTORY_PATH}" if not path.strip("/") else url
 
 
-def check_request(
-    request: LoggedRequest,
-    signature_input: str,
-    signature_header: str,
-    operator: str,
-    directories: KeyDirectories,
-    own: Sequence[str],
-    at: datetime,
-) -> SignatureCheck:
-    """The Web Bot Auth verdict of a request claiming a crawler of `operator`, whose own key
-    directories are `own` (registry names)."""
-    signatures, problem = parse_signatures(signature_input, signature_header)
+def check_request(signed: SignedRequest, operator: str, directories: KeyDirectories, at: datetime) -> SignatureCheck:
+    """The Web Bot Auth verdict of a signed request claiming a crawler of `operator`."""
+    request = signed.request
+    own = directories.of_operator(operator)
+    signatures, problem = parse_signatures(signed.signature_input, signed.signature)
     if problem is not None:
         return SignatureCheck("unverified", problem)
     tagged = [s for s in signatures if s.params.get("tag") == TAG]

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from urllib.parse import quote
 
 from matcher.hosts import host_key
-from matcher.logformats.record import LogParseError
+from matcher.logformats.record import LogParseError, SignedHeaders
 
 # ------------------------------------------------------------- field helpers
 
@@ -58,6 +58,31 @@ def unescaped_text(field: str) -> str:
     if "\\" not in field:
         return field
     return _unescape(field).decode("utf-8", "backslashreplace")
+
+
+def nginx_header(field: str) -> str | None:
+    r"""A header as nginx logs it (`\xHH` for `"`, `\` and bytes outside printable ASCII)."""
+    return None if field in ("", "-") else unescaped_text(field)
+
+
+def apache_header(field: str) -> str | None:
+    r"""A header as Apache logs it (`\"`, `\\`, `\n`... and `\xHH`)."""
+    return None if field in ("", "-") else unescaped_text(field)
+
+
+def w3c_header(field: str) -> str | None:
+    """A `cs(Header)` field of a W3C extended log: spaces written as `+`, `-` for none."""
+    return None if field in ("", "-") else field.replace("+", " ")
+
+
+def signed_headers(
+    authority: str | None, signature_agent: str | None, signature_input: str | None, signature: str | None
+) -> SignedHeaders | None:
+    """The signature headers of a record, escapes already undone; None unless both
+    `Signature-Input` and `Signature` were logged."""
+    if not signature_input or not signature:
+        return None
+    return SignedHeaders(authority or None, signature_agent or None, signature_input, signature)
 
 
 def _target_text(latin1: str) -> str:

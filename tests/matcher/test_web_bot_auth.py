@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from matcher.web_bot_auth import (
     KeyDirectories,
     LoggedRequest,
+    SignedRequest,
     check_request,
     parse_key_snapshot,
     parse_signatures,
@@ -88,7 +89,8 @@ def jwk(private: Ed25519PrivateKey, kid: str) -> dict:
 def directories() -> KeyDirectories:
     own, _ = parse_key_snapshot("openai", "OpenAI", date(2026, 11, 1), {"keys": [jwk(OWN, "own-1")]})
     other, _ = parse_key_snapshot("elsewhere", "Elsewhere", date(2026, 11, 1), {"keys": [jwk(OTHER, "other-1")]})
-    return KeyDirectories([own, other])
+    urls = {"openai": "https://chatgpt.com/.well-known/http-message-signatures-directory", "elsewhere": "https://elsewhere.example/.well-known/http-message-signatures-directory"}
+    return KeyDirectories([own, other], urls, {"openai": "OpenAI", "elsewhere": "Elsewhere"})
 
 
 def signed(private, kid: str, *, authority: str = "www.example.com:8443", created: datetime = NOW, lifetime: int = 300):
@@ -106,7 +108,7 @@ def signed(private, kid: str, *, authority: str = "www.example.com:8443", create
 def test_valid_tampered_expired_and_foreign_signatures():
     keys = directories()
     def check(request, signature_input, signature, at=NOW):
-        return check_request(request, signature_input, signature, "OpenAI", keys, ["openai"], at)
+        return check_request(SignedRequest(request, signature_input, signature), "OpenAI", keys, at)
 
     good = check(*signed(OWN, "own-1"))
     assert (good.status, good.evidence) == ("verified", "keyid own-1 in openai keys 2026-11-01")
