@@ -15,6 +15,7 @@ finished, a few seconds apart, hence the skew.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -81,13 +82,14 @@ class Signature:
 
 @dataclass(frozen=True)
 class KeySnapshot:
-    """One dated copy of a key directory: Ed25519 keys by key id (the JWK `kid` and its RFC 7638
-    thumbprint), each with its `nbf`/`exp` bounds when the directory gives them."""
+    """One dated copy of a key directory: raw Ed25519 public keys by key id (the JWK `kid` and
+    its RFC 7638 thumbprint), each with its `nbf`/`exp` bounds when the directory gives them.
+    Raw bytes rather than key objects: the index travels to workers pickled."""
 
     directory: str
     operator: str
     taken: date
-    keys: Mapping[str, tuple[Ed25519PublicKey, int | None, int | None]] = field(repr=False, compare=False)
+    keys: Mapping[str, tuple[bytes, int | None, int | None]] = field(repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -154,7 +156,7 @@ def parse_key_snapshot(directory: str, operator: str, taken: date, document: obj
     if not isinstance(keys, list):
         return None, (f"{name}: no 'keys' list; snapshot ignored",)
     problems: list[str] = []
-    found: dict[str, tuple[Ed25519PublicKey, int | None, int | None]] = {}
+    found: dict[str, tuple[bytes, int | None, int | None]] = {}
     for index, jwk in enumerate(keys):
         key = _ed25519_key(jwk)
         if key is None:
@@ -202,9 +204,10 @@ def signature_base(signature: Signature, request: LoggedRequest) -> tuple[bytes 
     return "\n".join(lines).encode("utf-8", "surrogateescape"), None
 
 
-def verify_signature(key: Ed25519PublicKey, base: bytes, value: bytes) -> bool:
+def verify_signature(key: bytes, base: bytes, value: bytes) -> bool:
+    """Whether `value` is the Ed25519 signature of `base` by the raw public key `key`."""
     try:
-        key.verify(value, base)
+        _public_key(key).verify(value, base)
     except InvalidSignature:
         return False
     return True
@@ -293,7 +296,12 @@ def check_request(signed: SignedRequest, operator: str, directories: KeyDirector
     return SignatureCheck("verified", f"keyid {keyid} in {snapshot.label}", operator)
 
 
-def _holder(snapshots: Iterable[KeySnapshot], keyid: str, at: datetime) -> tuple[KeySnapshot, Ed25519PublicKey] | None:
+@functools.lru_cache(maxsize=256)
+def _public_key(raw: bytes) -> Ed25519PublicKey:
+    return Ed25519PublicKey.from_public_bytes(raw)
+
+
+def _holder(snapshots: Iterable[KeySnapshot], keyid: str, at: datetime) -> tuple[KeySnapshot, bytes] | None:
     moment = at.timestamp()
     for snapshot in snapshots:
         entry = snapshot.keys.get(keyid)
@@ -321,16 +329,19 @@ def _component(name: str, request: LoggedRequest) -> str | None:
     return request.target
 
 
-def _ed25519_key(jwk: object) -> Ed25519PublicKey | None:
+def _ed25519_key(jwk: object) -> bytes | None:
+    """The raw public key of an Ed25519 JWK; None for anything else, a private key included."""
     if not isinstance(jwk, dict) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
         return None
     x = jwk.get("x")
     if not isinstance(x, str) or "d" in jwk:
         return None
     try:
-        return Ed25519PublicKey.from_public_bytes(base64.urlsafe_b64decode(x + "=" * (-len(x) % 4)))
+        raw = base64.urlsafe_b64decode(x + "=" * (-len(x) % 4))
+        _public_key(raw)
     except ValueError:
         return None
+    return raw
 
 
 def _thumbprint(x: str) -> str:

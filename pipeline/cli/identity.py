@@ -13,9 +13,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from config.registry import load_registry
-from config.snapshots import DEFAULT_RANGES_DIR, load_ranges
+from config.snapshots import DEFAULT_RANGES_DIR, KEY_DIRECTORIES, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
+from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
 from pipeline.evidence.ranges_git import import_range_history as import_history
@@ -42,13 +43,23 @@ def verify(args: argparse.Namespace) -> int:
     if resolver is not None:
         address = reverse_dns_address(claim.registered, ip, at, ranges) if claim and claim.registered else None
         answers = {address: resolver.resolve(address)} if address else {}
-    who = identity_of(claim, ip, at, ranges, answers)
+    who = identity_of(claim, ip, at, ranges, answers, _signed(args))
     if who is None:
         raise InputError(
             f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range"
         )
     print(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
     return EXIT_OK if who.status == "verified" else EXIT_FINDINGS
+
+
+def _signed(args: argparse.Namespace) -> SignedRequest | None:
+    """The signature headers given on the command line, with the components they may cover."""
+    if not args.signature_input or not args.signature:
+        if args.signature_input or args.signature:
+            raise InputError("--signature-input and --signature go together")
+        return None
+    fields = {"signature-agent": args.signature_agent} if args.signature_agent is not None else {}
+    return SignedRequest(LoggedRequest(args.method, args.authority, args.path, fields), args.signature_input, args.signature)
 
 
 def update_ranges(args: argparse.Namespace) -> int:
@@ -63,7 +74,8 @@ def update_ranges(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from error
     for download in downloads:
         if download.saved is not None:
-            print(f"{download.source}: {download.prefixes} prefixes -> {download.saved}")
+            unit = "keys" if download.saved.parent.parent.name == KEY_DIRECTORIES else "prefixes"
+            print(f"{download.source}: {download.prefixes} {unit} -> {download.saved}")
         else:
             print(f"{download.source}: NOT SAVED")
         for problem in download.problems:

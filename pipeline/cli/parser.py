@@ -108,6 +108,13 @@ def _identity_commands(commands) -> None:
         "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
     )
     verify.add_argument("--json", action="store_true", help="one JSON object")
+    signed = verify.add_argument_group("Web Bot Auth: the request's signature headers, as logged")
+    signed.add_argument("--signature-input", metavar="VALUE", help="the Signature-Input header")
+    signed.add_argument("--signature", metavar="VALUE", help="the Signature header")
+    signed.add_argument("--signature-agent", metavar="VALUE", help="the Signature-Agent header")
+    signed.add_argument("--authority", metavar="HOST[:PORT]", help="the Host header exactly as logged, port included")
+    signed.add_argument("--method", default="GET", help="the request method")
+    signed.add_argument("--path", default="/", help="the request's path and query")
     verify.set_defaults(handler=identity.verify)
 
     update = commands.add_parser(
