@@ -150,6 +150,7 @@ def audit(
         "identity": who.status,
         "identity_method": who.method,
         "identity_evidence": who.evidence,
+        "signature": request.signed.signature if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),

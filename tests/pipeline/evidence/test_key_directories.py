@@ -140,6 +140,13 @@ def test_signed_requests_through_run_and_verify(world, tmp_path, capsys):
         assert (verdict["client_ip"], verdict["identity"], verdict["identity_method"]) == (ip, identity, method)
         assert verdict["identity_evidence"].startswith(evidence), verdict["identity_evidence"]
 
+    # the valid signature was sent twice within its window, and once more with a changed authority
+    reuse = read_jsonl(tmp_path / "out" / "signature_reuse", "*.jsonl")
+    assert [(r["signature"], r["crawler"], r["requests"], r["verified"]) for r in reuse] == [
+        (valid[1], "ChatGPT-User", 4, 2)
+    ]
+    assert reuse[0]["first_ts"] == NOW.isoformat().replace("+00:00", "Z")
+
     capsys.readouterr()
     for index, (ip, logged, signed, identity, method, evidence) in enumerate(cases):
         status = crawl_audit([
