@@ -126,3 +126,25 @@ def test_valid_tampered_expired_and_foreign_signatures():
     assert (rotated.status, rotated.evidence) == ("unverified", "keyid own-2 not in openai keys 2026-11-01 (a rotated key?)")
     before = check(*signed(OWN, "own-1", created=NOW - timedelta(days=5)), at=NOW - timedelta(days=5))
     assert (before.status, before.evidence) == ("unverified", "no key snapshot for openai on 2026-10-28")
+
+
+def test_a_signature_logged_by_iis_verifies_after_its_plus_signs_are_undone():
+    from matcher.audit import signed_request
+    from matcher.logformats import parser_for
+
+    # a signature whose base64 holds a `+`, which must survive the W3C reading
+    request, signature_input, signature = next(
+        made for made in (signed(OWN, "own-1", created=NOW - timedelta(seconds=s)) for s in range(200)) if "+" in made[2]
+    )
+    fields = "date time c-ip cs-method cs-uri-stem cs-uri-query cs-host cs(User-Agent) cs(Signature-Agent) cs(Signature-Input) cs(Signature) sc-status"
+    values = [
+        "2026-11-02", "10:00:00", "192.0.2.10", "GET", "/page", "-", "www.example.com:8443", "ChatGPT-User/1.0",
+        request.fields["signature-agent"], signature_input, signature, "200",
+    ]
+    parse = parser_for("w3c")
+    with pytest.raises(ValueError):
+        parse("#Fields: " + fields)
+    record = parse(" ".join(value.replace(" ", "+") for value in values))
+    assert (record.host, record.signed.authority, record.signed.signature) == ("www.example.com", "www.example.com:8443", signature)
+    result = check_request(signed_request(record), "OpenAI", directories(), NOW)
+    assert result.status == "verified", result.evidence
