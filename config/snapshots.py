@@ -1,4 +1,5 @@
-"""Read a folder of dated IP-range snapshots (RANGES_DIR/<source>/<YYYY-MM-DD>.json).
+"""Read a folder of dated IP-range snapshots (RANGES_DIR/<source>/<YYYY-MM-DD>.json) and the
+Web Bot Auth key-directory snapshots beside them (RANGES_DIR/key-directories/<name>/<day>.json).
 
 Files that cannot be used (bad names, invalid JSON, folders no registry source owns) are listed in
 the index's `problems` and skipped, so one broken download never hides the others.
@@ -13,8 +14,10 @@ from pathlib import Path
 from config.registry import default_registry
 from matcher.agents import Registry
 from matcher.ip_ranges import Document, RangeIndex, build_range_index
+from matcher.web_bot_auth import KeyDirectories, parse_key_snapshot
 
 DEFAULT_RANGES_DIR = Path(__file__).with_name("ranges")
+KEY_DIRECTORIES = "key-directories"
 _IGNORED_FILES = frozenset({"README.md"})
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -29,7 +32,7 @@ def load_ranges(directory: str | Path | None = None, registry: Registry | None =
     documents: list[Document] = []
     problems: list[str] = []
     for entry in sorted(root.iterdir()):
-        if entry.name.startswith(".") or entry.name in _IGNORED_FILES:
+        if entry.name.startswith(".") or entry.name in _IGNORED_FILES or entry.name == KEY_DIRECTORIES:
             continue
         if not entry.is_dir():
             problems.append(f"{entry}: not a source folder; ignored")
@@ -37,7 +40,27 @@ def load_ranges(directory: str | Path | None = None, registry: Registry | None =
             problems.append(f"{entry}: '{entry.name}' is not a range source of the registry; ignored")
         else:
             documents.extend(_read_source(entry, problems))
-    return build_range_index(documents, operators, problems)
+    keys = _key_directories(root / KEY_DIRECTORIES, registry, problems)
+    return build_range_index(documents, operators, problems, keys)
+
+
+def _key_directories(root: Path, registry: Registry, problems: list[str]) -> KeyDirectories:
+    snapshots = []
+    if root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            directory = registry.key_directories.get(entry.name)
+            if directory is None or not entry.is_dir():
+                problems.append(f"{entry}: '{entry.name}' is not a key directory of the registry; ignored")
+                continue
+            for name, taken, document in _read_source(entry, problems):
+                snapshot, found = parse_key_snapshot(name, directory.operator, taken, document)
+                problems.extend(found)
+                if snapshot is not None:
+                    snapshots.append(snapshot)
+    directories = registry.key_directories.values()
+    return KeyDirectories(snapshots, {d.name: d.url for d in directories}, {d.name: d.operator for d in directories})
 
 
 def _read_source(folder: Path, problems: list[str]) -> list[Document]:

@@ -23,10 +23,14 @@ from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
 from matcher.ip_ranges import RangeIndex
+from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from matcher.logformats import LogRecord
 from matcher.reverse_dns import DnsAnswer
 
-__all__ = ["Claim", "audit", "claim_of", "dns_question", "gets_verdict", "gets_verdict_whatever_the_day", "identity_of"]
+__all__ = [
+    "Claim", "audit", "claim_of", "dns_question", "gets_verdict", "gets_verdict_whatever_the_day", "identity_of",
+    "signed_request",
+]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)
@@ -75,13 +79,24 @@ def identity_of(
     at: datetime,
     ranges: RangeIndex,
     dns: Mapping[str, DnsAnswer] | None = None,
+    signed: SignedRequest | None = None,
 ) -> IdentityResult | None:
     """The identity verdict; None for an unclaimed request from outside every crawler range."""
     if claim is None:
         return identity.undeclared(client_ip, at, ranges)
     if claim.registered is None:
         return _UNLISTED
-    return identity.verify(claim.registered, client_ip, at, ranges, dns)
+    return identity.verify(claim.registered, client_ip, at, ranges, dns, signed)
+
+
+def signed_request(request: LogRecord) -> SignedRequest | None:
+    """The request's signature headers with the components a signature may cover, as logged."""
+    signed = request.signed
+    if signed is None:
+        return None
+    fields = {"signature-agent": signed.signature_agent} if signed.signature_agent is not None else {}
+    logged = LoggedRequest(request.method, signed.authority, request.path, fields)
+    return SignedRequest(logged, signed.signature_input, signed.signature)
 
 
 def dns_question(request: LogRecord, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
@@ -114,7 +129,7 @@ def audit(
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
     if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
         return None
-    who = identity_of(claim, client_ip, request.ts, ranges, dns)
+    who = identity_of(claim, client_ip, request.ts, ranges, dns, signed_request(request))
     claim = claim or Claim(None, (), True)
     host = (host_key(request.host) or None) if request.host else None
     judgement = _judge(history, request, claim)
@@ -135,6 +150,7 @@ def audit(
         "identity": who.status,
         "identity_method": who.method,
         "identity_evidence": who.evidence,
+        "signature": request.signed.signature if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),

@@ -9,7 +9,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_line, target_path
+from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_line, signed_headers, target_path
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
@@ -36,6 +36,7 @@ def _json_timestamp(value: Any) -> datetime:
 JSON_FIELDS: tuple[str, ...] = (
     "ts", "client_ip", "host", "method", "target", "request", "status", "size",
     "referer", "user_agent", "forwarded_for", "x_robots_tag",
+    "signature_agent", "signature_input", "signature",
 )
 
 PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
@@ -176,4 +177,10 @@ class JsonParser:
             _json_str(values.get("user_agent"), "user_agent") or "",
             _json_str(values.get("forwarded_for"), "forwarded_for"),
             _json_header_values(values.get("x_robots_tag")),
+            signed_headers(
+                host or target_host,
+                _json_str(values.get("signature_agent"), "signature_agent"),
+                _json_str(values.get("signature_input"), "signature_input"),
+                _json_str(values.get("signature"), "signature"),
+            ),
         )

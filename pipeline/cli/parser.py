@@ -108,6 +108,13 @@ def _identity_commands(commands) -> None:
         "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
     )
     verify.add_argument("--json", action="store_true", help="one JSON object")
+    signed = verify.add_argument_group("Web Bot Auth: the request's signature headers, as logged")
+    signed.add_argument("--signature-input", metavar="VALUE", help="the Signature-Input header")
+    signed.add_argument("--signature", metavar="VALUE", help="the Signature header")
+    signed.add_argument("--signature-agent", metavar="VALUE", help="the Signature-Agent header")
+    signed.add_argument("--authority", metavar="HOST[:PORT]", help="the Host header exactly as logged, port included")
+    signed.add_argument("--method", default="GET", help="the request method")
+    signed.add_argument("--path", default="/", help="the request's path and query")
     verify.set_defaults(handler=identity.verify)
 
     update = commands.add_parser(
@@ -123,6 +130,21 @@ def _identity_commands(commands) -> None:
     )
     update.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's (HTTPS only)")
     update.set_defaults(handler=identity.update_ranges)
+    steps = update.add_subparsers(dest="update_step", metavar="[STEP]")
+    imported = steps.add_parser(
+        "import-git", help="one snapshot per day a range file changed in a git repository, current to HEAD's day",
+        description="Write RANGES/<source>/<day>.json for each UTC day a commit changed PATH (the day's last"
+        " commit wins) and for HEAD's day. PATH holds the operator's JSON or one prefix a line.",
+    )
+    imported.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
+    imported.add_argument("path", metavar="PATH", help="the range file's path inside the repository")
+    imported.add_argument(
+        "--source", dest="git_source", required=True, metavar="NAME", help="the registry's range source the file is"
+    )
+    # SUPPRESS: a flag given before the step is kept, not reset to the step's default
+    imported.add_argument("--ranges", default=argparse.SUPPRESS, help="snapshot folder (default: config/ranges)")
+    imported.add_argument("--registry", default=argparse.SUPPRESS, help="crawler registry YAML (default: config/crawlers.yaml)")
+    imported.set_defaults(handler=identity.import_range_history)
 
 
 def _history_commands(commands) -> None:

@@ -36,6 +36,7 @@ from matcher.records import (
     INDEXING_FINDINGS_TABLE,
     REPORT_COUNTS_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    SIGNATURE_REUSE_TABLE,
     SUMMARY_TABLE,
     VERDICTS_TABLE,
     VIOLATIONS_TABLE,
@@ -53,11 +54,12 @@ from pipeline.graph.indexing import IndexingFindings
 from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import ReadLogLines, first_lines
 from pipeline.graph.settings import OutputSettings, RunSettings
+from pipeline.graph.signature_reuse import SignatureReuse
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
-# the between-captures changes, the robots versions and the report's counts).
+# the between-captures changes, the reused signatures, the robots versions and the report's counts).
 RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
@@ -95,6 +97,7 @@ def build(
     outputs[REPORT_COUNTS_TABLE] = verdict_batches | "CountForReport" >> CountForReport()
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
+    outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
     # The report's robots.txt section draws the history the verdicts were judged by.
     outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
         lambda table: map(records.robots_version_record, table.versions())
@@ -196,6 +199,7 @@ def _whole_table_formats(output_format: str) -> dict[str, str]:
         SUMMARY_TABLE: "jsonl",
         INDEXING_FINDINGS_TABLE: "jsonl",
         BETWEEN_CAPTURES_TABLE: "jsonl",
+        SIGNATURE_REUSE_TABLE: "jsonl",
     }
 
 
