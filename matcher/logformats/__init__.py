@@ -54,7 +54,7 @@ from datetime import timezone, tzinfo
 from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
-from matcher.logformats.json_formats import JSON_FIELDS, PRESETS, JsonParser, check_mapping
+from matcher.logformats.json_formats import JSON_FIELDS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
 from matcher.logformats.presets import LAYOUTS, PresetParser
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
@@ -79,6 +79,11 @@ FORMATS: tuple[str, ...] = (
     "jsonl",
     "cloudflare",
     "gcp_lb",
+    "caddy",
+    "traefik_json",
+    "nginx_json",
+    "fastly",
+    "akamai_ds2",
     "w3c",
     "cloudfront",
     "aws_alb",
@@ -124,5 +129,5 @@ def parser_for(
         if format_name == "jsonl" and not mapping:
             raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
         merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
-        return JsonParser(format_name, merged, check_mapping(merged), host)
+        return JsonParser(format_name, merged, check_mapping(merged), host, PERCENT_ENCODED.get(format_name, frozenset()))
     raise ValueError(f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)}")
