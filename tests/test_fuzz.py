@@ -79,6 +79,14 @@ SEEDS = {
                               "reqPath": "/a", "queryStr": "b=1", "statusCode": "200", "UA": "Googlebot%2F2.1+%28%2Bhttp%3A%2F%2Fwww.google.com%2Fbot.html%29"}),
 }
 assert set(SEEDS) == set(FORMATS)
+# The server's own format strings, each with a line it writes.
+FORMAT_STRINGS = {
+    'apache:%v:%p %a %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %D "%{X-Forwarded-For}i"':
+        f'example.com:443 66.249.66.1 - - 2026-11-02 10:00:00 "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1234 "1.2.3.4"',
+    'nginx:$host $remote_addr - $remote_user [$time_iso8601] "$request_method" "$request_uri" $status $body_bytes_sent "$http_user_agent" $msec':
+        f'example.com 66.249.66.1 - - [2026-11-02T10:00:00+01:00] "GET" "/a" 200 5 "{GOOGLEBOT}" 1793613600.123',
+}
+SEEDS.update(FORMAT_STRINGS)
 
 # Pieces that sit on the edges of what the parsers accept.
 PIECES = [
@@ -123,7 +131,7 @@ def _parse_or_dead_letter(parse, line: str) -> None:
         text.encode("utf-8")
 
 
-@pytest.mark.parametrize("name", FORMATS)
+@pytest.mark.parametrize("name", [*FORMATS, *FORMAT_STRINGS])
 def test_every_log_format_parser_takes_any_line(name):
     parse = parser_for(name, "default.test", FIELD_MAP if name == "jsonl" else None)
 

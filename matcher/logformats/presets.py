@@ -161,15 +161,25 @@ class PresetParser:
             raise LogParseError("no-match", f"line does not have the {self.name} layout")
         groups = match.groupdict()
         ts = layout.time.read(*(groups[name] for name in layout.time.groups), self.zone)
-        method, target = request_line(groups["request"])
+        request = groups.get("request")
+        if request is not None:
+            method, target = request_line(request)
+        else:
+            method, target = groups["method"], groups["target"]
+            if method in ("", "-") or target in ("", "-"):
+                raise LogParseError("no-request", "no request line was received")
+            query = groups.get("query")
+            if query and query != "-":
+                target += query if query[0] == "?" else "?" + query
         path, target_host = target_path(target)
         client_ip = groups["client_ip"]
         if layout.client_has_port:
             client_ip = without_port(client_ip)
-        status = groups["status"]
-        size = groups["size"]
+        status = groups.get("status")
+        size = groups.get("size")
         referer = groups.get("referer")
         user_agent = groups.get("user_agent")
+        forwarded_for = groups.get("forwarded_for")
         return LogRecord(
             ts,
             logged_host(groups.get("host")) or logged_host(target_host) or self.default_host,
@@ -181,4 +191,5 @@ class PresetParser:
             None if size in ("-", None) else int(size.lstrip("+")),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
+            None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
         )
