@@ -5,6 +5,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -16,6 +17,12 @@ from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_ti
 
 # Digit runs are bounded: int() refuses very long digit strings with a ValueError.
 _DECIMAL = re.compile(r"-?\d{1,20}(?:\.\d{1,12})?\Z", re.ASCII)
+
+
+@lru_cache(maxsize=4096)
+def _percent_decoded(text: str) -> str:
+    """A %-encoded value (a space as `+`) as text; cached: a log repeats its User-Agents."""
+    return encodable(unquote_plus(text))
 
 
 def _json_timestamp(value: Any) -> datetime:
@@ -165,6 +172,9 @@ def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...]
 def _lookup(obj: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
     """The value at the first of `paths` present and not empty; an empty value when that is all
     there is; None when none is present."""
+    if len(paths) == 1:  # the common case: one path, most often one top-level key
+        path = paths[0]
+        return obj.get(path[0]) if len(path) == 1 else _follow(obj, path)
     found = None
     for path in paths:
         value = _follow(obj, path)
@@ -268,9 +278,9 @@ class JsonParser:
         user_agent = _json_str(values.get("user_agent"), "user_agent") or ""
         if self.percent_encoded:
             if "referer" in self.percent_encoded and referer:
-                referer = encodable(unquote_plus(referer))
+                referer = _percent_decoded(referer)
             if "user_agent" in self.percent_encoded:
-                user_agent = encodable(unquote_plus(user_agent))
+                user_agent = _percent_decoded(user_agent)
         return LogRecord(
             ts,
             logged_host(host) or logged_host(target_host) or self.default_host,
