@@ -86,6 +86,12 @@ FORMAT_STRINGS = {
     'nginx:$host $remote_addr - $remote_user [$time_iso8601] "$request_method" "$request_uri" $status $body_bytes_sent "$http_user_agent" $msec':
         f'example.com 66.249.66.1 - - [2026-11-02T10:00:00+01:00] "GET" "/a" 200 5 "{GOOGLEBOT}" 1793613600.123',
 }
+# Formats inside envelopes.
+FORMAT_STRINGS.update({
+    "syslog+combined": f"<190>Nov  2 10:00:00 web1 nginx: {SEEDS['combined']}",
+    "cri+w3c": f"2026-11-02T10:00:00.1Z stdout F {SEEDS['w3c']}",
+    "docker+nginx_json": json.dumps({"log": SEEDS["nginx_json"] + "\n", "stream": "stdout"}),
+})
 SEEDS.update(FORMAT_STRINGS)
 
 # Pieces that sit on the edges of what the parsers accept.

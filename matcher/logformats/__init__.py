@@ -56,6 +56,7 @@ from types import MappingProxyType
 from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import JSON_FIELDS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
+from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
 from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
 from matcher.logformats.presets import LAYOUTS, PresetParser
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
@@ -102,6 +103,9 @@ _ALIASES = MappingProxyType({"varnishncsa": "combined"})
 
 def is_zoneless(format_name: str) -> bool:
     """Times of this format carry no zone, so `--log-timezone` says which they are in."""
+    envelope, plus, inner = format_name.partition("+")
+    if plus and envelope in ENVELOPES:
+        return is_zoneless(inner)
     kind, colon, spec = format_name.partition(":")
     if colon and kind in FORMAT_STRING_KINDS:
         return not compile_format(kind, spec).time.zoned
@@ -121,6 +125,9 @@ def parser_for(
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
     `zone` is the zone of times written without one (ZONELESS_FORMATS).
     """
+    envelope, plus, inner = format_name.partition("+")
+    if plus and envelope in ENVELOPES:
+        return EnvelopedParser(envelope, parser_for(inner, default_host, mapping, zone))
     host = logged_host(default_host)
     kind, colon, spec = format_name.partition(":")
     if colon and kind in FORMAT_STRING_KINDS:

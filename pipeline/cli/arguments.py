@@ -72,7 +72,8 @@ def log_format(text: str) -> str:
     if text == AUTO or text in FORMATS:
         return text
     kind, colon, _ = text.partition(":")
-    if not colon:
+    envelope, plus, inner = text.partition("+")
+    if not colon and not plus:
         raise argparse.ArgumentTypeError(
             f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)}, or apache:FORMAT / nginx:FORMAT"
         )

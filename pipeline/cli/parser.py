@@ -220,7 +220,7 @@ def _run_command(commands) -> None:
         allow_abbrev=False,
     )
     inputs = command.add_argument_group("inputs")
-    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz and .bz2 read as they are)")
+    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz, .bz2, .xz and .zst read as they are)")
     inputs.add_argument(
         "--log-format", default=AUTO, type=arguments.log_format, metavar="FORMAT",
         help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)};"

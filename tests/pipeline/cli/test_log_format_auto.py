@@ -81,3 +81,21 @@ def test_the_servers_own_format_string_is_read_and_a_broken_one_refused_at_launc
     assert run_audit(_argv(log, tmp_path / "out2", '--log-format=nginx:$host "$request"')) == 2
     said = capsys.readouterr().err.strip()
     assert said.startswith("crawl-audit: ") and "lacks the client address" in said and "\n" not in said
+
+
+def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
+    import lzma
+
+    import zstandard
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log.xz").write_bytes(lzma.compress(("<190>Nov  2 10:00:00 web1 nginx: " + COMBINED).encode() * 2))
+    frames = zstandard.ZstdCompressor().compress(CLOUDFLARE.encode()) * 2  # two frames, as `zstd -c a b` writes
+    (logs / "b.log.zst").write_bytes(frames)
+    assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
+    printed = capsys.readouterr().out
+    assert f"log format of {logs / 'a.log.xz'}: syslog+combined (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 sample lines)" in printed
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
