@@ -62,3 +62,23 @@ def networks(text: str) -> TrustedProxies:
         return trusted_proxies(spec for spec in text.split(",") if spec.strip())
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def log_format(text: str) -> str:
+    """`--log-format`: auto, a format name, or `apache:`/`nginx:` and the server's format string,
+    compiled here so that one that cannot work is refused at once."""
+    from matcher.logformats import AUTO, FORMATS, parser_for
+
+    if text == AUTO or text in FORMATS:
+        return text
+    kind, colon, _ = text.partition(":")
+    envelope, plus, inner = text.partition("+")
+    if not colon and not plus:
+        raise argparse.ArgumentTypeError(
+            f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)}, or apache:FORMAT / nginx:FORMAT"
+        )
+    try:
+        parser_for(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text

@@ -220,10 +220,12 @@ def _run_command(commands) -> None:
         allow_abbrev=False,
     )
     inputs = command.add_argument_group("inputs")
-    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz and .bz2 read as they are)")
+    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz, .bz2, .xz and .zst read as they are)")
     inputs.add_argument(
-        "--log-format", default=AUTO, choices=(AUTO, *FORMATS), metavar="FORMAT",
-        help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)}",
+        "--log-format", default=AUTO, type=arguments.log_format, metavar="FORMAT",
+        help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)};"
+        " or the server's own format string: 'apache:%%h %%l %%u %%t \"%%r\" %%>s %%b ...' (a LogFormat) or"
+        " 'nginx:$remote_addr - $remote_user [$time_local] ...' (a log_format)",
     )
     inputs.add_argument("--default-host", metavar="HOST", help="host for log lines that carry none")
     inputs.add_argument(

@@ -39,7 +39,7 @@ def _run_batch(settings, options) -> None:
     import apache_beam as beam
 
     from pipeline import local
-    from matcher.logformats import AUTO, ZONELESS_FORMATS
+    from matcher.logformats import AUTO, is_zoneless
     from pipeline.graph import build, progress
     from pipeline.graph.settings import with_file_formats
     from pipeline.report import html, text
@@ -52,7 +52,7 @@ def _run_batch(settings, options) -> None:
             print(f"log format of {printable(path)}: {candidate}")
         settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
-    for name in sorted(used & ZONELESS_FORMATS):
+    for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         print(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
     folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
     try:
