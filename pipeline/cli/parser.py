@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from matcher import records
 from matcher.clientip import NO_PROXIES
+from matcher.health import CHECKS
 from matcher.logformats import AUTO, FORMATS
 from pipeline.cli import arguments, history, identity, report, robots_file, run, schema, whatif
 from pipeline.cli.errors import UsageError
@@ -270,6 +271,11 @@ def _run_command(commands) -> None:
     outputs.add_argument(
         "--progress", default="auto", choices=progress.MODES,
         help="batch, local runner: a progress line on stderr (auto: only when stderr is a terminal)",
+    )
+    outputs.add_argument(
+        "--fail-on", type=arguments.health_checks, default=frozenset(), metavar="CHECKS",
+        help="batch: exit 1 when one of these run-health checks finds a problem (comma-separated:"
+        f" {', '.join(CHECKS)}; or any); without it a run that ends exits 0",
     )
     outputs.add_argument(
         "--local-speedups", default=os.environ.get(LOCAL_SPEEDUPS_VARIABLE, "on"), choices=["on", "off"],

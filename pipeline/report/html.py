@@ -23,6 +23,7 @@ from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
 from pipeline.report import charts
+from pipeline.report import health
 from pipeline.tables.run_folder import write_whole
 from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
@@ -68,6 +69,9 @@ svg.chart{max-width:100%;height:auto;display:block;margin:.5em 0}
 svg text{font-size:12px;fill:#1a1a1a}svg text.tick{font-size:11px;fill:#555}svg text.axis-label{font-size:12px;font-weight:600}
 svg .axis{stroke:#333;stroke-width:1}svg .marker{stroke:#111;stroke-width:1.5;stroke-dasharray:4 3}
 .note{color:#555}.warn{color:#a40000;font-weight:600}
+.health{border:2px solid;border-radius:4px;padding:.4em 1em;margin:1em 0}.health.bad{border-color:#c0392b;background:#fdecea}
+.health.ok{border-color:#4c9a2a;background:#eef7ea}.health h2{margin-top:.3em;border:0}.health code{background:#fff;padding:0 .2em}
+.health .detail{color:#444}
 @media print{nav{display:none}h2{break-after:avoid}table,svg{break-inside:avoid}body{max-width:none}}
 """
 
@@ -114,7 +118,9 @@ def render(data: ReportData) -> str:
         f"<style>{_STYLE}</style></head><body>"
         "<header><h1>crawl-audit report</h1>"
         '<p class="note">Who crawled, whether robots.txt allowed it, and which rule of which version decided.</p>'
-        f"<nav><ul>{links}</ul></nav></header><main>"
+        f"<nav><ul>{links}</ul></nav></header>"
+        + health.html_banner(data.summary.health)
+        + "<main>"
         + "".join(sections)
         + "</main></body></html>\n"
     )
