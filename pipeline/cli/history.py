@@ -3,6 +3,7 @@
   capture HOST... --into DIR         fetch each robots.txt now; keep it when it changed (cron)
   import-wayback HOST --into DIR     the Internet Archive's captures of HOST/robots.txt
   import-git REPO PATH --host HOST --into DIR   the file's commits (or deploys)
+  import-file FILE --host HOST --effective-from WHEN --into DIR   one robots.txt from a moment on
   show TABLE [--host H]              each host's versions as a time line
   diff TABLE --host H T1 T2          what changed between the versions in effect at T1 and T2
 
@@ -19,6 +20,7 @@ from matcher.history import RobotsHistory, RobotsVersion
 from matcher.history_diff import GroupChange, affected, diff
 from matcher.records import rfc3339
 from pipeline.evidence import git_history
+from pipeline.evidence.captures import HostFolder, Outcome
 from pipeline.evidence import history_capture
 from pipeline.evidence import wayback
 from pipeline.evidence.http_client import Client, FetchError
@@ -96,6 +98,17 @@ def import_git(args: argparse.Namespace) -> int:
     )
     for path in result.written:
         print(f"  + {path}")
+    return EXIT_OK
+
+
+@failing_as_input_errors
+def import_file(args: argparse.Namespace) -> int:
+    """One robots.txt file, as the version of HOST in effect from --effective-from."""
+    body = Path(args.file).read_bytes()
+    with HostFolder(Path(args.into), args.host).locked() as folder:
+        written = folder.write(args.effective_from, Outcome(200, body))
+    print(f"{folder.host}: {written} (in effect from {rfc3339(args.effective_from)})")
+    print(f"audit with: crawl-audit run --robots {args.into} ...")
     return EXIT_OK
 
 

@@ -186,6 +186,16 @@ def _history_commands(commands) -> None:
     git.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
     git.set_defaults(handler=history.import_git)
 
+    one = steps.add_parser("import-file", help="one robots.txt file as the version in effect from a given moment")
+    one.add_argument("file", metavar="FILE", help="the robots.txt file")
+    one.add_argument("--host", required=True, help="the host it was served on")
+    one.add_argument(
+        "--effective-from", required=True, type=arguments.moment, metavar="WHEN",
+        help="when it took effect, ISO 8601 (UTC unless given): the audit judges no request before it",
+    )
+    one.add_argument("--into", required=True, help="captures folder")
+    one.set_defaults(handler=history.import_file)
+
     show = steps.add_parser("show", help="each host's versions as a time line")
     show.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
     show.add_argument("--host")
