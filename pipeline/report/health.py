@@ -9,15 +9,13 @@ from html import escape
 
 from matcher import health, records
 from matcher.health import Finding, RunFacts
-from matcher.logformats import FORMATS, LogParseError, parser_for
+from matcher.logformats.detect import SAMPLE_LINES, rank_formats
 from pipeline.report.counts import report_counts
 from pipeline.tables import reading as tables
 from pipeline.tables.run_folder import read_manifest
 
 # Dead letters read back to tell which format would have read them.
-DEAD_LETTER_SAMPLE = 200
-# Share of the sample a format must read to be suggested.
-_READS_SAMPLE = 0.8
+DEAD_LETTER_SAMPLE = SAMPLE_LINES
 
 
 def findings(out: str, counts=None) -> list[Finding]:
@@ -39,7 +37,7 @@ def run_facts(out: str, counts=None) -> RunFacts:
     return RunFacts(
         lines=run_counts.get("lines", 0),
         dead_letters=dead,
-        log_format=manifest.get("options", {}).get("log_format", "combined"),
+        log_format=_log_format(manifest),
         dns=manifest.get("inputs", {}).get("dns") or "off",
         verdicts=run_counts.get("verdicts", 0),
         formats_reading_dead_letters=formats_reading([row["raw"] for row in sample]),
@@ -50,27 +48,16 @@ def run_facts(out: str, counts=None) -> RunFacts:
     )
 
 
+def _log_format(manifest: dict) -> str:
+    """The format the lines were read as: the one named, or those `auto` chose per file."""
+    named = manifest.get("options", {}).get("log_format", "combined")
+    detected = sorted({f["log_format"] for f in manifest.get("inputs", {}).get("log_files", ()) if f.get("log_format")})
+    return ", ".join(detected) if named == "auto" and detected else named
+
+
 def formats_reading(lines: Sequence[str]) -> tuple[str, ...]:
-    """The formats that read most of `lines`, those reading most first: the one place that asks
-    which format a log is in (the JSON format that needs a mapping cannot be guessed)."""
-    if not lines:
-        return ()
-    read = {}
-    for name in FORMATS:
-        if name == "jsonl":
-            continue
-        parse = parser_for(name)
-        read[name] = sum(1 for line in lines if _reads(parse, line))
-    good = [name for name in read if read[name] >= _READS_SAMPLE * len(lines)]
-    return tuple(sorted(good, key=lambda name: (-read[name], FORMATS.index(name))))
-
-
-def _reads(parse, line: str) -> bool:
-    try:
-        parse(line)
-    except LogParseError:
-        return False
-    return True
+    """The formats that read most of `lines`, best first, as `--log-format auto` judges them."""
+    return tuple(candidate.name for candidate in rank_formats(lines) if candidate.reads_most())
 
 
 def text_lines(found: Sequence[Finding]) -> list[str]:
