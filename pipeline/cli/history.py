@@ -23,7 +23,8 @@ from pipeline.evidence import git_history
 from pipeline.evidence.captures import HostFolder, Outcome
 from pipeline.evidence import history_capture
 from pipeline.evidence import wayback
-from pipeline.evidence.http_client import Client, FetchError
+from pipeline.evidence import resolvers
+from pipeline.evidence.http_client import Client, FetchError, LocalFailure
 from pipeline.evidence.robots_table import read_robots_table
 
 from pipeline.cli.errors import EXIT_FINDINGS as EXIT_PARTLY, EXIT_OK, InputError
@@ -45,8 +46,10 @@ def failing_as_input_errors(step):
 
 @failing_as_input_errors
 def capture(args: argparse.Namespace) -> int:
+    server = resolvers.parse_server(args.dns_server)
+    resolve = history_capture.resolver_at(server, args.timeout) if server else None
     client = history_capture.robots_client(
-        args.user_agent, args.timeout, ca_file=args.ca_file, connect_to=dict(args.connect_to)
+        args.user_agent, args.timeout, ca_file=args.ca_file, connect_to=dict(args.connect_to), resolve=resolve
     )
     status = EXIT_OK
     for host in args.hosts:
@@ -54,6 +57,13 @@ def capture(args: argparse.Namespace) -> int:
             (done,) = history_capture.capture([host], Path(args.into), client)
         except FileExistsError as error:
             print(f"{host}: NOT RECORDED: {error}")
+            status = EXIT_PARTLY
+            continue
+        except LocalFailure as error:
+            print(
+                f"{host}: NOT RECORDED: {error}; that says nothing about the site, so no state was recorded"
+                " (run it again once this machine can resolve and connect)"
+            )
             status = EXIT_PARTLY
             continue
         if done.written is not None:

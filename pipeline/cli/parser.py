@@ -159,6 +159,10 @@ def _history_commands(commands) -> None:
     capture.add_argument("hosts", nargs="+", metavar="HOST")
     capture.add_argument("--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)")
     capture.add_argument("--user-agent", default=history_capture.USER_AGENT)
+    capture.add_argument(
+        "--dns-server", metavar="IP[:PORT]",
+        help="resolve the hosts with this DNS server instead of the system resolver (one that does not answer records nothing)",
+    )
     _fetch_flags(capture, history_capture.DEFAULT_TIMEOUT)
     capture.set_defaults(handler=history.capture)
 
