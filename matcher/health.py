@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from matcher.identity import DNS_OFF_EVIDENCE
+from matcher.identity import DNS_OFF_EVIDENCE, UNTRUSTED_DNS_EVIDENCE
 
 __all__ = [
     "CHECKS",
@@ -41,10 +41,12 @@ _HOSTS_SHOWN = 5
 # matcher/reverse_dns.py write these phrases).
 NO_SNAPSHOT = "no-range-snapshot"
 SNAPSHOT_TOO_NEW = "range-snapshot-too-new"
+SNAPSHOT_STALE = "range-snapshot-stale"
 DNS_OFF = "dns-off"
 DNS_FAILED = "dns-failed"
 DNS_NXDOMAIN = "dns-nxdomain"
 DNS_ANSWERED = "dns-answered"
+DNS_UNTRUSTED = "dns-untrusted"
 _DEFINITE_PTR = ("nxdomain", "no-answer")
 
 
@@ -54,7 +56,7 @@ def identity_note(identity: str, method: str | None, evidence: str | None) -> st
     evidence = evidence or ""
     if method == "reverse-dns" and not evidence.startswith(DNS_OFF_EVIDENCE):
         if identity == "unverified":
-            return DNS_FAILED
+            return DNS_UNTRUSTED if f"; {UNTRUSTED_DNS_EVIDENCE}: " in evidence else DNS_FAILED
         if identity == "spoofed" and evidence.startswith("PTR of ") and evidence.split(": ", 1)[-1].startswith(_DEFINITE_PTR):
             return DNS_NXDOMAIN
         return DNS_ANSWERED
@@ -64,6 +66,8 @@ def identity_note(identity: str, method: str | None, evidence: str | None) -> st
         return NO_SNAPSHOT
     if "no snapshot of" in evidence:
         return SNAPSHOT_TOO_NEW
+    if "(stale: " in evidence:
+        return SNAPSHOT_STALE
     if evidence.startswith(DNS_OFF_EVIDENCE):
         return DNS_OFF
     return None
@@ -199,7 +203,7 @@ def _ranges(facts: RunFacts) -> Finding | None:
     days: set[date] = set()
     notes: set[str] = set()
     for (crawler, note, day), n in facts.identity_notes.items():
-        if note in (NO_SNAPSHOT, SNAPSHOT_TOO_NEW) or (note == DNS_OFF and facts.dns == "off"):
+        if note in (NO_SNAPSHOT, SNAPSHOT_TOO_NEW, SNAPSHOT_STALE) or (note == DNS_OFF and facts.dns == "off"):
             per_crawler[crawler] += n
             days.add(day)
             notes.add(note)
@@ -211,9 +215,12 @@ def _ranges(facts: RunFacts) -> Finding | None:
         why.append("no range snapshot of their operator's published ranges")
     if SNAPSHOT_TOO_NEW in notes:
         why.append("the range snapshots are all newer than the requests")
+    if SNAPSHOT_STALE in notes:
+        why.append("the latest range snapshot is too old for the requests")
     if DNS_OFF in notes:
         why.append("reverse DNS is off")
-    fixes = ["crawl-audit update-ranges (a snapshot covers the requests from its day on)"]
+    fixes = ["crawl-audit update-ranges (a snapshot covers the requests from its day on; for past days,"
+             " crawl-audit update-ranges import-git from a mirror of the operator's file)"]
     if facts.dns == "off":
         fixes.append("--dns live (reverse DNS decides what no range does)")
     return Finding(
@@ -226,9 +233,19 @@ def _ranges(facts: RunFacts) -> Finding | None:
 
 def _resolver(facts: RunFacts) -> Finding | None:
     failed = sum(n for (_, note, _), n in facts.identity_notes.items() if note == DNS_FAILED)
+    untrusted = sum(n for (_, note, _), n in facts.identity_notes.items() if note == DNS_UNTRUSTED)
     nxdomain = sum(n for (_, note, _), n in facts.identity_notes.items() if note == DNS_NXDOMAIN)
     lookups = sum(n for (_, note, _), n in facts.identity_notes.items() if note in _LOOKED_UP)
-    if facts.dns == "off" or lookups < RESOLVER_MIN_LOOKUPS:
+    if facts.dns == "off":
+        return None
+    if untrusted:
+        return Finding(
+            "resolver",
+            f"the resolver answered NXDOMAIN for addresses the published ranges prove, so its NXDOMAIN proves"
+            f" nothing: {untrusted:,} requests it would have made spoofed stay unverified",
+            "--dns-server HOST:PORT (a resolver that answers PTR queries), or --dns off with fresh ranges (crawl-audit update-ranges)",
+        )
+    if lookups < RESOLVER_MIN_LOOKUPS:
         return None
     if failed / lookups >= RESOLVER_FAILURE_SHARE:
         return Finding(
@@ -247,7 +264,7 @@ def _resolver(facts: RunFacts) -> Finding | None:
     return None
 
 
-_LOOKED_UP = (DNS_ANSWERED, DNS_FAILED, DNS_NXDOMAIN)
+_LOOKED_UP = (DNS_ANSWERED, DNS_FAILED, DNS_NXDOMAIN, DNS_UNTRUSTED)
 
 
 def closest_hosts(host: str, table: Sequence[str], shown: int = 3) -> list[str]:
