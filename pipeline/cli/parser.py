@@ -103,7 +103,7 @@ def _identity_commands(commands) -> None:
         "--dns-retries", type=arguments.number(int, 0), default=resolvers.DEFAULT_RETRIES,
         help="attempts after a timeout",
     )
-    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: config/ranges)")
+    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     verify.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     verify.add_argument(
         "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
@@ -122,7 +122,7 @@ def _identity_commands(commands) -> None:
         "update-ranges", help="download today's published IP-range files into a dated snapshot folder",
         description="Save each range source's current file as RANGES/<source>/<today, UTC>.json.",
     )
-    update.add_argument("--ranges", help="snapshot folder (default: config/ranges)")
+    update.add_argument("--ranges", help="snapshot folder (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     update.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     update.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     update.add_argument(
@@ -252,7 +252,7 @@ def _run_command(commands) -> None:
         'e.g. {"ts": "time", "client_ip": "remote.ip", "path": "uri", "user_agent": "ua"}',
     )
     inputs.add_argument("--robots", metavar="TABLE", help="robots history: a JSON Lines table or a captures folder")
-    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: config/ranges)")
+    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     inputs.add_argument("--registry", metavar="FILE", help="crawler registry YAML (default: config/crawlers.yaml)")
     inputs.add_argument(
         "--page-directives", metavar="TABLE", help="page-directives table (JSON Lines: host, path, effective_from, x_robots_tag, meta_robots)"
