@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from matcher.agents import Registry
 from matcher.identity import DNS_OFF_EVIDENCE, UNTRUSTED_DNS_EVIDENCE
+from matcher.ip_ranges import RangeIndex
 
 __all__ = [
     "CHECKS",
@@ -23,6 +25,8 @@ __all__ = [
     "RunFacts",
     "closest_hosts",
     "findings",
+    "launch_findings",
+    "uncovered_crawlers",
     "identity_note",
 ]
 
@@ -265,6 +269,42 @@ def _resolver(facts: RunFacts) -> Finding | None:
 
 
 _LOOKED_UP = (DNS_ANSWERED, DNS_FAILED, DNS_NXDOMAIN, DNS_UNTRUSTED)
+
+
+def uncovered_crawlers(registry: Registry, ranges: RangeIndex, day: date, dns: str) -> tuple[str, ...]:
+    """The registry's crawlers no range snapshot in force on `day` can verify, and that reverse
+    DNS will not decide instead (it is off, or the operator names no PTR suffixes)."""
+    return tuple(
+        crawler.name
+        for crawler in registry.crawlers
+        if crawler.range_sources
+        and not any(ranges.snapshot_at(source, day) is not None for source in crawler.range_sources)
+        and (dns == "off" or not crawler.rdns_suffixes)
+    )
+
+
+def launch_findings(uncovered: Sequence[str], dns: str, default_host: str | None, table_hosts: Sequence[str]) -> list[Finding]:
+    """What a run that never ends (streaming) can tell before its first line: the crawlers it can
+    verify with no range snapshot for today, and a --default-host the robots table lacks."""
+    found = []
+    if uncovered:
+        shown = ", ".join(uncovered[:_HOSTS_SHOWN]) + (f" and {len(uncovered) - _HOSTS_SHOWN} more" if len(uncovered) > _HOSTS_SHOWN else "")
+        fixes = ["crawl-audit update-ranges (then restart)"] + (["--dns live"] if dns == "off" else [])
+        found.append(Finding(
+            "ranges",
+            f"no range snapshot in force today for {len(uncovered)} crawlers, whose requests will be neither verified"
+            f" nor proven spoofed: {shown}",
+            " or ".join(fixes),
+        ))
+    if default_host is not None and table_hosts and default_host not in table_hosts:
+        closest = closest_hosts(default_host, table_hosts)
+        found.append(Finding(
+            "unknown-host",
+            f"--default-host {default_host} has no robots.txt in the table, so no request without a host can be judged",
+            f"--default-host {closest[0]}" if closest else "add its robots.txt to the table (crawl-audit history capture HOST --into DIR)",
+            (f"hosts in the robots table: {', '.join(sorted(table_hosts)[:_HOSTS_SHOWN])}",),
+        ))
+    return found
 
 
 def closest_hosts(host: str, table: Sequence[str], shown: int = 3) -> list[str]:
