@@ -1,6 +1,10 @@
 """Read a folder of dated IP-range snapshots (RANGES_DIR/<source>/<YYYY-MM-DD>.json) and the
 Web Bot Auth key-directory snapshots beside them (RANGES_DIR/key-directories/<name>/<day>.json).
 
+Unless `--ranges` names one, the folder is the user's data folder (`default_ranges_dir`), which
+`update-ranges` writes and every command reads: it outlives an upgrade and needs no root, unlike
+the installed package, which holds no snapshot.
+
 Files that cannot be used (bad names, invalid JSON, folders no registry source owns) are listed in
 the index's `problems` and skipped, so one broken download never hides the others.
 """
@@ -11,24 +15,35 @@ import re
 from datetime import date
 from pathlib import Path
 
+import platformdirs
+
 from config.registry import default_registry
 from matcher.agents import Registry
 from matcher.ip_ranges import Document, RangeIndex, build_range_index
 from matcher.web_bot_auth import KeyDirectories, parse_key_snapshot
 
-DEFAULT_RANGES_DIR = Path(__file__).with_name("ranges")
 KEY_DIRECTORIES = "key-directories"
 _IGNORED_FILES = frozenset({"README.md"})
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def default_ranges_dir() -> Path:
+    """The user's range snapshots: `ranges` in crawl-audit's data folder (on Linux
+    `$XDG_DATA_HOME/crawl-audit/ranges`, by default `~/.local/share/crawl-audit/ranges`)."""
+    return platformdirs.user_data_path("crawl-audit") / "ranges"
+
+
 def load_ranges(directory: str | Path | None = None, registry: Registry | None = None) -> RangeIndex:
-    """All snapshots under `directory` (default config/ranges/) for `registry`'s range sources."""
-    root = Path(directory) if directory is not None else DEFAULT_RANGES_DIR
-    if not root.is_dir():
-        raise FileNotFoundError(f"ranges folder not found: {root}")
+    """All snapshots under `directory` (default: `default_ranges_dir()`) for `registry`'s range
+    sources. A folder named that does not exist is an error; the default one not existing yet
+    is no snapshot at all (`update-ranges` makes it)."""
     registry = registry or default_registry()
     operators = {name: source.operator for name, source in registry.range_sources.items()}
+    root = Path(directory) if directory is not None else default_ranges_dir()
+    if not root.is_dir():
+        if directory is None and not root.exists():
+            return build_range_index([], operators, [])
+        raise FileNotFoundError(f"ranges folder not found: {root}")
     documents: list[Document] = []
     problems: list[str] = []
     for entry in sorted(root.iterdir()):

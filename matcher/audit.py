@@ -28,8 +28,8 @@ from matcher.logformats import LogRecord
 from matcher.reverse_dns import DnsAnswer
 
 __all__ = [
-    "Claim", "audit", "claim_of", "dns_question", "gets_verdict", "gets_verdict_whatever_the_day", "identity_of",
-    "signed_request",
+    "Claim", "audit", "claim_of", "dns_control", "dns_question", "gets_verdict", "gets_verdict_whatever_the_day",
+    "identity_of", "signed_request",
 ]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
@@ -106,6 +106,20 @@ def dns_question(request: LogRecord, registry: Registry, ranges: RangeIndex, pro
         return None
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
     return identity.reverse_dns_address(crawler, client_ip, request.ts, ranges)
+
+
+def dns_control(request: LogRecord, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
+    """An address the published ranges prove for this request's claim, whose reverse DNS tells
+    whether the resolver's NXDOMAINs can be trusted (`matcher.dns_trust`); None for most requests."""
+    crawler = registry.identify(request.user_agent)
+    if crawler is None or crawler.robots_only or not crawler.rdns_suffixes:
+        return None
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    address = parse_ip(client_ip)
+    if address is None:
+        return None
+    # with suffixes and a valid address, no question for reverse DNS means a range proves it
+    return str(address) if identity.reverse_dns_address(crawler, client_ip, request.ts, ranges) is None else None
 
 
 def audit(

@@ -14,8 +14,9 @@ from typing import Literal
 
 from matcher.addresses import Address, parse_ip, request_day
 from matcher.agents import Crawler
+from matcher.dns_trust import distrust_of
 from matcher.ip_ranges import RangeIndex, Snapshot
-from matcher.reverse_dns import NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
+from matcher.reverse_dns import DEFINITE_DNS_ERRORS, NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
 from matcher.web_bot_auth import SignedRequest, check_request
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "INVALID_IP_EVIDENCE",
     "NO_METHOD_EVIDENCE",
     "ROBOTS_ONLY_EVIDENCE",
+    "UNTRUSTED_DNS_EVIDENCE",
     "IdentityResult",
     "Status",
     "reverse_dns_address",
@@ -37,6 +39,7 @@ ROBOTS_ONLY_EVIDENCE = "token is robots-only; never sent as a User-Agent"
 DNS_OFF_EVIDENCE = "dns-off: needs reverse DNS"
 INVALID_IP_EVIDENCE = "invalid client ip"
 NO_METHOD_EVIDENCE = "operator publishes no verification method"
+UNTRUSTED_DNS_EVIDENCE = "not trusted"
 # How far a range snapshot speaks for days outside the history: a request up to this long before
 # the first snapshot may be proved by a later one, and the last snapshot is stale beyond it.
 HISTORY_EDGE = timedelta(days=30)
@@ -92,6 +95,9 @@ def _verify_address(
     if dns is not None and crawler.rdns_suffixes:
         answer = dns.get(str(address)) or DnsAnswer(str(address), Lookup(error=NOT_RESOLVED))
         status, evidence = confirm_reverse_dns(answer, address, crawler.rdns_suffixes)
+        distrust = distrust_of(dns)
+        if status == "spoofed" and distrust is not None and answer.ptr.error in DEFINITE_DNS_ERRORS:
+            status, evidence = "unverified", f"{evidence}; {UNTRUSTED_DNS_EVIDENCE}: {distrust}"
         if status != "verified":
             evidence = "; ".join((evidence, *_range_context(checked, missing)))
         return IdentityResult(status, "reverse-dns", evidence, crawler.operator)

@@ -15,7 +15,8 @@ from datetime import date, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from matcher.agents import Registry
-from matcher.audit import audit, claim_of, dns_question, gets_verdict, gets_verdict_whatever_the_day
+from matcher.audit import audit, claim_of, dns_control, dns_question, gets_verdict, gets_verdict_whatever_the_day
+from matcher.dns_trust import CONTROLS_PER_BATCH, checked_dns
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
@@ -155,12 +156,14 @@ class LineAuditor:
         self._claims = BoundedCache(MAX_REMEMBERED)
         self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
         self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
+        self._checked_dns = None
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parsers are rebuilt on each worker.
         state = dict(self.__dict__)
         state["_histories"], state["_parsers"] = Lru(self.max_histories), {}
         state["_detected"], state["_file_parsers"] = Lru(MAX_DETECTED_FILES), Lru(MAX_DETECTED_FILES)
+        state["_checked_dns"] = None
         return state
 
     @property
@@ -180,6 +183,8 @@ class LineAuditor:
 
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
         """
+        if dns_answers is not None:
+            dns_answers = self._checked(dns_answers)
         parse = self.parser(path, lines)
         if parse is None:
             for offset, line in enumerate(lines):
@@ -212,6 +217,13 @@ class LineAuditor:
             )
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
 
+    def _checked(self, dns_answers: Mapping[str, DnsAnswer]):
+        """The answers with their trust judged once per answers object (a batch run's side input
+        is the same dict for every batch)."""
+        if self._checked_dns is None or self._checked_dns[0] is not dns_answers:
+            self._checked_dns = (dns_answers, checked_dns(dns_answers, self.ranges))
+        return self._checked_dns[1]
+
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
         """What `audit` answers with None (`gets_verdict`), remembered per User-Agent, per (claim,
         address) and per (claim, address, day)."""
@@ -234,13 +246,14 @@ class LineAuditor:
 
     def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
         """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
-        DNS. Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
+        DNS, and a few the published ranges prove, which check the resolver (`matcher.dns_trust`). Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
         lines that do not parse are the audit's dead letters, not asked about here."""
         parse = self.parser(batch[0], batch[2])
         if parse is None:
             return set()
         parts = self._dns_parts or self._make_dns_parts()
         questions = set()
+        controls = 0
         for line in batch[2]:
             # an escape (\xHH, \uHHHH) can spell a token the raw text does not show
             if "\\" not in line and not _has_any(line.lower(), parts):
@@ -252,6 +265,11 @@ class LineAuditor:
             address = dns_question(request, self.registry, self.ranges, self.proxies)
             if address is not None:
                 questions.add(address)
+            elif controls < CONTROLS_PER_BATCH:
+                control = dns_control(request, self.registry, self.ranges, self.proxies)
+                if control is not None and control not in questions:
+                    questions.add(control)
+                    controls += 1
         return questions
 
     def _make_dns_parts(self) -> tuple[str, ...]:

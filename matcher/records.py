@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
 
 __all__ = [
+    "SCHEMA_VERSION",
     "Column",
     "VERDICTS",
     "INDEXING_FINDINGS",
@@ -50,6 +51,12 @@ __all__ = [
     "shaped",
     "to_json_ready",
 ]
+
+
+# The version of the tables' layout, written into every run's manifest: raised by one for each
+# release whose tables changed (a column added, renamed or retyped, a table added), each change
+# listed in the README's "Schema changes". 1 was 0.1.
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from matcher.clientip import TrustedProxies, trusted_proxies
+from matcher.health import CHECKS
 from matcher.timerange import parse_duration, parse_moment
 
 def number(kind: type, minimum: float, *, above: bool = False) -> Callable[[str], float | int]:
@@ -82,3 +83,15 @@ def log_format(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def health_checks(text: str) -> frozenset[str]:
+    """Comma-separated run-health checks, or `any` for all of them."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    if names == {"any"}:
+        return frozenset(CHECKS)
+    unknown = sorted(names - set(CHECKS))
+    if unknown or not names:
+        wrong = f"unknown check {unknown[0]!r}" if unknown else "no check named"
+        raise argparse.ArgumentTypeError(f"{wrong}; the checks: {', '.join(CHECKS)}, or any")
+    return frozenset(names)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from config.registry import load_registry
-from config.snapshots import DEFAULT_RANGES_DIR, KEY_DIRECTORIES, load_ranges
+from config.snapshots import KEY_DIRECTORIES, default_ranges_dir, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
@@ -66,7 +66,7 @@ def update_ranges(args: argparse.Namespace) -> int:
     """Download today's range files and report each source on one line."""
     try:
         registry = load_registry(args.registry)
-        directory = Path(args.ranges) if args.ranges else DEFAULT_RANGES_DIR
+        directory = Path(args.ranges) if args.ranges else default_ranges_dir()
         downloads = ranges_update.update_ranges(
             registry, directory, datetime.now(timezone.utc).date(), args.source, args.timeout, args.ca_file
         )
@@ -87,7 +87,7 @@ def import_range_history(args: argparse.Namespace) -> int:
     """Import a range file's git history as dated snapshots and say what was written."""
     try:
         registry = load_registry(args.registry)
-        directory = Path(args.ranges) if args.ranges else DEFAULT_RANGES_DIR
+        directory = Path(args.ranges) if args.ranges else default_ranges_dir()
         (source,) = ranges_update.select_sources(registry, [args.git_source])
         result = import_history(Path(args.repo), args.path, source, directory)
     except (ValueError, OSError) as error:  # GitError is a ValueError

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from matcher import records
 from matcher.clientip import NO_PROXIES
+from matcher.health import CHECKS
 from matcher.logformats import AUTO, FORMATS
 from pipeline.cli import arguments, history, identity, report, robots_file, run, schema, whatif
 from pipeline.cli.errors import UsageError
@@ -102,7 +103,7 @@ def _identity_commands(commands) -> None:
         "--dns-retries", type=arguments.number(int, 0), default=resolvers.DEFAULT_RETRIES,
         help="attempts after a timeout",
     )
-    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: config/ranges)")
+    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     verify.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     verify.add_argument(
         "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
@@ -121,7 +122,7 @@ def _identity_commands(commands) -> None:
         "update-ranges", help="download today's published IP-range files into a dated snapshot folder",
         description="Save each range source's current file as RANGES/<source>/<today, UTC>.json.",
     )
-    update.add_argument("--ranges", help="snapshot folder (default: config/ranges)")
+    update.add_argument("--ranges", help="snapshot folder (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     update.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     update.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     update.add_argument(
@@ -158,6 +159,10 @@ def _history_commands(commands) -> None:
     capture.add_argument("hosts", nargs="+", metavar="HOST")
     capture.add_argument("--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)")
     capture.add_argument("--user-agent", default=history_capture.USER_AGENT)
+    capture.add_argument(
+        "--dns-server", metavar="IP[:PORT]",
+        help="resolve the hosts with this DNS server instead of the system resolver (one that does not answer records nothing)",
+    )
     _fetch_flags(capture, history_capture.DEFAULT_TIMEOUT)
     capture.set_defaults(handler=history.capture)
 
@@ -184,6 +189,16 @@ def _history_commands(commands) -> None:
     git.add_argument("--into", required=True, help="captures folder")
     git.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
     git.set_defaults(handler=history.import_git)
+
+    one = steps.add_parser("import-file", help="one robots.txt file as the version in effect from a given moment")
+    one.add_argument("file", metavar="FILE", help="the robots.txt file")
+    one.add_argument("--host", required=True, help="the host it was served on")
+    one.add_argument(
+        "--effective-from", required=True, type=arguments.moment, metavar="WHEN",
+        help="when it took effect, ISO 8601 (UTC unless given): the audit judges no request before it",
+    )
+    one.add_argument("--into", required=True, help="captures folder")
+    one.set_defaults(handler=history.import_file)
 
     show = steps.add_parser("show", help="each host's versions as a time line")
     show.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
@@ -239,7 +254,7 @@ def _run_command(commands) -> None:
         'e.g. {"ts": "time", "client_ip": "remote.ip", "path": "uri", "user_agent": "ua"}',
     )
     inputs.add_argument("--robots", metavar="TABLE", help="robots history: a JSON Lines table or a captures folder")
-    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: config/ranges)")
+    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     inputs.add_argument("--registry", metavar="FILE", help="crawler registry YAML (default: config/crawlers.yaml)")
     inputs.add_argument(
         "--page-directives", metavar="TABLE", help="page-directives table (JSON Lines: host, path, effective_from, x_robots_tag, meta_robots)"
@@ -272,6 +287,11 @@ def _run_command(commands) -> None:
     outputs.add_argument(
         "--progress", default="auto", choices=progress.MODES,
         help="batch, local runner: a progress line on stderr (auto: only when stderr is a terminal)",
+    )
+    outputs.add_argument(
+        "--fail-on", type=arguments.health_checks, default=frozenset(), metavar="CHECKS",
+        help="batch: exit 1 when one of these run-health checks finds a problem (comma-separated:"
+        f" {', '.join(CHECKS)}; or any); without it a run that ends exits 0",
     )
     outputs.add_argument(
         "--local-speedups", default=os.environ.get(LOCAL_SPEEDUPS_VARIABLE, "on"), choices=["on", "off"],

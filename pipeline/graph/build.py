@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import datetime, timezone
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -22,9 +23,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
-from matcher import records
+from matcher import health, records
 from matcher.directives import PageDirectivesTable
-from matcher.line_auditor import LineAuditor, robots_by_host
+from matcher.line_auditor import LineAuditor, RobotsByHost, robots_by_host
 from matcher.logformats.timestamps import time_zone
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
 from matcher.printable import printable
@@ -130,14 +131,31 @@ def _build_streaming(
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
     refresh = settings.stream.robots_refresh
     table = settings.inputs.robots
+    snapshot = robots_refresh.robots_snapshot(table)
+    _say_launch_health(settings, auditor, snapshot)
     if refresh:
         robots = pipeline | "RefreshRobotsTable" >> robots_refresh.RefreshRobotsTable(table, refresh)
     else:
-        robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_refresh.robots_snapshot(table)])
+        robots = pipeline | "ReadRobotsTable" >> beam.Create([snapshot])
     outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns)
     if dns is None or not dns.record:
         outputs.pop(DNS_ANSWERS_TABLE, None)
     return _with_crawl_delay(outputs, settings, bounded=False)
+
+
+def _say_launch_health(settings: RunSettings, auditor: LineAuditor, robots: RobotsByHost) -> None:
+    """A stream has no closing summary, so what run health can tell at launch is said now."""
+    today = datetime.now(timezone.utc).date()
+    dns = settings.identity.dns
+    found = health.launch_findings(
+        health.uncovered_crawlers(auditor.registry, auditor.ranges, today, dns), dns,
+        settings.inputs.default_host, tuple(robots),
+    )
+    for finding in found:
+        print(f"crawl-audit: run health: [{finding.check}] {printable(finding.problem)}", file=sys.stderr)
+        for detail in finding.details:
+            print(f"  {printable(detail)}", file=sys.stderr)
+        print(f"  fix: {printable(finding.fix)}", file=sys.stderr)
 
 
 def _log_source(settings: RunSettings) -> beam.PTransform:
