@@ -44,7 +44,7 @@ def refused(result: subprocess.CompletedProcess, out: Path) -> str:
     (["--log-format=jsonl"], "--log-format jsonl: format 'jsonl' needs a field mapping"),
     (["--log-format=jsonl", '--field-map={"ts": "time"}'], "--log-format jsonl: a mapping needs 'ts', 'client_ip'"),
     (["--log-format=combined", '--field-map={"ts": "time"}'], "format 'combined' is not JSON and takes no field mapping"),
-    (["--log-format=jsonl", '--field-map={"ts": 5}'], "--field-map"),
+    (["--log-format=jsonl", '--field-map={"ts": 5}'], "mapping for 'ts' must be a dotted field path, got 5"),
 ])
 def test_a_log_format_its_flags_cannot_make_is_refused_at_launch(inputs, flags, said):
     table = REPO / "samples/robots/history.jsonl"
@@ -61,7 +61,9 @@ def test_a_log_format_its_flags_cannot_make_is_refused_at_launch(inputs, flags, 
 ])
 def test_runner_flags_are_refused_at_launch(inputs, flag, said):
     table = REPO / "samples/robots/history.jsonl"
-    result = crawl_audit_process("run", f"--logs={inputs['log']}", f"--robots={table}", f"--out={inputs['out']}", flag)
+    result = crawl_audit_process(
+        "run", f"--logs={inputs['log']}", f"--robots={table}", f"--out={inputs['out']}", "--log-format=combined", flag
+    )
     assert said in refused(result, inputs["out"])
 
 
