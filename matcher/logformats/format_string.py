@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from functools import lru_cache
 
+from matcher.logformats.fields import apache_header, nginx_header
 from matcher.logformats.presets import CLF, EPOCH, ISO, Layout, TimeField, _layout
 from matcher.logformats.record import LogParseError
 
@@ -30,7 +31,10 @@ _SIZE = r"\d{1,20}|-"
 # --------------------------------------------------------------------- Apache
 
 _APACHE_DIRECTIVE = re.compile(r"%(?:!?\d{3}(?:,\d{3})*)?[<>]?(?:\{([^}]*)\})?([a-zA-Z%])")
-_APACHE_HEADERS = {"referer": "referer", "user-agent": "user_agent", "host": "host", "x-forwarded-for": "forwarded_for"}
+_APACHE_HEADERS = {
+    "referer": "referer", "user-agent": "user_agent", "host": "host", "x-forwarded-for": "forwarded_for",
+    "signature-agent": "signature_agent", "signature-input": "signature_input", "signature": "signature",
+}
 _APACHE_LETTERS = {
     "h": "client_ip", "a": "client_ip", "r": "request", "s": "status", "b": "size", "B": "size", "O": "size",
     "v": "host", "V": "host", "m": "method", "U": "target", "q": "query",
@@ -105,6 +109,7 @@ _NGINX_VARIABLES = {
     "body_bytes_sent": "size", "bytes_sent": "size", "http_referer": "referer", "http_user_agent": "user_agent",
     "http_x_forwarded_for": "forwarded_for", "host": "host", "http_host": "host", "server_name": "host",
     "request_method": "method", "request_uri": "target",
+    "http_signature_agent": "signature_agent", "http_signature_input": "signature_input", "http_signature": "signature",
 }
 _NGINX_TIMES = {
     "time_local": ("clf", _CLF_VALUE), "time_iso8601": ("iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"),
@@ -198,4 +203,4 @@ def compile_format(kind: str, spec: str) -> Layout:
         strftime_kind, _, text = time.partition(":")
         time_field = TimeField(("time",), _StrftimeTime(text, strftime_kind.endswith("zoned")),
                                zoned=strftime_kind.endswith("zoned"))
-    return _layout(parts, time_field, client_has_port=True)
+    return _layout(parts, time_field, client_has_port=True, header=apache_header if kind == "apache" else nginx_header)

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from types import MappingProxyType
 
 from matcher.logformats.fields import (
-    cleaned_line, logged_host, request_line, target_path, unescaped_text,
+    cleaned_line, logged_host, request_line, signed_headers, target_path, unescaped_text,
 )
-from matcher.logformats.record import LogParseError, LogRecord
+from matcher.logformats.record import LogParseError, LogRecord, SignedHeaders
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -92,6 +92,9 @@ class Layout:
     time: TimeField
     client_has_port: bool = False
     prefix: re.Pattern[str] | None = None  # a prefix the program itself writes before the line, e.g. syslog's
+    # how the server escapes a header it logs (`fields.nginx_header`, `fields.apache_header`), for
+    # the signature headers, which must come back byte for byte
+    header: Callable[[str], str | None] | None = None
 
 
 def _layout(parts: list[str], time: TimeField, **options) -> Layout:
@@ -201,4 +204,21 @@ class PresetParser:
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
+            signed=_signed(groups, layout.header, target_host) if layout.header is not None else None,
         )
+
+
+def _signed(groups: dict, header: Callable[[str], str | None], target_host: str | None) -> SignedHeaders | None:
+    """The signature headers the line carries, each unescaped as its server wrote it, with the
+    Host as logged (port included) for `@authority`."""
+    given, signature = groups.get("signature_input"), groups.get("signature")
+    if given is None or signature is None:
+        return None
+    agent = groups.get("signature_agent")
+    host = groups.get("host")
+    return signed_headers(
+        target_host if host in (None, "", "-") else host,
+        None if agent is None else header(agent),
+        header(given),
+        header(signature),
+    )

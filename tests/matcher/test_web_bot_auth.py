@@ -148,3 +148,28 @@ def test_a_signature_logged_by_iis_verifies_after_its_plus_signs_are_undone():
     assert (record.host, record.signed.authority, record.signed.signature) == ("www.example.com", "www.example.com:8443", signature)
     result = check_request(signed_request(record), "OpenAI", directories(), NOW)
     assert result.status == "verified", result.evidence
+
+
+@pytest.mark.parametrize(
+    "kind, spec, escape",
+    [
+        ("apache", '%h %l %u %t "%r" %>s %b "%{Host}i" "%{User-Agent}i" "%{Signature-Agent}i" "%{Signature-Input}i" "%{Signature}i"',
+         lambda value: value.replace("\\", "\\\\").replace('"', '\\"')),
+        ("nginx", '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_host" '
+         '"$http_user_agent" "$http_signature_agent" "$http_signature_input" "$http_signature"',
+         lambda value: value.replace("\\", "\\x5C").replace('"', "\\x22")),
+    ],
+)
+def test_a_signature_logged_through_a_format_string_verifies(kind, spec, escape):
+    from matcher.audit import signed_request
+    from matcher.logformats import parser_for
+
+    request, signature_input, signature = signed(OWN, "own-1")
+    headers = [request.fields["signature-agent"], signature_input, signature]
+    line = (
+        '192.0.2.10 - - [02/Nov/2026:10:00:00 +0000] "GET /page HTTP/1.1" 200 512 "www.example.com:8443" '
+        '"ChatGPT-User/1.0" ' + " ".join(f'"{escape(value)}"' for value in headers)
+    )
+    record = parser_for(f"{kind}:{spec}")(line)
+    assert record.signed.signature_input == signature_input and record.signed.authority == "www.example.com:8443"
+    assert check_request(signed_request(record), "OpenAI", directories(), NOW).status == "verified"
