@@ -99,3 +99,21 @@ def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
     assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 sample lines)" in printed
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
+
+
+def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry(tmp_path, capsys):
+    entry = {"timestamp": "2026-11-02T10:00:00.123456789Z", "httpRequest": {
+        "remoteIp": "66.249.66.1:9989", "requestMethod": "GET", "requestUrl": "https://www.example.com/a",
+        "status": 200, "userAgent": GOOGLEBOT}}
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "array.json").write_text(json.dumps([entry, entry], indent=2))
+    (logs / "pretty.json").write_text(json.dumps(entry, indent=2) + "\n" + json.dumps(entry, indent=2) + "\n")
+    assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
+    printed = capsys.readouterr().out
+    assert f"log format of {logs / 'array.json'}: gcp_lb (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'pretty.json'}: gcp_lb (2 of 2 sample lines)" in printed
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
+    verdicts = [json.loads(line) for part in (tmp_path / "out" / "verdicts").glob("part*") for line in part.read_text().splitlines()]
+    assert {v["client_ip"] for v in verdicts} == {"66.249.66.1:9989"} and {v["identity"] for v in verdicts} <= {"verified", "unverified"}
