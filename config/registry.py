@@ -20,7 +20,7 @@ DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
 
 _TOP_LEVEL = frozenset({"range_sources", "crawler_classes", "crawlers"})
 _SOURCE_FIELDS = {"operator": str, "url": str}
-_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list}
+_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list, "robots_fetch_family": str}
 _REQUIRED = {
     "name": str,
     "operator": str,
@@ -33,6 +33,7 @@ _REQUIRED = {
 _OPTIONAL = {
     "robots_only": bool,
     "ignores_catch_all": bool,
+    "robots_fetch_family": str,
     "ranges": list,
     "rdns_suffixes": list,
     "source": str,
@@ -106,6 +107,7 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
 class _Class:
     ranges: tuple[str, ...]
     rdns_suffixes: tuple[str, ...]
+    robots_fetch_family: str | None = None
 
     @property
     def binds(self) -> bool:
@@ -133,6 +135,7 @@ def _classes(origin: str, raw: dict, sources: Mapping[str, RangeSource]) -> dict
         classes[str(name)] = _Class(
             _ranges(where, fields.get("ranges", []), sources),
             _suffixes(where, fields.get("rdns_suffixes", [])),
+            fields.get("robots_fetch_family"),
         )
     return classes
 
@@ -171,6 +174,7 @@ def _crawler(
         honours_crawl_delay=fields["honours_crawl_delay"],
         robots_only=fields.get("robots_only", False),
         ignores_catch_all=fields.get("ignores_catch_all", False),
+        robots_fetch_family=fields.get("robots_fetch_family", crawler_class.robots_fetch_family) or fields["name"],
         range_sources=ranges,
         rdns_suffixes=suffixes,
     )
