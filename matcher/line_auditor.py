@@ -13,15 +13,25 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import date, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
+from urllib.parse import unquote
 
 from matcher.agents import Registry
-from matcher.audit import audit, claim_of, dns_question, gets_verdict, gets_verdict_whatever_the_day
+from matcher.audit import (
+    audit,
+    claim_of,
+    dns_question,
+    fetch_key,
+    gets_verdict,
+    gets_verdict_whatever_the_day,
+    is_robots_fetch,
+)
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
 from matcher.addresses import request_day
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
+from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
 from matcher.bounded import BoundedCache, Lru
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
 from matcher.logformats.detect import chosen_format, rank_formats
@@ -107,6 +117,12 @@ def _has_any(text: str, parts) -> bool:
     return any(part in text for part in parts)
 
 
+def _may_ask_for_robots_txt(line: str) -> bool:
+    """Whether a line can hold a request whose path normalizes to /robots.txt: it spells the name,
+    or percent-escapes that decode to it (all of the name's characters are unreserved)."""
+    return "robots.txt" in line or ("%" in line and "robots.txt" in unquote(line))
+
+
 def _never(line: str) -> None:
     return None
 
@@ -174,11 +190,14 @@ class LineAuditor:
         lines: Sequence[str],
         robots_by_host: Mapping[str, HostVersions],
         dns_answers: Mapping[str, DnsAnswer] | None = None,
+        fetches: Mapping[FetchKey, FetchHistory] | None = None,
     ) -> Iterator[tuple[str, dict | None]]:
         """(kind, record) per line: a verdict, a dead letter, a not-request (its reason), or
         skipped (None).
 
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
+        `fetches` the run's robots.txt fetches by key (`robots_fetches` of every batch, in a
+        `FetchHistory` each); None: not followed.
         """
         parse = self.parser(path, lines)
         if parse is None:
@@ -208,9 +227,39 @@ class LineAuditor:
                     continue
             history = self._history(request.host, robots_by_host)
             verdict = audit(
-                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages
+                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches
             )
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+
+    def robots_fetches(
+        self,
+        batch: tuple[str, int, Sequence[str]],
+        robots_by_host: Mapping[str, HostVersions],
+        dns_answers: Mapping[str, DnsAnswer] | None = None,
+    ) -> list[tuple[FetchKey, RobotsFetch]]:
+        """The crawler requests for /robots.txt of a (path, first line, lines) batch, each with the
+        key whose history it joins; the identity is the one the line's verdict gets. Only lines
+        that may spell the path are parsed; lines that do not parse are the audit's dead letters."""
+        parse = self._parse or self._make_parser()
+        path, first_number, lines = batch
+        found = []
+        for offset, line in enumerate(lines):
+            if not _may_ask_for_robots_txt(line):
+                continue
+            try:
+                request = parse(line)
+            except LogParseError:
+                continue
+            if not is_robots_fetch(request.path):
+                continue
+            source = f"{path}:{first_number + offset}"
+            history = self._history(request.host, robots_by_host)
+            verdict = audit(request, source, self.registry, self.ranges, history, self.proxies, dns_answers)
+            claim = claim_of(request.user_agent, self.registry)
+            key = None if verdict is None else fetch_key(claim, verdict["identity"], verdict["host"])
+            if key is not None:
+                found.append((key, RobotsFetch(request.ts, request.status, source, verdict["crawler"])))
+        return found
 
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
         """What `audit` answers with None (`gets_verdict`), remembered per User-Agent, per (claim,

@@ -44,6 +44,7 @@ __all__ = [
     "REPORT_COUNTS_TABLE",
     "TABLES",
     "json_schema",
+    "robots_fetch_record",
     "robots_version_record",
     "rfc3339",
     "shaper",
@@ -237,6 +238,7 @@ ROBOTS_FETCHES = (
     Column("held", "string", "what the crawler held after it: ok | unavailable | error (RFC 9309)", False),
     Column("served_at", "timestamp", "when what it held was served (a 304 keeps the earlier time); null for error"),
     Column("version", "struct", "the robots.txt version in effect when it was served (held ok)", fields=ROBOTS_VERSION),
+    Column("carried", "bool", "carried over from --prior-run: it still decides what the crawler held", False),
 )
 
 WHATIF_FLIPS = (
@@ -305,6 +307,32 @@ def robots_version_record(version) -> dict:
         "sha256": version.sha256,
         # What is parsed is all a diff needs to show; a huge body stays out of the report.
         "body": None if version.body is None else version.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace"),
+    }
+
+
+def robots_fetch_record(key, held, version) -> dict:
+    """The `ROBOTS_FETCHES` row of a `matcher.robots_fetches.Held` of a (host, family, identity)
+    key; `version` is the history's version it was served (None unless held ok)."""
+    host, family, identity = key
+    fetch = held.fetch
+    return {
+        "host": host,
+        "family": family,
+        "identity": identity,
+        "crawler": fetch.crawler,
+        "ts": fetch.ts,
+        "status": fetch.status,
+        "source": fetch.source,
+        "held": held.kind,
+        "served_at": held.served_at,
+        "version": None
+        if version is None
+        else {
+            "effective_from": version.effective_from,
+            "status": "unreachable" if version.status is None else str(version.status),
+            "sha256": version.sha256,
+        },
+        "carried": fetch.carried,
     }
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "HeldKind",
     "Revised",
     "RobotsFetch",
+    "carried_over",
     "follow",
     "held_kind",
     "revise",
@@ -62,12 +63,15 @@ _NOT_MODIFIED = 304
 
 @dataclass(frozen=True)
 class RobotsFetch:
-    """One logged request for /robots.txt: its time, the status it got (None: none logged), and
-    the log file and line it came from."""
+    """One logged request for /robots.txt: its time, the status it got (None: none logged), the
+    log file and line it came from, and the crawler that made it (one of its fetch family)."""
 
     ts: datetime
     status: int | None
     source: str
+    crawler: str | None = None
+    # carried over from an earlier run's robots_fetches table (`--prior-run`)
+    carried: bool = False
 
 
 def held_kind(status: int | None) -> HeldKind:
@@ -134,6 +138,17 @@ class FetchHistory:
         """What the crawler held at `ts`: after its latest fetch at or before it (None: none)."""
         index = bisect_right(self._times, micros(ts)) - 1
         return None if index < 0 else self._held[index]
+
+
+def carried_over(history: FetchHistory) -> frozenset[RobotsFetch]:
+    """The fetches a later run needs to hold what the crawler held after the last of them: from
+    the last one that was served something (a 2xx or unavailable) on; all when none was."""
+    held = history.held
+    start = 0
+    for index, after in enumerate(held):
+        if after.kind != "error" and after.fetch.status != _NOT_MODIFIED:
+            start = index
+    return frozenset(after.fetch for after in held[start:])
 
 
 @dataclass(frozen=True)
