@@ -143,7 +143,7 @@ def loop_fetches(auditor: LineAuditor, robots_by_host: dict, paths: list[str]) -
     found: dict = {}
     for path in paths:
         for first, batch in file_batches(path, LINES_PER_BATCH):
-            for key, fetch in auditor.robots_fetches((path, first, batch), robots_by_host):
+            for key, fetch in auditor.robots_fetches((path, first, batch)):
                 found.setdefault(key, []).append(fetch)
     return {key: FetchHistory(fetches) for key, fetches in found.items()}
 

@@ -33,6 +33,7 @@ __all__ = [
     "Claim",
     "audit",
     "claim_of",
+    "claimant",
     "dns_question",
     "fetch_key",
     "gets_verdict",
@@ -97,6 +98,22 @@ def identity_of(
     return identity.verify(claim.registered, client_ip, at, ranges, dns)
 
 
+def claimant(
+    request: LogRecord,
+    registry: Registry,
+    ranges: RangeIndex,
+    proxies: TrustedProxies = NO_PROXIES,
+    dns: Mapping[str, DnsAnswer] | None = None,
+) -> tuple[Claim | None, str, IdentityResult] | None:
+    """Who made a request, as `audit` says: its claim, client address and identity; None when it
+    gets no verdict."""
+    claim = claim_of(request.user_agent, registry)
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
+        return None
+    return claim, client_ip, identity_of(claim, client_ip, request.ts, ranges, dns)
+
+
 def fetch_key(claim: Claim | None, identity_status: str, host: str | None) -> FetchKey | None:
     """Whose robots.txt fetches a request of this claim, identity and host is judged by: its fetch
     family's (the registry's, or the unlisted crawler's token), of its identity class, on its host.
@@ -142,11 +159,10 @@ def audit(
     with the fixed grace as when no fetch was seen). The host is written in its one form
     (`hosts.host_key`), however the record spells it.
     """
-    claim = claim_of(request.user_agent, registry)
-    client_ip = proxies.client(request.client_ip, request.forwarded_for)
-    if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
+    claimed = claimant(request, registry, ranges, proxies, dns)
+    if claimed is None:
         return None
-    who = identity_of(claim, client_ip, request.ts, ranges, dns)
+    claim, client_ip, who = claimed
     host = (host_key(request.host) or None) if request.host else None
     key = fetch_key(claim, who.status, host) if fetches else None
     of_key = fetches.get(key) if key is not None else None

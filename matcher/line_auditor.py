@@ -19,6 +19,7 @@ from matcher.agents import Registry
 from matcher.audit import (
     audit,
     claim_of,
+    claimant,
     dns_question,
     fetch_key,
     gets_verdict,
@@ -33,6 +34,7 @@ from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
 from matcher.bounded import BoundedCache, Lru
+from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
 from matcher.logformats.detect import chosen_format, rank_formats
 
@@ -232,16 +234,15 @@ class LineAuditor:
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
 
     def robots_fetches(
-        self,
-        batch: tuple[str, int, Sequence[str]],
-        robots_by_host: Mapping[str, HostVersions],
-        dns_answers: Mapping[str, DnsAnswer] | None = None,
+        self, batch: tuple[str, int, Sequence[str]], dns_answers: Mapping[str, DnsAnswer] | None = None
     ) -> list[tuple[FetchKey, RobotsFetch]]:
         """The crawler requests for /robots.txt of a (path, first line, lines) batch, each with the
         key whose history it joins; the identity is the one the line's verdict gets. Only lines
         that may spell the path are parsed; lines that do not parse are the audit's dead letters."""
-        parse = self._parse or self._make_parser()
         path, first_number, lines = batch
+        parse = self.parser(path, lines)
+        if parse is None:
+            return []
         found = []
         for offset, line in enumerate(lines):
             if not _may_ask_for_robots_txt(line):
@@ -252,13 +253,14 @@ class LineAuditor:
                 continue
             if not is_robots_fetch(request.path):
                 continue
-            source = f"{path}:{first_number + offset}"
-            history = self._history(request.host, robots_by_host)
-            verdict = audit(request, source, self.registry, self.ranges, history, self.proxies, dns_answers)
-            claim = claim_of(request.user_agent, self.registry)
-            key = None if verdict is None else fetch_key(claim, verdict["identity"], verdict["host"])
+            claimed = claimant(request, self.registry, self.ranges, self.proxies, dns_answers)
+            if claimed is None:
+                continue
+            claim, _, who = claimed
+            key = fetch_key(claim, who.status, host_key(request.host) or None if request.host else None)
             if key is not None:
-                found.append((key, RobotsFetch(request.ts, request.status, source, verdict["crawler"])))
+                source = f"{path}:{first_number + offset}"
+                found.append((key, RobotsFetch(request.ts, request.status, source, claim.crawler)))
         return found
 
     def _surely_not_crawler(self, skimmed: Skim) -> bool:

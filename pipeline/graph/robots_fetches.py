@@ -28,7 +28,8 @@ from pipeline.graph.read_logs import ReadLogLines, UnreadableRest
 class FollowRobotsFetches(beam.PTransform):
     """pbegin -> {"histories": one dict FetchKey -> FetchHistory, "rows": robots_fetches rows}.
 
-    `robots` is the robots table as the audit reads it (a singleton), `dns_answers` the
+    `robots` is the robots table as the audit reads it (a singleton; the rows name the version
+    each fetch was served), `dns_answers` the
     (address, DnsAnswer) pairs of a run with DNS (None: off), `prior` the fetches carried over
     from an earlier run as (key, RobotsFetch) pairs."""
 
@@ -48,9 +49,7 @@ class FollowRobotsFetches(beam.PTransform):
         self._prior = list(prior)
 
     def expand(self, pbegin):
-        side_inputs = [beam.pvalue.AsSingleton(self._robots)]
-        if self._dns_answers is not None:
-            side_inputs.append(beam.pvalue.AsDict(self._dns_answers))
+        side_inputs = [] if self._dns_answers is None else [beam.pvalue.AsDict(self._dns_answers)]
         logged = (
             pbegin
             | "ReadLogLines" >> ReadLogLines(self._pattern)
@@ -78,10 +77,10 @@ class RobotsFetchesOfBatchFn(beam.DoFn):
         self._auditor = auditor
         self.fetches = Metrics.counter(self.__class__, "robots_fetches")
 
-    def process(self, batch, robots_by_host, dns_answers=None):
+    def process(self, batch, dns_answers=None):
         if isinstance(batch, UnreadableRest):
             return  # the audit's own read makes it a dead letter
-        found = self._auditor.robots_fetches(batch, robots_by_host, dns_answers)
+        found = self._auditor.robots_fetches(batch, dns_answers)
         self.fetches.inc(len(found))
         yield from found
 
