@@ -61,6 +61,16 @@ class RangeSource:
 
 
 @dataclass(frozen=True)
+class KeyDirectory:
+    """An operator's published Web Bot Auth key directory (a JWKS); snapshots of it live in the
+    ranges folder under key-directories/. Its keys prove requests of the operator's crawlers."""
+
+    name: str
+    operator: str
+    url: str
+
+
+@dataclass(frozen=True)
 class Crawler:
     name: str
     operator: str
@@ -87,9 +97,11 @@ class Registry:
         crawlers: Sequence[Crawler],
         range_sources: Mapping[str, RangeSource],
         bot_list: re.Pattern[str] | None = None,
+        key_directories: Mapping[str, KeyDirectory] | None = None,
     ):
         self.crawlers = tuple(crawlers)
         self.range_sources = dict(range_sources)
+        self.key_directories = dict(key_directories or {})
         self.bot_list = bot_list
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}

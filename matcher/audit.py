@@ -23,6 +23,7 @@ from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
 from matcher.ip_ranges import RangeIndex
+from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from matcher.logformats import LogRecord
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots import is_robots_txt
@@ -34,12 +35,14 @@ __all__ = [
     "audit",
     "claim_of",
     "claimant",
+    "dns_control",
     "dns_question",
     "fetch_key",
     "gets_verdict",
     "gets_verdict_whatever_the_day",
     "identity_of",
     "is_robots_fetch",
+    "signed_request",
 ]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
@@ -89,13 +92,24 @@ def identity_of(
     at: datetime,
     ranges: RangeIndex,
     dns: Mapping[str, DnsAnswer] | None = None,
+    signed: SignedRequest | None = None,
 ) -> IdentityResult | None:
     """The identity verdict; None for an unclaimed request from outside every crawler range."""
     if claim is None:
         return identity.undeclared(client_ip, at, ranges)
     if claim.registered is None:
         return _UNLISTED
-    return identity.verify(claim.registered, client_ip, at, ranges, dns)
+    return identity.verify(claim.registered, client_ip, at, ranges, dns, signed)
+
+
+def signed_request(request: LogRecord) -> SignedRequest | None:
+    """The request's signature headers with the components a signature may cover, as logged."""
+    signed = request.signed
+    if signed is None:
+        return None
+    fields = {"signature-agent": signed.signature_agent} if signed.signature_agent is not None else {}
+    logged = LoggedRequest(request.method, signed.authority, request.path, fields)
+    return SignedRequest(logged, signed.signature_input, signed.signature)
 
 
 def claimant(
@@ -111,7 +125,7 @@ def claimant(
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
     if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
         return None
-    return claim, client_ip, identity_of(claim, client_ip, request.ts, ranges, dns)
+    return claim, client_ip, identity_of(claim, client_ip, request.ts, ranges, dns, signed_request(request))
 
 
 def fetch_key(claim: Claim | None, identity_status: str, host: str | None) -> FetchKey | None:
@@ -137,6 +151,20 @@ def dns_question(request: LogRecord, registry: Registry, ranges: RangeIndex, pro
         return None
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
     return identity.reverse_dns_address(crawler, client_ip, request.ts, ranges)
+
+
+def dns_control(request: LogRecord, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
+    """An address the published ranges prove for this request's claim, whose reverse DNS tells
+    whether the resolver's NXDOMAINs can be trusted (`matcher.dns_trust`); None for most requests."""
+    crawler = registry.identify(request.user_agent)
+    if crawler is None or crawler.robots_only or not crawler.rdns_suffixes:
+        return None
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    address = parse_ip(client_ip)
+    if address is None:
+        return None
+    # with suffixes and a valid address, no question for reverse DNS means a range proves it
+    return str(address) if identity.reverse_dns_address(crawler, client_ip, request.ts, ranges) is None else None
 
 
 def audit(
@@ -187,6 +215,7 @@ def audit(
         "identity": who.status,
         "identity_method": who.method,
         "identity_evidence": who.evidence,
+        "signature": request.signed.signature if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),

@@ -20,12 +20,14 @@ from matcher.audit import (
     audit,
     claim_of,
     claimant,
+    dns_control,
     dns_question,
     fetch_key,
     gets_verdict,
     gets_verdict_whatever_the_day,
     is_robots_fetch,
 )
+from matcher.dns_trust import CONTROLS_PER_BATCH, checked_dns
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
@@ -173,12 +175,14 @@ class LineAuditor:
         self._claims = BoundedCache(MAX_REMEMBERED)
         self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
         self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
+        self._checked_dns = None
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parsers are rebuilt on each worker.
         state = dict(self.__dict__)
         state["_histories"], state["_parsers"] = Lru(self.max_histories), {}
         state["_detected"], state["_file_parsers"] = Lru(MAX_DETECTED_FILES), Lru(MAX_DETECTED_FILES)
+        state["_checked_dns"] = None
         return state
 
     @property
@@ -201,6 +205,8 @@ class LineAuditor:
         `fetches` the run's robots.txt fetches by key (`robots_fetches` of every batch, in a
         `FetchHistory` each); None: not followed.
         """
+        if dns_answers is not None:
+            dns_answers = self._checked(dns_answers)
         parse = self.parser(path, lines)
         if parse is None:
             for offset, line in enumerate(lines):
@@ -243,6 +249,8 @@ class LineAuditor:
         parse = self.parser(path, lines)
         if parse is None:
             return []
+        if dns_answers is not None:
+            dns_answers = self._checked(dns_answers)
         found = []
         for offset, line in enumerate(lines):
             if not _may_ask_for_robots_txt(line):
@@ -262,6 +270,13 @@ class LineAuditor:
                 source = f"{path}:{first_number + offset}"
                 found.append((key, RobotsFetch(request.ts, request.status, source, claim.crawler)))
         return found
+
+    def _checked(self, dns_answers: Mapping[str, DnsAnswer]):
+        """The answers with their trust judged once per answers object (a batch run's side input
+        is the same dict for every batch)."""
+        if self._checked_dns is None or self._checked_dns[0] is not dns_answers:
+            self._checked_dns = (dns_answers, checked_dns(dns_answers, self.ranges))
+        return self._checked_dns[1]
 
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
         """What `audit` answers with None (`gets_verdict`), remembered per User-Agent, per (claim,
@@ -285,13 +300,14 @@ class LineAuditor:
 
     def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
         """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
-        DNS. Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
+        DNS, and a few the published ranges prove, which check the resolver (`matcher.dns_trust`). Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
         lines that do not parse are the audit's dead letters, not asked about here."""
         parse = self.parser(batch[0], batch[2])
         if parse is None:
             return set()
         parts = self._dns_parts or self._make_dns_parts()
         questions = set()
+        controls = 0
         for line in batch[2]:
             # an escape (\xHH, \uHHHH) can spell a token the raw text does not show
             if "\\" not in line and not _has_any(line.lower(), parts):
@@ -303,6 +319,11 @@ class LineAuditor:
             address = dns_question(request, self.registry, self.ranges, self.proxies)
             if address is not None:
                 questions.add(address)
+            elif controls < CONTROLS_PER_BATCH:
+                control = dns_control(request, self.registry, self.ranges, self.proxies)
+                if control is not None and control not in questions:
+                    questions.add(control)
+                    controls += 1
         return questions
 
     def _make_dns_parts(self) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
 
 __all__ = [
+    "SCHEMA_VERSION",
     "Column",
     "VERDICTS",
     "INDEXING_FINDINGS",
@@ -36,6 +37,8 @@ __all__ = [
     "WINDOWS_TABLE",
     "INDEXING_FINDINGS_TABLE",
     "BETWEEN_CAPTURES_TABLE",
+    "SIGNATURE_REUSE",
+    "SIGNATURE_REUSE_TABLE",
     "ROBOTS_VERSIONS_TABLE",
     "ROBOTS_FETCHES_TABLE",
     "WHATIF_FLIPS_TABLE",
@@ -51,6 +54,12 @@ __all__ = [
     "shaped",
     "to_json_ready",
 ]
+
+
+# The version of the tables' layout, written into every run's manifest: raised by one for each
+# release whose tables changed (a column added, renamed or retyped, a table added), each change
+# listed in the README's "Schema changes". 1 was 0.1.
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -94,8 +103,9 @@ VERDICTS = (
     Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
     Column("tokens", "string_list", "robots.txt tokens tried, most specific first", False),
     Column("identity", "string", "verified | spoofed | unverified | unverifiable | undeclared", False),
-    Column("identity_method", "string", "how identity was established: ip-range, reverse-dns, none"),
+    Column("identity_method", "string", "how identity was established: web-bot-auth, ip-range, reverse-dns, robots-only, none"),
     Column("identity_evidence", "string", "what proved or disproved the claim"),
+    Column("signature", "string", "the Signature header as logged, when the log carries one with Signature-Input"),
     Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
     Column("honours_crawl_delay", "bool", "the operator documents that this crawler obeys Crawl-delay"),
     Column("robots_version", "struct", "robots.txt version in effect at ts", fields=ROBOTS_VERSION),
@@ -165,6 +175,15 @@ BETWEEN_CAPTURES = (
     Column("later_effective_from", "timestamp", "the next version, which allowed", False),
     Column("observed_before", "timestamp", "last time the earlier content was seen: the change came after", False),
     Column("requests", "int", "requests judged disallowed-between-captures", False),
+)
+
+SIGNATURE_REUSE = (
+    Column("signature", "string", "the Signature header value sent on more than one request", False),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
+    Column("requests", "int", "requests that carried it", False),
+    Column("first_ts", "timestamp", "the first of them", False),
+    Column("last_ts", "timestamp", "the last of them", False),
+    Column("verified", "int", "of them, requests the signature verified (reused within its validity window)", False),
 )
 
 DEAD_LETTERS = (
@@ -271,6 +290,7 @@ VIOLATIONS_TABLE = "crawl_delay_violations"
 WINDOWS_TABLE = "crawl_delay_windows"
 INDEXING_FINDINGS_TABLE = "indexing_findings"
 BETWEEN_CAPTURES_TABLE = "between_captures"
+SIGNATURE_REUSE_TABLE = "signature_reuse"
 ROBOTS_VERSIONS_TABLE = "robots_versions"
 ROBOTS_FETCHES_TABLE = "robots_fetches"
 WHATIF_FLIPS_TABLE = "whatif_flips"
@@ -290,6 +310,7 @@ TABLES = {
     WINDOWS_TABLE: CRAWL_DELAY_WINDOWS,
     INDEXING_FINDINGS_TABLE: INDEXING_FINDINGS,
     BETWEEN_CAPTURES_TABLE: BETWEEN_CAPTURES,
+    SIGNATURE_REUSE_TABLE: SIGNATURE_REUSE,
     ROBOTS_VERSIONS_TABLE: ROBOTS_VERSIONS,
     ROBOTS_FETCHES_TABLE: ROBOTS_FETCHES,
     WHATIF_FLIPS_TABLE: WHATIF_FLIPS,

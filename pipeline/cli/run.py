@@ -3,7 +3,8 @@
 A batch run checks everything it can before any work (settings, Beam's own flags, the log files,
 the `--out` folder), runs the graph into a staging folder, moves the finished run into place with
 its manifest, and prints the closing report and writes `report.html`. A streaming run builds the
-same audit on a stream and runs until stopped. Exit codes: 0 done, 2 usage or input error.
+same audit on a stream and runs until stopped. Exit codes: 0 done, 1 a run-health check named by --fail-on found a problem,
+2 usage or input error.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import io
 import logging
 
 from matcher.printable import printable
-from pipeline.cli.errors import EXIT_OK, InputError
+from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -27,19 +28,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if settings.streaming:
             build.run_streaming(settings, options)
             return EXIT_OK
-        _run_batch(settings, options)
+        return _run_batch(settings, options)
     except BrokenPipeError:
         raise  # the reader of the report left: `main` ends quietly
     except (ValueError, OSError) as error:
         raise InputError(str(error)) from error
-    return EXIT_OK
 
 
-def _run_batch(settings, options) -> None:
+def _run_batch(settings, options) -> int:
     import apache_beam as beam
 
     from pipeline import local
-    from matcher.logformats import AUTO, ZONELESS_FORMATS
+    from matcher.logformats import AUTO, is_zoneless
     from pipeline.graph import build, progress
     from pipeline.graph.settings import with_file_formats
     from pipeline.report import html, text
@@ -52,7 +52,7 @@ def _run_batch(settings, options) -> None:
             print(f"log format of {printable(path)}: {candidate}")
         settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
-    for name in sorted(used & ZONELESS_FORMATS):
+    for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         print(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
     folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
     try:
@@ -70,8 +70,17 @@ def _run_batch(settings, options) -> None:
     except BaseException:
         folder.discard()
         raise
-    print(text.render(text.load(settings.outputs.out)))
-    print(f"\nreport: {html.write(settings.outputs.out)}")
+    # The page is written before anything is printed, so a reader that leaves early (`| head`)
+    # still finds it.
+    written = html.write(settings.outputs.out)
+    summary = text.load(settings.outputs.out)
+    print(text.render(summary))
+    print(f"\nreport: {written}")
+    failing = sorted({finding.check for finding in summary.health} & settings.outputs.fail_on)
+    if failing:
+        print(f"run health: failing on {', '.join(failing)} (--fail-on)")
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):

@@ -1,14 +1,16 @@
-"""Log files as batches of lines: any Beam filesystem, gzip and bz2 streamed in small chunks, a
+"""Log files as batches of lines: any Beam filesystem, gzip, bz2, xz and zstd streamed in small chunks, a
 file that breaks off read up to the break and the rest of it handed on as `UnreadableRest`."""
 from __future__ import annotations
 
 import bz2
 import gzip
+import lzma
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 import apache_beam as beam
+import zstandard
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -172,6 +174,9 @@ def _chunks(path: str, position: _Position) -> Iterator[bytes]:
 _STREAMING_DECOMPRESSORS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
     CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, "rb"),
+    CompressionTypes.LZMA: lambda raw: lzma.LZMAFile(raw, "rb"),
+    # zstandard comes with Beam; read_across_frames reads a file of several frames (zstd -c a b) to its end
+    CompressionTypes.ZSTD: lambda raw: zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True),
 }
 
 

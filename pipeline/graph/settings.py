@@ -82,6 +82,8 @@ class OutputSettings:
     bigquery_dataset: str | None
     bigquery_method: str
     progress: str
+    # run-health checks whose finding ends a batch run with exit 1
+    fail_on: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             bigquery_dataset=args.bigquery_dataset,
             bigquery_method=args.bigquery_method,
             progress=args.progress,
+            fail_on=args.fail_on,
         ),
         stream=StreamingSettings(
             poll_interval=args.poll_interval,

@@ -3,11 +3,9 @@ verdicts the run wrote (`report_counts.json`), never the verdicts themselves. On
 lists and per-bucket totals are kept, so the report stays small however many requests the run had."""
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from matcher import records
 from matcher.report_counts import ReportCounts
@@ -15,7 +13,7 @@ from matcher.timerange import from_micros, micros
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
-from pipeline.tables.run_folder import RunFolderError, read_manifest
+from pipeline.report.counts import report_counts
 
 TOP_PATHS = 10
 TOP_ADDRESSES = 5
@@ -26,8 +24,10 @@ _BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
 
 @dataclass(frozen=True)
 class Disallowed:
-    """One disallowed path of one crawler and what decided it (`report_counts.DISALLOWED_FIELDS`, in order)."""
+    """One disallowed path of one crawler, the identity of the requests, and what decided it
+    (`report_counts.DISALLOWED_FIELDS`, in order)."""
 
+    identity: str
     host: str | None
     path: str
     decision: str
@@ -53,6 +53,7 @@ class ReportData:
     whatif: dict | None
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
     disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> Disallowed -> n
+    counts: ReportCounts = field(default_factory=ReportCounts)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
     robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
@@ -104,7 +105,7 @@ def gather(out: str) -> ReportData:
     # A run from before the table was written has none: its section says no fetch was recorded.
     if records.ROBOTS_FETCHES_TABLE in read_manifest(out)["tables"]:
         data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
-    counts = _report_counts(out)
+    counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
@@ -116,24 +117,3 @@ def gather(out: str) -> ReportData:
     for (crawler, user_agent), n in counts.spoofed_user_agents.items():
         data.spoofing[crawler].user_agents[user_agent] += n
     return data
-
-
-def _report_counts(out: str) -> ReportCounts:
-    """The counts the run wrote; a run folder from before they were written is counted from its
-    verdicts, one at a time (slower)."""
-    listed = read_manifest(out)["tables"].get(records.REPORT_COUNTS_TABLE)
-    if listed is None:
-        return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
-    try:
-        (name,) = listed["files"]
-        return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as error:
-        raise RunFolderError(f"{out}: unreadable report counts ({error!r}); run the audit again") from None
-
-
-def _as_written(row: dict) -> dict:
-    """A verdict read back with its timestamps as the audit made them."""
-    version = row["robots_version"]
-    if version is not None:
-        version = {**version, "effective_from": tables.moment(version["effective_from"])}
-    return {**row, "ts": tables.moment(row["ts"]), "robots_version": version}

@@ -177,9 +177,12 @@ def test_a_ranges_folder_with_damaged_files_still_proves_what_it_can():
     # tests/data/ranges: bingbot's prefix carries a zero-width space, Google's list is replaced in June
     ranges = load_ranges(REPO / "tests" / "data" / "ranges")
     assert ranges.problems
-    bing = audit(request("/docs/", user_agent=BINGBOT, ip="203.0.113.9"), SOURCE, REGISTRY, ranges, WWW)
-    assert (bing["identity"], bing["identity_evidence"]) == ("verified", "203.0.113.0/26 in bingbot snapshot 2026-01-01")
-    google = audit(request("/docs/", ip="192.0.2.7"), SOURCE, REGISTRY, ranges, WWW)
+    june = datetime(2026, 6, 20, tzinfo=timezone.utc)
+    bing = audit(request("/docs/", user_agent=BINGBOT, ip="203.0.113.9", at=june), SOURCE, REGISTRY, ranges, WWW)
+    assert (bing["identity"], bing["identity_evidence"]) == (
+        "verified", "203.0.113.0/26 in bingbot snapshot 2026-01-01 (stale: 170 days before the request; run update-ranges)"
+    )
+    google = audit(request("/docs/", ip="192.0.2.7", at=june), SOURCE, REGISTRY, ranges, WWW)
     assert (google["identity"], google["identity_evidence"]) == (
         "spoofed", "not in google-common-crawlers snapshot 2026-06-01"
     )

@@ -6,48 +6,17 @@ it and its absence is a failure.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import htmldom
+from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
 from helpers import REPO, read_jsonl, run_audit, write_jsonl
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
-
-FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--enable-logging=stderr", "--v=0",
-)
-# Chromium logs every console message, CSP violations included, as `INFO:CONSOLE...] "text"`.
-CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\] (.*)")
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        message = "chromium not found (Debian: apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must have it")
-        pytest.skip(message)
-    return found
-
-
-def browse(chromium: str, page: Path, profile: Path, *action: str) -> tuple[str, list[str]]:
-    """Run one headless action on a page from disk: its stdout and the console messages logged."""
-    result = subprocess.run(
-        [chromium, *FLAGS, f"--user-data-dir={profile}", *action, page.as_uri()],
-        capture_output=True, text=True, timeout=180, check=False,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout, [m.group(1) for m in CONSOLE.finditer(result.stderr)]
 
 
 def test_the_console_check_sees_a_csp_violation(chromium, tmp_path):
@@ -164,7 +133,7 @@ def hostile_report(tmp_path_factory) -> Path:
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav", "ul", "li", "a",
     "main", "section", "p", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "details", "summary", "pre",
-    "span", "svg", "desc", "rect", "text", "line", "circle", "br", "strong",
+    "span", "svg", "desc", "rect", "text", "line", "circle", "br", "strong", "code",
 }
 
 
