@@ -21,7 +21,7 @@ DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
 _TOP_LEVEL = frozenset({"range_sources", "key_directories", "crawler_classes", "crawlers"})
 _SOURCE_FIELDS = {"operator": str, "url": str}
 _DIRECTORY_FIELDS = {"operator": str, "url": str, "source": str, "signers": str}
-_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list}
+_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list, "robots_fetch_family": str}
 _REQUIRED = {
     "name": str,
     "operator": str,
@@ -34,6 +34,7 @@ _REQUIRED = {
 _OPTIONAL = {
     "robots_only": bool,
     "ignores_catch_all": bool,
+    "robots_fetch_family": str,
     "ranges": list,
     "rdns_suffixes": list,
     "source": str,
@@ -127,6 +128,7 @@ def _key_directories(origin: str, raw: object, operators: set[str]) -> dict[str,
 class _Class:
     ranges: tuple[str, ...]
     rdns_suffixes: tuple[str, ...]
+    robots_fetch_family: str | None = None
 
     @property
     def binds(self) -> bool:
@@ -154,6 +156,7 @@ def _classes(origin: str, raw: dict, sources: Mapping[str, RangeSource]) -> dict
         classes[str(name)] = _Class(
             _ranges(where, fields.get("ranges", []), sources),
             _suffixes(where, fields.get("rdns_suffixes", [])),
+            fields.get("robots_fetch_family"),
         )
     return classes
 
@@ -192,6 +195,7 @@ def _crawler(
         honours_crawl_delay=fields["honours_crawl_delay"],
         robots_only=fields.get("robots_only", False),
         ignores_catch_all=fields.get("ignores_catch_all", False),
+        robots_fetch_family=fields.get("robots_fetch_family", crawler_class.robots_fetch_family) or fields["name"],
         range_sources=ranges,
         rdns_suffixes=suffixes,
     )

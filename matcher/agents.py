@@ -81,6 +81,9 @@ class Crawler:
     honours_crawl_delay: bool
     robots_only: bool = False  # a robots.txt control token that never crawls under its own name
     ignores_catch_all: bool = False  # obeys only groups naming it, never `User-agent: *`
+    # The crawlers whose operator documents one robots.txt fetch for all of them share a family;
+    # a crawler of no family is its own (its name).
+    robots_fetch_family: str | None = None
     range_sources: tuple[str, ...] = ()
     rdns_suffixes: tuple[str, ...] = ()
 

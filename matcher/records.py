@@ -27,6 +27,7 @@ __all__ = [
     "CRAWL_DELAY_VIOLATIONS",
     "CRAWL_DELAY_WINDOWS",
     "ROBOTS_VERSIONS",
+    "ROBOTS_FETCHES",
     "WHATIF_FLIPS",
     "DNS_ANSWERS",
     "VERDICTS_TABLE",
@@ -39,12 +40,14 @@ __all__ = [
     "SIGNATURE_REUSE",
     "SIGNATURE_REUSE_TABLE",
     "ROBOTS_VERSIONS_TABLE",
+    "ROBOTS_FETCHES_TABLE",
     "WHATIF_FLIPS_TABLE",
     "DNS_ANSWERS_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
     "json_schema",
+    "robots_fetch_record",
     "robots_version_record",
     "rfc3339",
     "shaper",
@@ -74,6 +77,19 @@ ROBOTS_VERSION = (
     Column("sha256", "string", "SHA-256 of the body, hex; null without a body"),
 )
 
+ROBOTS_FETCH = (
+    Column("ts", "timestamp", "the crawler's latest request for /robots.txt at or before the request (UTC)", False),
+    Column("status", "int", "HTTP status that request got, as logged; null when none was logged"),
+    Column("source", "string", "log file and line of that request", False),
+    Column(
+        "held", "string",
+        "what the crawler held after it, by RFC 9309: ok (a version's rules) | unavailable (all allowed)"
+        " | error (all disallowed; after the error limit, what it held before)", False,
+    ),
+    Column("served_at", "timestamp", "when what it held was served (a 304 keeps the earlier time); null for error"),
+    Column("version", "struct", "the robots.txt version in effect when it was served (held ok)", fields=ROBOTS_VERSION),
+)
+
 VERDICTS = (
     Column("ts", "timestamp", "request time (UTC)", False),
     Column("host", "string", "site host the request was made to"),
@@ -100,10 +116,15 @@ VERDICTS = (
     Column("rule_normalized", "string", "deciding rule after normalization"),
     Column(
         "decision", "string",
-        "allowed | disallowed | disallowed-within-grace | disallowed-between-captures | unknown", False,
+        "allowed | disallowed | disallowed-within-grace | disallowed-before-refetch | disallowed-between-captures"
+        " | unknown",
+        False,
     ),
     Column("reason", "string", "short code saying why", False),
-    Column("grace_from", "timestamp", "for disallowed-within-grace: the earlier version that allowed it"),
+    Column(
+        "grace_from", "timestamp",
+        "for disallowed-within-grace (no robots.txt fetch of the crawler seen): the earlier version that allowed it",
+    ),
     Column(
         "later_version", "struct",
         "for disallowed-between-captures: the next version, which allowed it; the change to it happened"
@@ -121,6 +142,22 @@ VERDICTS = (
         "{} when nothing is restricted",
     ),
     Column("indexing_unseen", "bool", "the crawl was disallowed, so the crawler cannot see these directives"),
+    Column(
+        "robots_fetch", "struct",
+        "what the crawler had: its latest robots.txt fetch at or before ts (same fetch family, identity and host);"
+        " null when none was seen",
+        fields=ROBOTS_FETCH,
+    ),
+    Column(
+        "grace_assumed", "bool",
+        "no robots.txt fetch of the crawler was seen, so the fixed --cache-grace was assumed (disallowed-within-grace)",
+    ),
+    Column(
+        "unread_change", "timestamp",
+        "a request its fetched copy allowed but the version in effect disallowed: when the change it had not"
+        " fetched took effect",
+    ),
+    Column("unread_for_s", "float", "how long that change had been in effect at ts, seconds"),
 )
 
 INDEXING_FINDINGS = (
@@ -165,6 +202,7 @@ SUMMARY = (
     Column("within_grace", "int", "disallowed within the cache grace", False),
     Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
+    Column("before_refetch", "int", "disallowed only by a change the crawler had not fetched yet, within the grace", False),
 )
 
 _CRAWL_DELAY_KEY = (
@@ -208,6 +246,20 @@ ROBOTS_VERSIONS = (
     Column("body", "string", "the parsed part of the body (first 500 KiB) as UTF-8 text, undecodable bytes replaced; null without one"),
 )
 
+ROBOTS_FETCHES = (
+    Column("host", "string", "site host the robots.txt was requested from"),
+    Column("family", "string", "robots.txt fetch family: the registry's, or the crawler itself", False),
+    Column("identity", "string", "identity status of the request; a spoofed crawler's fetches are its own", False),
+    Column("crawler", "string", "crawler claimed by the User-Agent of this request", False),
+    Column("ts", "timestamp", "request time (UTC)", False),
+    Column("status", "int", "HTTP status as logged; null when none was logged"),
+    Column("source", "string", "log file and line, or the earlier run's table it was carried over from", False),
+    Column("held", "string", "what the crawler held after it: ok | unavailable | error (RFC 9309)", False),
+    Column("served_at", "timestamp", "when what it held was served (a 304 keeps the earlier time); null for error"),
+    Column("version", "struct", "the robots.txt version in effect when it was served (held ok)", fields=ROBOTS_VERSION),
+    Column("carried", "bool", "carried over from --prior-run: it still decides what the crawler held", False),
+)
+
 WHATIF_FLIPS = (
     Column("host", "string", "site host the proposal was tried on", False),
     Column("crawler", "string", "claimed crawler, or null for undeclared traffic"),
@@ -240,6 +292,7 @@ INDEXING_FINDINGS_TABLE = "indexing_findings"
 BETWEEN_CAPTURES_TABLE = "between_captures"
 SIGNATURE_REUSE_TABLE = "signature_reuse"
 ROBOTS_VERSIONS_TABLE = "robots_versions"
+ROBOTS_FETCHES_TABLE = "robots_fetches"
 WHATIF_FLIPS_TABLE = "whatif_flips"
 # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
 DNS_ANSWERS_TABLE = "dns_answers"
@@ -259,6 +312,7 @@ TABLES = {
     BETWEEN_CAPTURES_TABLE: BETWEEN_CAPTURES,
     SIGNATURE_REUSE_TABLE: SIGNATURE_REUSE,
     ROBOTS_VERSIONS_TABLE: ROBOTS_VERSIONS,
+    ROBOTS_FETCHES_TABLE: ROBOTS_FETCHES,
     WHATIF_FLIPS_TABLE: WHATIF_FLIPS,
     DNS_ANSWERS_TABLE: DNS_ANSWERS,
 }
@@ -274,6 +328,32 @@ def robots_version_record(version) -> dict:
         "sha256": version.sha256,
         # What is parsed is all a diff needs to show; a huge body stays out of the report.
         "body": None if version.body is None else version.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace"),
+    }
+
+
+def robots_fetch_record(key, held, version) -> dict:
+    """The `ROBOTS_FETCHES` row of a `matcher.robots_fetches.Held` of a (host, family, identity)
+    key; `version` is the history's version it was served (None unless held ok)."""
+    host, family, identity = key
+    fetch = held.fetch
+    return {
+        "host": host,
+        "family": family,
+        "identity": identity,
+        "crawler": fetch.crawler,
+        "ts": fetch.ts,
+        "status": fetch.status,
+        "source": fetch.source,
+        "held": held.kind,
+        "served_at": held.served_at,
+        "version": None
+        if version is None
+        else {
+            "effective_from": version.effective_from,
+            "status": "unreachable" if version.status is None else str(version.status),
+            "sha256": version.sha256,
+        },
+        "carried": fetch.carried,
     }
 
 

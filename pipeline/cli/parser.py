@@ -260,6 +260,11 @@ def _run_command(commands) -> None:
         "--page-directives", metavar="TABLE", help="page-directives table (JSON Lines: host, path, effective_from, x_robots_tag, meta_robots)"
     )
 
+    inputs.add_argument(
+        "--prior-run", metavar="OUT",
+        help="an earlier run's folder: its robots_fetches table says what each crawler held when its logs ended",
+    )
+
     judged = command.add_argument_group("robots.txt history and crawl-delay")
     judged.add_argument(
         "--cache-grace", type=arguments.duration, metavar="DURATION", default="24h",

@@ -36,6 +36,7 @@ from matcher.records import (
     DNS_ANSWERS_TABLE,
     INDEXING_FINDINGS_TABLE,
     REPORT_COUNTS_TABLE,
+    ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
     SIGNATURE_REUSE_TABLE,
     SUMMARY_TABLE,
@@ -54,6 +55,8 @@ from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
 from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import ReadLogLines, first_lines
+from pipeline.graph.robots_fetches import FollowRobotsFetches
+from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
 from pipeline.graph.signature_reuse import SignatureReuse
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
@@ -91,7 +94,10 @@ def build(
     if dns is not None:
         lookups = ResolveDistinct(dns.resolver, dns.record)
         dns_answers = pipeline | "ResolveLogClients" >> ResolveLogClients(logs, auditor, lookups)
-    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers)
+    prior = prior_fetches(settings.inputs.prior_run) if settings.inputs.prior_run else ()
+    followed = pipeline | "FollowRobotsFetches" >> FollowRobotsFetches(logs, auditor, robots, dns_answers, prior)
+    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers, followed["histories"])
+    outputs[ROBOTS_FETCHES_TABLE] = followed["rows"]
     verdict_batches = outputs[VERDICT_BATCHES]
     outputs[SUMMARY_TABLE] = verdict_batches | "Summarize" >> Summarize()
     outputs[COUNTS_TABLE] = outputs | "CountOutcomes" >> CountOutcomes()
@@ -214,6 +220,7 @@ def _whole_table_formats(output_format: str) -> dict[str, str]:
     return {
         WINDOWS_TABLE: output_format,
         ROBOTS_VERSIONS_TABLE: output_format,
+        ROBOTS_FETCHES_TABLE: output_format,
         SUMMARY_TABLE: "jsonl",
         INDEXING_FINDINGS_TABLE: "jsonl",
         BETWEEN_CAPTURES_TABLE: "jsonl",

@@ -41,6 +41,7 @@ class InputSettings:
     log_timezone: str = "UTC"
     # path -> format, for `auto`: what was detected in each log file at launch (`with_file_formats`)
     file_formats: Mapping[str, str] | None = None
+    prior_run: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             page_directives=args.page_directives,
             registry=args.registry,
             ranges=args.ranges,
+            prior_run=getattr(args, "prior_run", None),
         ),
         identity=IdentitySettings(
             dns=args.dns,

@@ -198,3 +198,51 @@ def version_strip(
     body.append(_text(WIDTH - left, y + 44, f"{end:%Y-%m-%d %H:%M}", "end", "tick"))
     body.append(_text(WIDTH / 2, y + 58, "time (UTC)", "middle", "axis-label"))
     return _svg(title, f"{len(versions)} versions; listed in the table below.", height, body)
+
+
+def fetch_timeline(
+    title: str,
+    start: datetime,
+    end: datetime,
+    changes: Sequence[datetime],
+    rows: Sequence[tuple[str, Sequence[datetime], Sequence[datetime]]],
+) -> str:
+    """One row per reader: (label, its robots.txt fetches, those that were its first after a
+    change); dashed lines at the changes, the first fetches after them drawn larger."""
+    left, top, row_h = 190, 20, 26
+    plot = WIDTH - left - 20
+    height = top + row_h * len(rows) + 50
+    span = (end - start) or timedelta(hours=1)
+
+    def x_of(moment: datetime) -> float:
+        return left + (moment - start) / span * plot
+
+    body = []
+    for i, (label, fetches, firsts) in enumerate(rows):
+        y = top + row_h * i + row_h / 2
+        body.append(_text(left - 8, y + 4, label, "end", "tick"))
+        body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot}" y2="{y:.1f}" class="axis"/>')
+        for moment in fetches:
+            first = moment in firsts
+            body.append(
+                f'<circle cx="{x_of(moment):.1f}" cy="{y:.1f}" r="{6 if first else 3}"'
+                f' fill="{PALETTE[3] if first else PALETTE[0]}"><title>{escape(label)}:'
+                f' {"first fetch after a change" if first else "fetch"} {moment:%Y-%m-%d %H:%M:%S} UTC</title></circle>'
+            )
+    bottom = top + row_h * len(rows)
+    for moment in changes:
+        x = x_of(moment)
+        body.append(
+            f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{bottom:.1f}" class="marker">'
+            f"<title>robots.txt changed {moment:%Y-%m-%d %H:%M:%S} UTC</title></line>"
+        )
+    body.append(_text(left, bottom + 18, f"{start:%Y-%m-%d %H:%M}", "start", "tick"))
+    body.append(_text(WIDTH - 20, bottom + 18, f"{end:%Y-%m-%d %H:%M}", "end", "tick"))
+    body.append(_text(left + plot / 2, bottom + 36, "time (UTC)", "middle", "axis-label"))
+    return _svg(
+        title,
+        f"{len(rows)} readers, {len(changes)} robots.txt changes; dashed lines mark the changes, large red dots"
+        " each reader's first fetch after one.",
+        height,
+        body,
+    )

@@ -56,6 +56,7 @@ class ReportData:
     counts: ReportCounts = field(default_factory=ReportCounts)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
+    robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
         """The robots.txt versions of the `top` hosts with most requests (then by name)."""
@@ -101,6 +102,9 @@ def gather(out: str) -> ReportData:
     )
     for row in data.robots_versions:
         row["effective_from"] = tables.moment(row["effective_from"])
+    # A run from before the table was written has none: its section says no fetch was recorded.
+    if records.ROBOTS_FETCHES_TABLE in read_manifest(out)["tables"]:
+        data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
     counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():

@@ -23,6 +23,7 @@ from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
 from pipeline.report import charts
+from pipeline.report import robots_readers
 from pipeline.report import health
 from pipeline.tables.run_folder import write_whole
 from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
@@ -35,6 +36,7 @@ SECTIONS = (
     ("spoofing", "Spoofing"),
     ("crawl-delay", "Crawl-delay"),
     ("robots-versions", "robots.txt versions"),
+    ("robots-readers", "Who reads your robots.txt"),
     ("indexing", "Indexing"),
     ("whatif", "What-if"),
 )
@@ -107,6 +109,7 @@ def render(data: ReportData) -> str:
         _spoofing(data),
         _crawl_delay(data),
         _robots_versions(data),
+        _robots_readers(data),
         _indexing(data),
     ]
     if data.whatif is not None:
@@ -469,6 +472,89 @@ def _robots_versions(data: ReportData) -> str:
         " each new version; blue: unavailable so all allowed; red: server error so all disallowed), and each body's changes from the body before it.",
         *parts,
     )
+
+
+_NO_FETCH_SEEN = (
+    "Crawlers with requests but no robots.txt fetch seen in these logs: the fixed cache grace was"
+    " assumed for them. That need not mean they never read it: a CDN or cache in front of the site"
+    " may answer /robots.txt at the edge, and the origin's logs never see it."
+)
+
+
+def _robots_readers(data: ReportData) -> str:
+    found = robots_readers.readers(data.robots_fetches)
+    unread = robots_readers.unread_by(data.summary.rows, data.robots_fetches)
+    parts = []
+    if found:
+        parts.append(_table(
+            ("host", "fetch family", "identity", "crawlers", "statuses", "versions seen", "fetches", "median interval",
+             "longest interval"),
+            [(r.host, r.family, r.identity, list(r.crawlers),
+              [f"{status}: {n:,}" for status, n in sorted(r.statuses.items())], list(r.versions), len(r.times),
+              _span(r.median_interval), _span(r.longest_interval))
+             for r in found[:TOP_ROWS]],
+            6, "robots-readers-table",
+        ))
+        parts.append(_more(len(found), TOP_ROWS, "readers"))
+        parts += _first_reads(data, found)
+    if unread:
+        parts.append(f'<h3>No robots.txt fetch seen</h3><p class="note">{escape(_NO_FETCH_SEEN)}</p>')
+        parts.append(_table(
+            ("crawler", "identity", "requests"),
+            [(row["crawler"], row["identity"], row["requests"]) for row in unread[:TOP_ROWS]],
+            2, "robots-unread-table",
+        ))
+    if not parts:
+        return _section("robots-readers", "No crawler requests, and no request for robots.txt.")
+    return _section(
+        "robots-readers",
+        "Each crawler's own requests for /robots.txt in these logs, per host, fetch family and identity"
+        " (a spoofed crawler's fetches are its own): what they got, which versions they were served and"
+        " how often they came back. Verdicts are judged by what the crawler last fetched.",
+        *parts,
+    )
+
+
+def _first_reads(data: ReportData, found) -> list[str]:
+    """Per host with changes: a time line of its readers' fetches, and how long after each change
+    each came back."""
+    reads = robots_readers.first_reads(data.robots_versions, found)
+    parts = []
+    for host in sorted({read.host for read in reads})[:TOP_HOSTS]:
+        of_host = [read for read in reads if read.host == host]
+        changes = sorted({read.changed_at for read in of_host})
+        readers_of_host = [r for r in found if r.host == host][:TOP_CRAWLERS]
+        moments = changes + [ts for r in readers_of_host for ts in r.times]
+        firsts = {(id(read.reader), read.first_fetch) for read in of_host if read.first_fetch is not None}
+        rows = [
+            (f"{r.family} ({r.identity})", r.times, [ts for ts in r.times if (id(r), ts) in firsts])
+            for r in readers_of_host
+        ]
+        parts.append(f"<h3>{escape(host)}: first fetch after each change</h3>")
+        parts.append(charts.fetch_timeline(
+            f"robots.txt fetches on {host}", min(moments), max(moments), changes, rows,
+        ))
+        parts.append(_table(
+            ("changed at", "fetch family", "identity", "first fetch after", "after"),
+            [(read.changed_at, read.reader.family, read.reader.identity, read.first_fetch or "none seen",
+              _span(read.after)) for read in of_host[:TOP_ROWS]],
+            3,
+        ))
+    return parts
+
+
+def _span(span: timedelta | None) -> str | None:
+    if span is None:
+        return None
+    seconds = int(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {seconds:02d}s"
 
 
 def _version_colour(versions: Sequence[dict], index: int) -> str:

@@ -186,6 +186,7 @@ def manifest(
             "page_directives": inputs.page_directives,
             "registry": inputs.registry,
             "ranges": inputs.ranges,
+            "prior_run": inputs.prior_run,
             "dns": identity.dns,
             "dns_server": identity.dns_server,
         },

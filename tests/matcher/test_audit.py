@@ -129,6 +129,10 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "crawl_delay_line": None,
         "indexing": None,
         "indexing_unseen": False,
+        "robots_fetch": None,
+        "grace_assumed": False,
+        "unread_change": None,
+        "unread_for_s": None,
     }
 
 

@@ -6,6 +6,7 @@ it and its absence is a failure.
 from __future__ import annotations
 
 import json
+from collections import Counter
 import re
 from pathlib import Path
 
@@ -55,6 +56,22 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     counts = json.loads((sample_report / "counts.json").read_text())
     assert htmldom.number(totals[2]) == counts["verdicts"]
     assert [htmldom.number(c) for c in totals[3:]] == [sum(s[c] for s in summary) for c in columns[1:]]
+
+
+def test_who_reads_your_robots_txt_shows_the_run_s_fetches(chromium, sample_report, tmp_path):
+    dom_text, console = browse(chromium, sample_report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    dom = htmldom.read(dom_text)
+    _, *rows = dom.tables["robots-readers-table"]  # no footer
+    fetches = read_jsonl(sample_report / "robots_fetches", "part*")
+    expected = Counter((f["host"], f["family"], f["identity"]) for f in fetches)
+    assert {(r[0], r[1], r[2]): htmldom.number(r[6]) for r in rows} == dict(expected)
+    _, *unread = dom.tables["robots-unread-table"]
+    assert [(r[0], r[1]) for r in unread] == [("Googlebot", "spoofed")]
+    section = htmldom.read(dom_text[dom_text.index('<section id="robots-readers"'):]).text
+    assert "CDN" in section and "no robots.txt fetch seen" in section.lower()
+    # one dot per fetch on the time lines of the hosts whose robots.txt changed
+    assert dom_text.count("<circle") == sum(n for (host, _, _), n in expected.items())
 
 
 def test_a_screenshot_of_the_sample_report(chromium, sample_report, tmp_path):
@@ -116,7 +133,7 @@ def hostile_report(tmp_path_factory) -> Path:
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav", "ul", "li", "a",
     "main", "section", "p", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "details", "summary", "pre",
-    "span", "svg", "desc", "rect", "text", "line", "br", "strong", "code",
+    "span", "svg", "desc", "rect", "text", "line", "circle", "br", "strong", "code",
 }
 
 
