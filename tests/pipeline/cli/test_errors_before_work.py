@@ -44,7 +44,7 @@ def refused(result: subprocess.CompletedProcess, out: Path) -> str:
     (["--log-format=jsonl"], "--log-format jsonl: format 'jsonl' needs a field mapping"),
     (["--log-format=jsonl", '--field-map={"ts": "time"}'], "--log-format jsonl: a mapping needs 'ts', 'client_ip'"),
     (["--log-format=combined", '--field-map={"ts": "time"}'], "format 'combined' is not JSON and takes no field mapping"),
-    (["--log-format=jsonl", '--field-map={"ts": 5}'], "--field-map"),
+    (["--log-format=jsonl", '--field-map={"ts": 5}'], "mapping for 'ts' must be a dotted field path"),
 ])
 def test_a_log_format_its_flags_cannot_make_is_refused_at_launch(inputs, flags, said):
     table = REPO / "samples/robots/history.jsonl"
