@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import io
 import logging
+import socket
 
 from matcher.printable import printable
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
@@ -92,10 +93,28 @@ def read_run(args: argparse.Namespace, beam_args: list[str]):
 
     options = PipelineOptions([*beam_args, *(["--streaming"] if args.streaming else [])])
     _check_beam_flags(options, beam_args)
+    _check_job_endpoint(options)
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers is not None and workers < 0:
         raise ValueError(f"--direct_num_workers: expected a number of at least 0, got {workers}")
     return read_settings(args, options, beam_args), options
+
+
+def _check_job_endpoint(options) -> None:
+    """The job service `--job_endpoint` names answers. Beam would wait `--job_server_timeout`
+    (five minutes by default) for it, then fail with a traceback."""
+    from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
+
+    endpoint = options.view_as(PortableOptions).job_endpoint
+    if options.view_as(StandardOptions).runner != "PortableRunner" or endpoint in (None, "embed"):
+        return
+    host, _, port = endpoint.rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"--job_endpoint {endpoint}: expected HOST:PORT or embed")
+    try:
+        socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout=10).close()
+    except OSError as error:
+        raise ValueError(f"no job service answers at {endpoint} (--job_endpoint): {error.strerror or error}") from None
 
 
 def _check_beam_flags(options, beam_args: list[str]) -> None:

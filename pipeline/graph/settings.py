@@ -22,8 +22,9 @@ from matcher.logformats.timestamps import time_zone
 # The runners Beam's DirectRunner options steer: one process, or local worker processes.
 LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"})
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
-# would hold the audit back forever (Beam 2.77).
-_NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner"}
+# would hold the audit back forever (Beam 2.77), or that refuse such a side input outright
+# (Prism: "Unbounded GlobalWindow Triggered SideInput ... not currently supported", apache/beam#31438).
+_NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner", "PrismRunner"}
 
 
 @dataclass(frozen=True)
