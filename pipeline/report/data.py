@@ -12,6 +12,7 @@ from matcher.report_counts import ReportCounts
 from matcher.timerange import from_micros, micros
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
+from pipeline.tables.run_folder import read_manifest
 from pipeline.report import whatif
 from pipeline.report.counts import report_counts
 
