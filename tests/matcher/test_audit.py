@@ -133,6 +133,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "grace_assumed": False,
         "unread_change": None,
         "unread_for_s": None,
+        "signature": None,
     }
 
 
