@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
+from matcher.health import identity_note
 from matcher.records import rfc3339
 from matcher.timerange import LATEST, parse_timestamp, shifted
 
@@ -25,7 +26,9 @@ DISALLOWED_FIELDS = (
 )
 _HOUR = timedelta(hours=1)
 # Where the timestamps are among a row of `to_json`'s sections (after the label).
-_TIMESTAMP_AT = {"timeline": 1, "disallowed": 1 + DISALLOWED_FIELDS.index("version_from")}
+_TIMESTAMP_AT = {"timeline": 1, "disallowed": 2 + DISALLOWED_FIELDS.index("version_from")}
+# Where the days are among a row of the run-health sections.
+_DAY_AT = {"unjudged": 2, "identity_notes": 2}
 
 
 def label(verdict: Mapping) -> str:
@@ -64,9 +67,13 @@ class ReportCounts:
 
     hosts: Counter = field(default_factory=Counter)  # host
     timeline: Counter = field(default_factory=Counter)  # (label, hour)
-    disallowed: Counter = field(default_factory=Counter)  # (label, *DISALLOWED_FIELDS)
+    disallowed: Counter = field(default_factory=Counter)  # (label, identity, *DISALLOWED_FIELDS)
     spoofed_addresses: Counter = field(default_factory=Counter)  # (label, client_ip)
     spoofed_user_agents: Counter = field(default_factory=Counter)  # (label, user_agent)
+    # what run health reads (matcher/health.py): requests no robots.txt judged, by reason, host
+    # and UTC day; and what stood in the way of an identity, by crawler, note and day
+    unjudged: Counter = field(default_factory=Counter)  # (reason, host, day)
+    identity_notes: Counter = field(default_factory=Counter)  # (label, note, day)
 
     @classmethod
     def of(cls, verdicts: Iterable[Mapping]) -> ReportCounts:
@@ -83,10 +90,16 @@ class ReportCounts:
             if not start <= ts < end:
                 start = hour(ts)
                 end = shifted(start, _HOUR)
+                day = start.date()
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
             if is_disallowed(verdict):
-                self.disallowed[(name, *disallowed_fields(verdict))] += 1
+                self.disallowed[(name, verdict["identity"], *disallowed_fields(verdict))] += 1
+            elif verdict["decision"] == "unknown":
+                self.unjudged[verdict["reason"], verdict["host"], day] += 1
+            note = identity_note(verdict["identity"], verdict["identity_method"], verdict["identity_evidence"])
+            if note is not None:
+                self.identity_notes[name, note, day] += 1
             if verdict["identity"] == "spoofed":
                 self.spoofed_addresses[name, verdict["client_ip"]] += 1
                 self.spoofed_user_agents[name, verdict["user_agent"]] += 1
@@ -102,6 +115,7 @@ class ReportCounts:
         return (
             ("hosts", self.hosts), ("timeline", self.timeline), ("disallowed", self.disallowed),
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
+            ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
         )
 
     def to_json(self) -> dict:
@@ -115,6 +129,8 @@ class ReportCounts:
                 row = [key] if name == "hosts" else list(key)
                 if at is not None and row[at] is not None:
                     row[at] = rfc3339(row[at])
+                if name in _DAY_AT:
+                    row[_DAY_AT[name]] = row[_DAY_AT[name]].isoformat()
                 rows.append([*row, n])
             document[name] = sorted(rows, key=_row_order)
         return document
@@ -125,9 +141,12 @@ class ReportCounts:
         counts = cls()
         for name, section in counts._sections():
             at = _TIMESTAMP_AT.get(name)
-            for *key, n in document[name]:
+            # a run from before run health was counted has none of its sections
+            for *key, n in document.get(name, ()) if name in _DAY_AT else document[name]:
                 if at is not None and key[at] is not None:
                     key[at] = parse_timestamp(key[at])
+                if name in _DAY_AT:
+                    key[_DAY_AT[name]] = date.fromisoformat(key[_DAY_AT[name]])
                 section[key[0] if name == "hosts" else tuple(key)] = n
         return counts
 

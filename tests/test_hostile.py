@@ -290,12 +290,12 @@ def test_broad_and_malformed_range_prefixes_are_reported_not_used(tmp_path, caps
     folder.mkdir(parents=True)
     prefixes = [{"ipv4Prefix": "0.0.0.0/0"}, {"ipv6Prefix": "::/0"}, {"ipv4Prefix": "66.0.0.0/7"},
                 {"ipv4Prefix": "203.0.113.0/24"}]
-    (folder / "2026-10-01.json").write_text(json.dumps({"prefixes": prefixes}))
-    (folder / "2026-10-02.json").write_text("[" * 100_000)
+    (folder / "2026-10-10.json").write_text(json.dumps({"prefixes": prefixes}))
+    (folder / "2026-10-11.json").write_text("[" * 100_000)
     assert _run(tmp_path, _log(tmp_path), f"--ranges={tmp_path / 'ranges'}") == 0
     err = capsys.readouterr().err
     assert "0.0.0.0/0 is broader than /8" in err and "::/0 is broader than /19" in err
-    assert "66.0.0.0/7" in err and "2026-10-02.json: unreadable JSON" in err
+    assert "66.0.0.0/7" in err and "2026-10-11.json: unreadable JSON" in err
     [verdict] = _rows(tmp_path, "verdicts")
     assert verdict["identity"] == "spoofed"  # 66.249.66.1 is in none of the prefixes kept
     assert main(["verify", "66.249.66.1", "Googlebot", "--dns=off", f"--ranges={tmp_path / 'ranges'}",
@@ -327,7 +327,9 @@ def test_a_bad_runner_flag_is_refused_at_launch_in_one_line(tmp_path, capsys, fl
 def test_check_lint_and_whatif_read_only_a_regular_file_and_only_its_parse_limit(tmp_path, capsys):
     os.mkfifo(tmp_path / "fifo.txt")
     for argv in (["check", str(tmp_path / "fifo.txt"), "Googlebot", "/"], ["lint", "/dev/zero"],
-                 ["whatif", str(tmp_path), "--host", "example.com", "--proposed", "/dev/zero"]):
+                 ["whatif", str(tmp_path), "--host", "example.com", "--proposed", "/dev/zero"],
+                 ["history", "import-file", str(tmp_path / "fifo.txt"), "--host", "example.com",
+                  "--effective-from", "2026-11-01", "--into", str(tmp_path / "captures")]):
         assert main(argv) == 2
         assert "not a regular file" in _one_line_error(capsys)
     huge = tmp_path / "huge.txt"

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import pytest
 
-from helpers import GOOGLEBOT, log_line, write_jsonl
+from helpers import GOOGLEBOT, git_commit, git_in, log_line, write_jsonl
 from loopback import Server
 from pipeline.cli.main import main
 
@@ -97,8 +98,38 @@ def test_history_show_and_diff(tmp_path, capfd):
         said = _assert_printable(capfd, 0, 2, exit_code=main(argv))
         if argv[1] == "diff":
             assert "\\x1b" in said, said  # the rules and hosts shown, escaped
+    for host in ("example.com", f"example.com{HOSTILE[:-2]}"):
+        argv = ["history", "import-file", str(_robots(tmp_path)), f"--host={host}", "--effective-from=2026-11-01",
+                f"--into={tmp_path / 'imported'}"]
+        said = _assert_printable(capfd, 0, 2, exit_code=main(argv))
+        assert "audit with:" in said or "crawl-audit:" in said, said
     broken = write_jsonl(tmp_path / "broken.jsonl", [{"host": f"example.com{HOSTILE}", "effective_from": "x"}])
     _assert_printable(capfd, 2, exit_code=main(["history", "show", str(broken)]))
+
+
+def test_update_ranges_import_git_prints_paths_and_refused_lines_escaped(tmp_path, capfd):
+    repo = tmp_path / "mirror"
+    repo.mkdir()
+    git_in(repo, "init", "-q", "-b", "main")
+    git_commit(repo, "2026-03-01T08:00:00Z", {"gptbot.txt": f"20.171.206.0/24\nnot{HOSTILE[:-2]}\n".encode()})
+    ranges = f"--ranges={tmp_path / 'ranges'}"
+    for argv, exits in (
+        (["update-ranges", ranges, "import-git", str(repo), "gptbot.txt", "--source", "openai-gptbot"], (1,)),
+        (["update-ranges", ranges, "import-git", str(repo), f"gone{HOSTILE[:-2]}.txt", "--source", "openai-gptbot"], (1,)),
+        (["update-ranges", ranges, "import-git", str(repo), "gptbot.txt", "--source", f"no-such{HOSTILE[:-2]}"], (2,)),
+    ):
+        said = _assert_printable(capfd, *exits, exit_code=main(argv))
+        assert "\\x1b" in said or "no-such" in said, said
+
+
+def test_history_capture_with_a_resolver_that_does_not_answer_says_so_escaped(tmp_path, capfd):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        resolver = f"127.0.0.1:{silent.getsockname()[1]}"
+        for host in ("site.example", f"site.example{HOSTILE[:-2]}"):
+            argv = ["history", "capture", host, f"--into={tmp_path / 'captures'}", f"--dns-server={resolver}", "--timeout=1"]
+            said = _assert_printable(capfd, 1, 2, exit_code=main(argv))
+            assert "NOT RECORDED" in said or "crawl-audit:" in said, said
 
 
 def test_history_capture_prints_a_servers_location_escaped(tls, tmp_path, capfd):
@@ -137,8 +168,12 @@ def test_run_report_and_whatif(tmp_path, capfd, output_format):
     out = tmp_path / "out"
     argv = ["run", f"--logs={log}", "--log-format=host_combined", f"--robots={table}", f"--out={out}",
             "--runner=FnApiRunner", f"--format={output_format}", "--progress=never"]
-    _assert_printable(capfd, 0, exit_code=main(argv))
+    said = _assert_printable(capfd, 0, exit_code=main(argv))
+    assert "run health:" in said, said  # the health section, escaped with the rest of the summary
     _assert_printable(capfd, 0, exit_code=main(["report", str(out)]))
+    # --fail-on: the run's closing line names the failing checks (the log has a dead letter)
+    failing = [*argv[:-4], f"--out={tmp_path / 'failing'}", *argv[-3:], "--fail-on=any"]
+    assert "--fail-on" in _assert_printable(capfd, 1, exit_code=main(failing))
     proposal = _robots(tmp_path)
     for argv in (
         ["whatif", str(out), "--host", "example.com", "--proposed", str(proposal)],

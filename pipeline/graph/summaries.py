@@ -67,6 +67,7 @@ def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
         "within_grace": counts["disallowed-within-grace"],
         "between_captures": counts["disallowed-between-captures"],
         "unknown": counts["unknown"],
+        "before_refetch": counts["disallowed-before-refetch"],
     }
 
 

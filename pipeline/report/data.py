@@ -3,23 +3,19 @@ verdicts the run wrote (`report_counts.json`), never the verdicts themselves. On
 lists and per-bucket totals are kept, so the report stays small however many requests the run had."""
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from matcher import records
 from matcher.report_counts import ReportCounts
 from matcher.timerange import from_micros, micros
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
-from pipeline.report import whatif
-from pipeline.tables.files import RunFolderError, read_member
 from pipeline.tables.run_folder import read_manifest
+from pipeline.report import whatif
+from pipeline.report.counts import report_counts
 
-# What a run writes to report_counts.json is bounded by what the page shows; far below this.
-MAX_REPORT_COUNTS_BYTES = 1 << 30
 TOP_PATHS = 10
 TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
@@ -29,8 +25,10 @@ _BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
 
 @dataclass(frozen=True)
 class Disallowed:
-    """One disallowed path of one crawler and what decided it (`report_counts.DISALLOWED_FIELDS`, in order)."""
+    """One disallowed path of one crawler, the identity of the requests, and what decided it
+    (`report_counts.DISALLOWED_FIELDS`, in order)."""
 
+    identity: str
     host: str | None
     path: str
     decision: str
@@ -56,8 +54,10 @@ class ReportData:
     whatif: dict | None
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
     disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> Disallowed -> n
+    counts: ReportCounts = field(default_factory=ReportCounts)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
+    robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
         """The robots.txt versions of the `top` hosts with most requests (then by name)."""
@@ -103,7 +103,10 @@ def gather(out: str) -> ReportData:
     )
     for row in data.robots_versions:
         row["effective_from"] = tables.moment(row["effective_from"])
-    counts = _report_counts(out)
+    # A run from before the table was written has none: its section says no fetch was recorded.
+    if records.ROBOTS_FETCHES_TABLE in read_manifest(out)["tables"]:
+        data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
+    counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
@@ -115,49 +118,3 @@ def gather(out: str) -> ReportData:
     for (crawler, user_agent), n in counts.spoofed_user_agents.items():
         data.spoofing[crawler].user_agents[user_agent] += n
     return data
-
-
-def _report_counts(out: str) -> ReportCounts:
-    """The counts the run wrote; a run folder from before they were written is counted from its
-    verdicts, one at a time (slower)."""
-    listed = read_manifest(out)["tables"].get(records.REPORT_COUNTS_TABLE)
-    if listed is None:
-        return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
-    try:
-        (name,) = listed["files"]
-    except ValueError:
-        raise RunFolderError(f"{out}: the manifest lists {len(listed['files'])} report counts files, not one") from None
-    document = read_member(out, name, MAX_REPORT_COUNTS_BYTES)
-    try:
-        counts = ReportCounts.from_json(json.loads(document))
-        problem = _counts_problem(counts)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
-        problem = repr(error)
-    if problem is not None:
-        raise RunFolderError(f"{Path(out, name)}: unreadable report counts ({problem}); run the audit again")
-    return counts
-
-
-def _counts_problem(counts: ReportCounts) -> str | None:
-    """What in the counts read back is not what `gather` draws from, or None."""
-    text = (str, type(None))
-    sections = {
-        "hosts": (counts.hosts, lambda key: isinstance(key, text)),
-        "timeline": (counts.timeline, lambda key: len(key) == 2 and isinstance(key[1], datetime)),
-        "disallowed": (counts.disallowed, lambda key: len(key) == 1 + len(fields(Disallowed))),
-        "spoofed_addresses": (counts.spoofed_addresses, lambda key: len(key) == 2),
-        "spoofed_user_agents": (counts.spoofed_user_agents, lambda key: len(key) == 2),
-    }
-    for name, (section, key_fits) in sections.items():
-        for key, n in section.items():
-            if not isinstance(n, int) or isinstance(n, bool) or not key_fits(key):
-                return f"a {name} entry is not a key and a count: {key!r}"
-    return None
-
-
-def _as_written(row: dict) -> dict:
-    """A verdict read back with its timestamps as the audit made them."""
-    version = row["robots_version"]
-    if version is not None:
-        version = {**version, "effective_from": tables.moment(version["effective_from"])}
-    return {**row, "ts": tables.moment(row["ts"]), "robots_version": version}

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import shutil
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import apache_beam as beam
@@ -35,6 +35,7 @@ def verdict(**changes) -> dict:
         "ts": datetime(2026, 11, 2, 10, 15, 30, 250, tzinfo=UTC), "host": "www.example.com",
         "client_ip": "66.249.66.1", "user_agent": "Googlebot/2.1", "path": "/private/a",
         "crawler": "Googlebot", "operator": "Google", "identity": "verified",
+        "identity_method": "ip-range", "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28",
         "robots_version": {"effective_from": datetime(2026, 11, 1, tzinfo=UTC), "status": "200", "sha256": "0" * 64},
         "rule_kind": "disallow", "rule_pattern": "/private/", "rule_line": 4,
         "decision": "disallowed", "reason": "rule",
@@ -99,16 +100,36 @@ def test_each_count_takes_the_verdicts_it_is_about():
     since = datetime(2026, 11, 1, tzinfo=UTC)
     rule = ("rule", "disallow", "/private/", 4)
     assert counts.disallowed == {
-        ("Googlebot", "www.example.com", "/private/a", "disallowed", *rule, since, "200"): 1,
-        ("Googlebot", "www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"): 1,
-        ("Googlebot", None, "/private/a", "disallowed-between-captures", *rule, None, None): 1,
+        ("Googlebot", "verified", "www.example.com", "/private/a", "disallowed", *rule, since, "200"): 1,
+        ("Googlebot", "verified", "www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"): 1,
+        ("Googlebot", "verified", None, "/private/a", "disallowed-between-captures", *rule, None, None): 1,
     }
     assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
     assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
+    assert counts.unjudged == {} and counts.identity_notes == {}
+
+
+def test_run_health_counts_what_went_unjudged_and_what_kept_identities_open():
+    day = date(2026, 11, 2)
+    counts = ReportCounts.of([
+        verdict(decision="unknown", reason="no-host", host=None),
+        verdict(decision="unknown", reason="unknown-host", host="www.example.org"),
+        verdict(decision="unknown", reason="unknown-host", host="www.example.org"),
+        verdict(identity="unverified", identity_method="reverse-dns",
+                identity_evidence="dns-off: needs reverse DNS; no range snapshot for google-common-crawlers"),
+        verdict(identity="unverified", identity_method="reverse-dns", identity_evidence="dns-off: needs reverse DNS; not in x"),
+        verdict(identity="spoofed", identity_method="reverse-dns", identity_evidence="PTR of 66.249.66.1: nxdomain"),
+        verdict(identity="unverified", identity_method="reverse-dns", identity_evidence="PTR of 66.249.66.1: timeout"),
+    ])
+    assert counts.unjudged == {("no-host", None, day): 1, ("unknown-host", "www.example.org", day): 2}
+    assert counts.identity_notes == {
+        ("Googlebot", "no-range-snapshot", day): 1, ("Googlebot", "dns-off", day): 1,
+        ("Googlebot", "dns-nxdomain", day): 1, ("Googlebot", "dns-failed", day): 1,
+    }
 
 
 def test_the_report_names_the_disallowed_fields_in_their_order():
-    assert tuple(f.name for f in dataclasses.fields(Disallowed)) == report_counts.DISALLOWED_FIELDS
+    assert tuple(f.name for f in dataclasses.fields(Disallowed)) == ("identity", *report_counts.DISALLOWED_FIELDS)
 
 
 OFFSETS = st.sampled_from([UTC, timezone(timedelta(hours=-11)), timezone(timedelta(hours=5, minutes=45))])
@@ -136,6 +157,8 @@ VERDICTS = st.builds(
     )),
     rule_line=st.one_of(st.none(), st.integers(1, 500)),
     decision=st.sampled_from(["allowed", "disallowed", "disallowed-within-grace", "unknown"]),
+    reason=st.sampled_from(["rule", "no-host", "unknown-host"]),
+    identity_evidence=st.sampled_from([None, "dns-off: needs reverse DNS", "no range snapshot for bingbot"]),
 )
 
 
