@@ -238,7 +238,7 @@ def _robots_columns(judgement: Judgement) -> dict:
     grace, later = judgement.grace_version, judgement.later_version
     return {
         "robots_version": None if version is None else _version_columns(version),
-        "group": None if group is None else group.agents,
+        "robots_group": None if group is None else group.agents,
         "rule_kind": None if rule is None else rule.kind,
         "rule_pattern": None if rule is None else rule.pattern,
         "rule_line": None if rule is None else rule.line,

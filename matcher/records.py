@@ -111,7 +111,7 @@ VERDICTS = (
     Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
     Column("honours_crawl_delay", "bool", "the operator documents that this crawler obeys Crawl-delay"),
     Column("robots_version", "struct", "robots.txt version in effect at ts", fields=ROBOTS_VERSION),
-    Column("group", "string_list", "user-agent lines of the group applied"),
+    Column("robots_group", "string_list", "user-agent lines of the robots.txt group applied"),
     Column("rule_kind", "string", "allow | disallow, of the deciding rule"),
     Column("rule_pattern", "string", "deciding rule as written"),
     Column("rule_line", "int", "line of the deciding rule"),

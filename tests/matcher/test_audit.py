@@ -116,7 +116,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "robots_version": {
             "effective_from": datetime(2026, 10, 20, 8, tzinfo=UTC), "status": "200", "sha256": sha(FIRST_BODY),
         },
-        "group": ("Googlebot",),
+        "robots_group": ("Googlebot",),
         "rule_kind": None,
         "rule_pattern": None,
         "rule_line": None,
@@ -152,7 +152,7 @@ def test_a_verified_crawler_is_judged_by_its_group_and_the_deciding_rule_is_name
     path, decision, kind, pattern, line, normalized
 ):
     verdict = verdict_of(request(path))
-    assert (verdict["identity"], verdict["group"]) == ("verified", ("Googlebot",))
+    assert (verdict["identity"], verdict["robots_group"]) == ("verified", ("Googlebot",))
     assert robots_columns(verdict) == (decision, "rule", kind, pattern, line)
     assert verdict["rule_normalized"] == normalized
     assert verdict["path"] == path  # as requested, not normalized
@@ -161,7 +161,7 @@ def test_a_verified_crawler_is_judged_by_its_group_and_the_deciding_rule_is_name
 def test_the_crawl_delay_of_the_chosen_group_is_reported():
     verdict = verdict_of(request("/docs/", user_agent=BINGBOT, ip=BING_IP))
     assert (verdict["crawler"], verdict["operator"], verdict["identity"]) == ("bingbot", "Microsoft", "verified")
-    assert (verdict["crawl_delay"], verdict["crawl_delay_line"], verdict["group"]) == (10.0, 11, ("bingbot",))
+    assert (verdict["crawl_delay"], verdict["crawl_delay_line"], verdict["robots_group"]) == (10.0, 11, ("bingbot",))
     assert (verdict["honours_robots"], verdict["honours_crawl_delay"]) == (True, True)
 
 
@@ -193,7 +193,7 @@ def test_a_ranges_folder_with_damaged_files_still_proves_what_it_can():
 def test_a_crawler_that_ignores_the_catch_all_is_not_judged_by_it():
     verdict = verdict_of(request("/tmp/x", user_agent=ADSBOT))
     assert (verdict["crawler"], verdict["tokens"]) == ("AdsBot-Google", ("adsbot-google",))
-    assert (verdict["decision"], verdict["reason"], verdict["group"]) == ("allowed", "no-group", None)
+    assert (verdict["decision"], verdict["reason"], verdict["robots_group"]) == ("allowed", "no-group", None)
     # the same path is disallowed for a crawler that follows `*`
     assert verdict_of(request("/tmp/x", user_agent=FOOBOT))["decision"] == "disallowed"
 
@@ -208,7 +208,7 @@ def test_a_spoofed_crawler_is_still_judged_by_the_group_it_claims():
         "spoofed", "ip-range", "not in google-common-crawlers snapshot 2026-10-28",
     )
     assert robots_columns(verdict) == ("disallowed", "rule", "disallow", "/search", 6)
-    assert verdict["group"] == ("Googlebot",)
+    assert verdict["robots_group"] == ("Googlebot",)
 
 
 def test_a_robots_only_token_sent_as_a_user_agent_is_spoofed():
@@ -233,7 +233,7 @@ def test_an_unlisted_bot_is_unverifiable_and_follows_the_catch_all():
     )
     assert (verdict["honours_robots"], verdict["honours_crawl_delay"]) == (None, None)
     assert robots_columns(verdict) == ("disallowed", "rule", "disallow", "/tmp/", 27)
-    assert verdict["group"] == ("*",)
+    assert verdict["robots_group"] == ("*",)
 
 
 def test_an_unclaimed_request_from_a_crawler_range_is_undeclared_and_judged_by_the_catch_all():
@@ -245,7 +245,7 @@ def test_an_unclaimed_request_from_a_crawler_range_is_undeclared_and_judged_by_t
     )
     assert (verdict["honours_robots"], verdict["honours_crawl_delay"]) == (None, None)
     assert robots_columns(verdict) == ("disallowed", "rule", "disallow", "/search", 26)
-    assert verdict["group"] == ("*",)
+    assert verdict["robots_group"] == ("*",)
 
 
 @pytest.mark.parametrize(
@@ -281,7 +281,7 @@ def test_without_a_history_the_decision_is_unknown_and_says_why(host, reason):
     verdict = verdict_of(request("/docs/", host=host), history=None)
     assert (verdict["decision"], verdict["reason"]) == ("unknown", reason)
     assert verdict["host"] == (host or None)
-    assert verdict["robots_version"] is verdict["group"] is verdict["rule_kind"] is None
+    assert verdict["robots_version"] is verdict["robots_group"] is verdict["rule_kind"] is None
     assert verdict["identity"] == "verified"  # who sent it is known all the same
 
 
@@ -334,7 +334,7 @@ def test_dns_decides_a_crawler_that_publishes_only_host_names():
     assert (verdict["identity"], verdict["identity_method"], verdict["identity_evidence"]) == (
         "verified", "reverse-dns", f"PTR {YANDEX_NAME} -> A {YANDEX_IP} (DNS {RESOLVED})",
     )
-    assert (verdict["operator"], verdict["tokens"], verdict["group"]) == ("Yandex", ("yandexbot", "yandex"), ("*",))
+    assert (verdict["operator"], verdict["tokens"], verdict["robots_group"]) == ("Yandex", ("yandexbot", "yandex"), ("*",))
 
 
 @pytest.mark.parametrize(
@@ -402,7 +402,7 @@ def test_the_status_of_the_version_in_effect_decides_without_a_body():
     assert missing["robots_version"] == {
         "effective_from": datetime(2026, 11, 2, 4, tzinfo=UTC), "status": "404", "sha256": None,
     }
-    assert missing["group"] is missing["rule_kind"] is None
+    assert missing["robots_group"] is missing["rule_kind"] is None
     history = HostHistory([RobotsVersion("shop.example.net", NOV_2, None)])
     unreachable = verdict_of(request("/cart/", host="shop.example.net", at=NOV_2 + timedelta(hours=1)), history)
     assert (unreachable["decision"], unreachable["reason"]) == ("disallowed", "robots-unreachable")

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher import crawl_delay, records
+from matcher.robots_fetches import FetchHistory
 from matcher.health import identity_note
 from matcher.clientip import trusted_proxies
 from pipeline.graph import build as graph
@@ -146,13 +147,22 @@ def _straightforward(logs: str) -> dict[str, list]:
     settings = run_settings(_argv(logs, "unused"))[0]
     auditor = dataclasses.replace(graph.line_auditor(settings), skim=False)
     verdicts, dead_letters, counts, not_requests = [], [], Counter(lines=0, skipped=0), Counter()
+    files = {}
     for path in sorted(Path(logs).parent.glob(Path(logs).name)):
         with gzip.open(path, "rt", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            lines = handle.read().splitlines()
+            files[path] = handle.read().splitlines()
+    # Every robots.txt fetch first, as the run reads them before the audit.
+    found = defaultdict(list)
+    for path, lines in files.items():
+        for first in range(0, len(lines), LINES_PER_BATCH):
+            for key, fetch in auditor.robots_fetches((str(path), first + 1, lines[first : first + LINES_PER_BATCH])):
+                found[key].append(fetch)
+    fetches = {key: FetchHistory(of_key) for key, of_key in found.items()}
+    for path, lines in files.items():
         for first in range(0, len(lines), LINES_PER_BATCH):
             batch = lines[first : first + LINES_PER_BATCH]
             counts["lines"] += len(batch)
-            for kind, record in auditor.audit_lines(str(path), first + 1, batch, ROBOTS_BY_HOST):
+            for kind, record in auditor.audit_lines(str(path), first + 1, batch, ROBOTS_BY_HOST, None, fetches):
                 if kind == VERDICT:
                     verdicts.append(record)
                 elif kind == DEAD_LETTER:

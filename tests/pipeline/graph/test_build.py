@@ -139,7 +139,7 @@ def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
     assert spoofed["ts"].isoformat() == "2026-11-02T10:06:00+00:00"
     assert spoofed["robots_version"]["status"] == "200"
     assert spoofed["rule_pattern"] == "/private/"
-    assert spoofed["group"] == ["Googlebot"]
+    assert spoofed["robots_group"] == ["Googlebot"]
     assert str(table.schema.field("ts").type) == "timestamp[us, tz=UTC]"
     dead = pq.read_table(fixture_dir / "out" / "dead_letters").to_pylist()
     assert {d["reason"] for d in dead} == {"no-match"}
