@@ -9,6 +9,7 @@ same audit on a stream and runs until stopped. Exit codes: 0 done, 1 a run-healt
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import io
 import logging
@@ -126,8 +127,17 @@ def _temporary_folder_of_its_own():
     """Everything Beam's runners put in temporary folders (the pipeline's, its requirements cache,
     a worker's, which some runners leave even after a run that succeeded, and all of them after a
     stop before the run started) goes into one folder of the run's own, removed on leaving
-    however the run ends. Workers started meanwhile inherit it through TMPDIR."""
+    however the run ends. Workers started meanwhile inherit it through TMPDIR.
+
+    A job service Beam starts for the run (Prism) stays up until the process exits and then
+    removes its own `beam-temp*` folder itself: that folder is left to it, and what remains goes
+    at exit, after the job service's own clean-up (exit handlers run last registered first)."""
     folder = tempfile.mkdtemp(prefix="crawl-audit-run-")
+
+    def remove_the_rest() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove_the_rest)
     saved = tempfile.tempdir, os.environ.get("TMPDIR")
     tempfile.tempdir = os.environ["TMPDIR"] = folder
     try:
@@ -138,7 +148,19 @@ def _temporary_folder_of_its_own():
             os.environ.pop("TMPDIR", None)
         else:
             os.environ["TMPDIR"] = saved[1]
-        shutil.rmtree(folder, ignore_errors=True)
+        with os.scandir(folder) as entries:
+            kept = [entry.name for entry in entries if entry.name.startswith(_JOB_SERVICE_FOLDER)]
+        for name in set(os.listdir(folder)) - set(kept):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
+            atexit.unregister(remove_the_rest)
+
+
+# What Beam's SubprocessJobServer names its temporary folder (tempfile.mkdtemp(prefix=...)).
+_JOB_SERVICE_FOLDER = "beam-temp"
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):
