@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
+from matcher.timerange import parse_timestamp
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -53,6 +54,7 @@ __all__ = [
     "shaper",
     "shaped",
     "to_json_ready",
+    "row_problem",
 ]
 
 
@@ -421,6 +423,63 @@ def _conversion(column: Column, json_ready: bool) -> Callable | None:
     if column.type == "string_list":
         return list
     return None
+
+
+def row_problem(row: object, columns: tuple[Column, ...]) -> str | None:
+    """What makes `row` not a record of the table of these columns as it is read back (JSON Lines:
+    timestamps as RFC 3339 text, `json` columns as objects; Parquet: datetimes, JSON text), or
+    None. A column missing from the row counts as null, as in a file written before it existed."""
+    if not isinstance(row, dict):
+        return f"a row must be an object, got {_json_kind(row)}"
+    for column in columns:
+        problem = _value_problem(row.get(column.name), column)
+        if problem is not None:
+            return f"{column.name} {problem}"
+    return None
+
+
+def _value_problem(value: object, column: Column) -> str | None:
+    if value is None:
+        return None if column.nullable else "is missing or null"
+    kind = column.type
+    if kind == "struct":
+        if not isinstance(value, dict):
+            return f"must be an object, got {_json_kind(value)}"
+        inner = row_problem(value, column.fields)
+        return None if inner is None else f"field {inner}"
+    if kind == "timestamp":
+        if isinstance(value, datetime):
+            return None
+        if isinstance(value, str):
+            try:
+                parse_timestamp(value)
+                return None
+            except ValueError:
+                return f"must be an RFC 3339 time, got {value[:40]!r}"
+    elif kind == "string_list":
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return None
+        return "must be a list of strings"
+    elif isinstance(value, _PYTHON_TYPES[kind]) and not (isinstance(value, bool) and kind in ("int", "float")):
+        return None
+    return f"must be {_TYPE_WORDS[kind]}, got {_json_kind(value)}"
+
+
+# What a reader gets back for each column type; a `json` column is an object in JSON Lines and
+# its JSON text in Parquet.
+_PYTHON_TYPES = {"string": str, "int": int, "float": (int, float), "bool": bool, "json": (dict, str)}
+_TYPE_WORDS = {
+    "string": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+    "json": "an object", "timestamp": "an RFC 3339 time",
+}
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
 
 
 _JSON_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean"}

@@ -301,3 +301,40 @@ def test_broad_and_malformed_range_prefixes_are_reported_not_used(tmp_path, caps
     assert main(["verify", "66.249.66.1", "Googlebot", "--dns=off", f"--ranges={tmp_path / 'ranges'}",
                  "--at=2026-11-02"]) == 1
     assert "0.0.0.0/0 is broader than /8" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("--direct_num_workers=-3", "--direct_num_workers: expected a number of at least 0, got -3"),
+        ("--direct_num_workers=abc", "--direct_num_workers: invalid int value: 'abc'"),
+        ("--direct_running_mode=nonsense", "--direct_running_mode: invalid choice: 'nonsense'"),
+        ("--no_such_flag=1", "unknown option --no_such_flag"),
+        ("--runner=NoSuchRunner", "Unexpected pipeline runner: NoSuchRunner"),
+    ],
+)
+def test_a_bad_runner_flag_is_refused_at_launch_in_one_line(tmp_path, capsys, flag, said):
+    _table(tmp_path)
+    (tmp_path / "a.log").write_text(_line("02/Nov/2026:00:00:00 +0000") + "\n")
+    assert main([
+        "run", f"--logs={tmp_path / 'a.log'}", "--log-format=host_combined", f"--robots={tmp_path / 'robots.jsonl'}",
+        f"--out={tmp_path / 'out'}", flag,
+    ]) == 2
+    assert said in _one_line_error(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.log", "robots.jsonl", "robots.txt"]
+
+
+def test_check_lint_and_whatif_read_only_a_regular_file_and_only_its_parse_limit(tmp_path, capsys):
+    os.mkfifo(tmp_path / "fifo.txt")
+    for argv in (["check", str(tmp_path / "fifo.txt"), "Googlebot", "/"], ["lint", "/dev/zero"],
+                 ["whatif", str(tmp_path), "--host", "example.com", "--proposed", "/dev/zero"],
+                 ["history", "import-file", str(tmp_path / "fifo.txt"), "--host", "example.com",
+                  "--effective-from", "2026-11-01", "--into", str(tmp_path / "captures")]):
+        assert main(argv) == 2
+        assert "not a regular file" in _one_line_error(capsys)
+    huge = tmp_path / "huge.txt"
+    with open(huge, "wb") as handle:
+        handle.write(b"User-agent: *\nDisallow: /x\n")
+        handle.truncate(1 << 30)  # sparse: a GiB of NULs that is never read whole
+    assert main(["lint", str(huge)]) == 1
+    assert "only the first 512000 bytes are parsed" in capsys.readouterr().out

@@ -27,6 +27,8 @@ from pipeline.evidence import resolvers
 from pipeline.evidence.http_client import Client, FetchError, LocalFailure
 from pipeline.evidence.robots_table import read_robots_table
 
+from pipeline.cli.robots_file import read_bytes
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS as EXIT_PARTLY, EXIT_OK, InputError
 
 
@@ -56,20 +58,20 @@ def capture(args: argparse.Namespace) -> int:
         try:
             (done,) = history_capture.capture([host], Path(args.into), client)
         except FileExistsError as error:
-            print(f"{host}: NOT RECORDED: {error}")
+            say(f"{host}: NOT RECORDED: {error}")
             status = EXIT_PARTLY
             continue
         except LocalFailure as error:
-            print(
+            say(
                 f"{host}: NOT RECORDED: {error}; that says nothing about the site, so no state was recorded"
                 " (run it again once this machine can resolve and connect)"
             )
             status = EXIT_PARTLY
             continue
         if done.written is not None:
-            print(f"{done.host}: changed -> {done.written} ({done.note})")
+            say(f"{done.host}: changed -> {done.written} ({done.note})")
         else:
-            print(f"{done.host}: same as {done.same_as.name} ({done.note})")
+            say(f"{done.host}: same as {done.same_as.name} ({done.note})")
     return status
 
 
@@ -81,16 +83,16 @@ def import_wayback(args: argparse.Namespace) -> int:
     )
     archive = wayback.Archive(client, args.archive, args.delay, args.retries)
     result = wayback.import_wayback(archive, args.host, Path(args.into), args.start, args.end)
-    print(
+    say(
         f"{args.host}: {result.versions} version(s) archived, {len(result.written)} written,"
         f" {result.already_there} already there"
     )
     for path in result.written:
-        print(f"  + {path}")
+        say(f"  + {path}")
     for reason in result.skipped:
-        print(f"  left out {reason}")
+        say(f"  left out {reason}")
     if result.failed is not None:
-        print(f"  STOPPED: {result.failed}; run the command again to resume")
+        say(f"  STOPPED: {result.failed}; run the command again to resume")
         return EXIT_PARTLY
     return EXIT_OK
 
@@ -102,23 +104,24 @@ def import_git(args: argparse.Namespace) -> int:
     if args.deployed_at:
         deploys = git_history.read_deploys(Path(args.deployed_at).read_text("utf-8"), repo)
     result = git_history.import_git(repo, args.path, args.host, Path(args.into), deploys)
-    print(
+    say(
         f"{args.host}: {result.versions} version(s), {len(result.written)} written,"
         f" {result.already_there} already there"
     )
     for path in result.written:
-        print(f"  + {path}")
+        say(f"  + {path}")
     return EXIT_OK
 
 
 @failing_as_input_errors
 def import_file(args: argparse.Namespace) -> int:
-    """One robots.txt file, as the version of HOST in effect from --effective-from."""
-    body = Path(args.file).read_bytes()
+    """One robots.txt file, as the version of HOST in effect from --effective-from; read as `check`
+    reads one (a regular file, to the parse limit), so a FIFO or /dev/zero never hangs it."""
+    body = read_bytes(args.file)
     with HostFolder(Path(args.into), args.host).locked() as folder:
         written = folder.write(args.effective_from, Outcome(200, body))
-    print(f"{folder.host}: {written} (in effect from {rfc3339(args.effective_from)})")
-    print(f"audit with: crawl-audit run --robots {args.into} ...")
+    say(f"{folder.host}: {written} (in effect from {rfc3339(args.effective_from)})")
+    say(f"audit with: crawl-audit run --robots {args.into} ...")
     return EXIT_OK
 
 
@@ -127,9 +130,9 @@ def show(args: argparse.Namespace) -> int:
     history = _history(args.table)
     hosts = [args.host] if args.host else sorted(history)
     for host in hosts:
-        print(host)
+        say(host)
         for version in _host(history, host).versions:
-            print("  " + _version_line(version))
+            say("  " + _version_line(version))
     return EXIT_OK
 
 
@@ -139,21 +142,21 @@ def show_diff(args: argparse.Namespace) -> int:
     before, after = host.version_at(args.t1), host.version_at(args.t2)
     if before is None or after is None:
         raise ValueError(f"{args.host} has no version before {rfc3339(args.t1 if before is None else args.t2)}")
-    print(f"{args.host}: {_version_line(before)}")
-    print(f"{' ' * len(args.host)}  -> {_version_line(after)}")
+    say(f"{args.host}: {_version_line(before)}")
+    say(f"{' ' * len(args.host)}  -> {_version_line(after)}")
     if before.effective_from == after.effective_from:
-        print("same version: no change")
+        say("same version: no change")
         return EXIT_OK
     if before.kind != "ok" or after.kind != "ok":
-        print(f"{_meaning(before)} -> {_meaning(after)}")
+        say(f"{_meaning(before)} -> {_meaning(after)}")
         # An error state is no file to compare rules with; an unavailable one is an empty file.
         if "error" in (before.kind, after.kind) or before.kind == after.kind:
             return EXIT_OK
     changes = diff(_parsed(before), _parsed(after))
     if not changes:
-        print("no rule changed")
+        say("no rule changed")
     for change in changes:
-        print("\n".join(_change_lines(change)))
+        say("\n".join(_change_lines(change)))
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ from config.snapshots import KEY_DIRECTORIES, default_ranges_dir, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
 from pipeline.evidence.ranges_git import import_range_history as import_history
@@ -48,7 +49,7 @@ def verify(args: argparse.Namespace) -> int:
         raise InputError(
             f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range"
         )
-    print(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
+    say(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
     return EXIT_OK if who.status == "verified" else EXIT_FINDINGS
 
 
@@ -75,11 +76,11 @@ def update_ranges(args: argparse.Namespace) -> int:
     for download in downloads:
         if download.saved is not None:
             unit = "keys" if download.saved.parent.parent.name == KEY_DIRECTORIES else "prefixes"
-            print(f"{download.source}: {download.prefixes} {unit} -> {download.saved}")
+            say(f"{download.source}: {download.prefixes} {unit} -> {download.saved}")
         else:
-            print(f"{download.source}: NOT SAVED")
+            say(f"{download.source}: NOT SAVED")
         for problem in download.problems:
-            print(f"  {printable(problem)}")
+            say(f"  {printable(problem)}")
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_FINDINGS
 
 
@@ -93,15 +94,15 @@ def import_range_history(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as error:  # GitError is a ValueError
         raise InputError(str(error)) from error
     if result.days:
-        print(
+        say(
             f"{result.source}: {len(result.days)} daily snapshots {result.days[0]} .. {result.days[-1]}"
             f" (current to HEAD, {result.current_to}): {len(result.written)} written,"
             f" {result.already_there} already there -> {directory / result.source}"
         )
     else:
-        print(f"{result.source}: no usable version of {printable(args.path)} in {printable(args.repo)}")
+        say(f"{result.source}: no usable version of {args.path} in {args.repo}")
     for problem in result.problems:
-        print(f"  {printable(problem)}")
+        say(f"  {problem}")
     return EXIT_OK if result.days and not result.problems else EXIT_FINDINGS
 
 

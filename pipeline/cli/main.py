@@ -10,6 +10,7 @@ Exit codes:
   run            0 done, 1 a run-health check named by --fail-on found a problem
   report, whatif, schema   0 done
   every command  2 usage or input error, said in one line: `crawl-audit: ...`
+                 130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM, said in one line
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from pipeline.cli.errors import EXIT_ERROR, EXIT_OK, InputError, UsageError
 from pipeline.cli.parser import PROGRAM, parser
+from pipeline.cli.stopping import Stopped, stopped_by_signals
 from matcher.printable import printable
 
 
@@ -35,11 +37,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         return _said(f"{error} (see {error.command} --help)")
     try:
-        return args.handler(args, extra) if passes_to_beam else args.handler(args)
+        with stopped_by_signals():
+            return args.handler(args, extra) if passes_to_beam else args.handler(args)
     except InputError as error:
         return _said(str(error))
     except BrokenPipeError:
         return _reader_gone()
+    except Stopped as stopped:
+        return _stopped(stopped)
+
+
+def _stopped(stopped: Stopped) -> int:
+    print(f"{PROGRAM}: stopped by {stopped}; nothing was left half written", file=sys.stderr)
+    return stopped.exit_code
 
 
 def _reader_gone() -> int:

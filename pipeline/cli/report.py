@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_OK, InputError
 from pipeline.report import html, text
 
@@ -14,5 +15,5 @@ def report(args: argparse.Namespace) -> int:
         written = html.write(args.out, args.html)
     except (ValueError, OSError) as error:
         raise InputError(str(error)) from error
-    print(f"{summary}\n\nreport: {written}")
+    say(f"{summary}\n\nreport: {written}")
     return EXIT_OK

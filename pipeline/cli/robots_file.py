@@ -13,15 +13,19 @@ from config.registry import default_registry
 from matcher import agents, robots
 from matcher.explain import decision_to_dict, rule_text, why
 from matcher.normalize import normalize, request_path
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
+from pipeline.evidence.confined import NotReadable, read_regular
 from matcher.printable import printable, printable_json
 
 
 def read_bytes(path: str) -> bytes:
+    """A robots.txt file a command line names: a regular file only (never a FIFO or a device), read
+    as a crawler reads one, to the parse limit and one byte more, so a longer file is seen cut."""
     try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read {path}: {error.strerror or error}") from error
+        return read_regular(Path(path), robots.MAX_BYTES + 1)
+    except (NotReadable, OSError) as error:
+        raise InputError(str(error)) from error
 
 
 def check(args: argparse.Namespace) -> int:
@@ -56,7 +60,7 @@ def _describe(url: str, tokens: Sequence[str], decision: robots.Decision) -> str
 def lint(args: argparse.Namespace) -> int:
     rf = robots.parse(read_bytes(args.robots_file))
     for diagnostic in rf.diagnostics:
-        print(printable(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}"))
+        say(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}")
     if not rf.diagnostics:
-        print(printable(f"{args.robots_file}: no findings"))
+        say(f"{args.robots_file}: no findings")
     return EXIT_FINDINGS if rf.diagnostics else EXIT_OK

@@ -9,12 +9,17 @@ same audit on a stream and runs until stopped. Exit codes: 0 done, 1 a run-healt
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import io
 import logging
+import os
+import re
+import shutil
 import socket
+import tempfile
 
-from matcher.printable import printable
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 
 
@@ -22,6 +27,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     # Beam is imported only now, so that the other commands answer without loading it; its
     # import-time warnings about optional cloud clients would bury the report.
     logging.getLogger().setLevel(logging.ERROR)
+    # A failing step is logged by Beam with its traceback and then raised: the raised error is
+    # reported (one line for an I/O error), so the log would only say it twice.
+    logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
     from pipeline.graph import build
 
     try:
@@ -50,38 +58,109 @@ def _run_batch(settings, options) -> int:
     if settings.inputs.log_format == AUTO:
         detected = build.detect_file_formats(log_files)
         for path, candidate in detected.items():
-            print(f"log format of {printable(path)}: {candidate}")
+            say(f"log format of {path}: {candidate}")
         settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
     for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
-        print(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
+        say(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
     folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
     try:
-        with (
-            local.speedups(settings, options, log_files) as plan,
-            progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress),
-            beam.Pipeline(runner=plan.runner, options=options) as pipeline,
-        ):
-            outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
-            build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
+        with contextlib.ExitStack() as started:
+            plan = started.enter_context(local.speedups(settings, options, log_files))
+            started.enter_context(progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress))
+            started.enter_context(_temporary_folder_of_its_own())
+            with beam.Pipeline(runner=plan.runner, options=options) as pipeline:
+                outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
+                build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
         chosen = settings.inputs.file_formats or {}
         files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]
         formats = build.table_formats(settings.outputs.format)
         folder.commit(run_folder.manifest(folder.staging, settings, files, formats, plan.worker_processes))
-    except BaseException:
+    except BaseException as error:
         folder.discard()
+        failure = _io_failure(error)
+        if failure is not None:
+            raise InputError(f"{failure}; nothing was written to {settings.outputs.out}") from error
         raise
     # The page is written before anything is printed, so a reader that leaves early (`| head`)
-    # still finds it.
-    written = html.write(settings.outputs.out)
+    # does not keep it from being written.
+    try:
+        written = html.write(settings.outputs.out)
+    except ValueError as error:
+        raise InputError(
+            f"{error}; the run itself is complete in {settings.outputs.out}: make room and run"
+            f" `crawl-audit report {settings.outputs.out}`"
+        ) from error
     summary = text.load(settings.outputs.out)
-    print(text.render(summary))
-    print(f"\nreport: {written}")
+    say(text.render(summary))
+    say(f"\nreport: {written}")
     failing = sorted({finding.check for finding in summary.health} & settings.outputs.fail_on)
     if failing:
-        print(f"run health: failing on {', '.join(failing)} (--fail-on)")
+        say(f"run health: failing on {', '.join(failing)} (--fail-on)")
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+# How a worker's OSError reaches the launching process: as text, in the runner's own error.
+_OS_ERROR = re.compile(r"(?:OSError|IOError|PermissionError|FileNotFoundError): \[Errno \d+\] ([^\[\n]+?)(?::\s*'([^'\n]+)')?\s*(?:\[while running '([^']+)'\])?$", re.M)
+
+
+def _io_failure(error: BaseException) -> str | None:
+    """What a run that failed on an I/O error (a full disk, a quota, a read-only or failing file
+    system) says in one line: the error, the file when known, the step; None for other errors."""
+    if not isinstance(error, Exception) or isinstance(error, (ValueError, InputError)):
+        return None
+    if isinstance(error, OSError) and error.strerror:
+        where = f" {error.filename}" if error.filename else ""
+        return f"I/O error{where}: {error.strerror}"
+    found = _OS_ERROR.search(str(error))
+    if found is None:
+        return None
+    reason, path, step = found.groups()
+    where = f" {path}" if path else ""
+    during = f" (step {step})" if step else ""
+    return f"I/O error{where}: {reason.strip()}{during}"
+
+
+@contextlib.contextmanager
+def _temporary_folder_of_its_own():
+    """Everything Beam's runners put in temporary folders (the pipeline's, its requirements cache,
+    a worker's, which some runners leave even after a run that succeeded, and all of them after a
+    stop before the run started) goes into one folder of the run's own, removed on leaving
+    however the run ends. Workers started meanwhile inherit it through TMPDIR.
+
+    A job service Beam starts for the run (Prism) stays up until the process exits and then
+    removes its own `beam-temp*` folder itself: that folder is left to it, and what remains goes
+    at exit, after the job service's own clean-up (exit handlers run last registered first)."""
+    folder = tempfile.mkdtemp(prefix="crawl-audit-run-")
+
+    def remove_the_rest() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove_the_rest)
+    saved = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved[0]
+        if saved[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[1]
+        with os.scandir(folder) as entries:
+            kept = [entry.name for entry in entries if entry.name.startswith(_JOB_SERVICE_FOLDER)]
+        for name in set(os.listdir(folder)) - set(kept):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
+            atexit.unregister(remove_the_rest)
+
+
+# What Beam's SubprocessJobServer names its temporary folder (tempfile.mkdtemp(prefix=...)).
+_JOB_SERVICE_FOLDER = "beam-temp"
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):

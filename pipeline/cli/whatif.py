@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_OK, InputError
 from pipeline.cli.robots_file import read_bytes
 from pipeline.report import html, whatif as answers
@@ -19,5 +20,5 @@ def whatif(args: argparse.Namespace) -> int:
         written = html.write(args.out)
     except (ValueError, OSError) as error:
         raise InputError(str(error)) from error
-    print(f"{answers.render(digest)}\n\nwritten: {args.out}/{answers.FOLDER}/, report: {written}")
+    say(f"{answers.render(digest)}\n\nwritten: {args.out}/{answers.FOLDER}/, report: {written}")
     return EXIT_OK

@@ -72,7 +72,10 @@ def read_regular(path: Path, limit: int = -1) -> bytes:
         os.close(descriptor)
         raise NotReadable(f"{path} is {_kind(mode)}, not a regular file")
     with os.fdopen(descriptor, "rb") as handle:
-        return handle.read(limit)
+        try:
+            return handle.read(limit)
+        except OSError as error:
+            raise NotReadable(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def read_location(location: str, limit: int = -1) -> bytes:

@@ -7,12 +7,15 @@ from the source:
 - a folder (`WatchLogFolder`): each new file is stamped with the time of its first request, and
   after each poll the watermark moves to the earliest such time among the files it found. Files
   must appear complete (written elsewhere, then moved in, as log rotation does); each is read once.
+  Only regular files are read: a FIFO or device among them is passed over, never opened.
 - Pub/Sub: the publish time, or the log time when the publisher puts it in an attribute
   (`--pubsub-timestamp-attribute`);
 - Kafka: the record's CreateTime, which the log shipper should set to the log time.
 """
 from __future__ import annotations
 
+import os
+import stat
 from datetime import datetime, timedelta
 
 import apache_beam as beam
@@ -28,6 +31,7 @@ from apache_beam.utils.timestamp import Timestamp
 
 from matcher.logformats import AUTO, LogParseError, parser_for
 from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+from pipeline.evidence.confined import is_url
 from pipeline.graph.read_logs import LINES_PER_BATCH, first_lines, line_batches
 from pipeline.graph.sinks import beam_timestamp
 from matcher.line_auditor import UNKNOWN_FORMAT
@@ -86,10 +90,20 @@ def _never_parses(line: str):
 
 
 def matching_files(pattern: str) -> list[FileMetadata]:
+    """The files matching `pattern`; on local disk only regular files (a link to one is fine): a
+    FIFO would block the job on opening it, and a device would never end."""
     try:
-        return FileSystems.match([pattern])[0].metadata_list
+        found = FileSystems.match([pattern])[0].metadata_list
     except BeamIOError:
         return []  # the folder is empty or not there yet: nothing new this time
+    return [metadata for metadata in found if is_url(metadata.path) or _is_regular(metadata.path)]
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # gone since the listing
 
 
 def first_request_time(path: str, parse, search: int = _FIRST_REQUEST_SEARCH) -> datetime | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import logging
 import os
 import select
 import shlex
@@ -53,12 +54,18 @@ def fork_server(preload: Sequence[str] = ()) -> Iterator[str | None]:
         return
     folder = tempfile.mkdtemp(prefix="crawl-audit-workers-")
     address = os.path.join(folder, "socket")
+    # `-m` on a module its own package imports makes runpy warn that it was imported twice: harmless.
     server = subprocess.Popen(
-        [sys.executable, "-m", SERVER_MODULE, address, *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, "-W", "ignore::RuntimeWarning:runpy", "-m", SERVER_MODULE, address, *preload],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )
     try:
         listening = server.stdout.readline() == LISTENING
         yield " ".join(map(shlex.quote, (sys.executable, "-I", "-S", str(_STAND_IN), address))) if listening else None
+    except BaseException:
+        # The run stopped (a signal, an error) with workers maybe still busy: the server stops them.
+        server.terminate()
+        raise
     finally:
         server.stdin.close()  # the server leaves when its input ends
         server.stdout.close()
@@ -69,8 +76,12 @@ def fork_server(preload: Sequence[str] = ()) -> Iterator[str | None]:
 def serve(address: str, prepare: Callable[[], Callable[[], object]]) -> None:
     """Listen on `address`; once `prepare` has made the work, fork a process for each stand-in that
     connects, which does the work as that stand-in. Returns when standard input ends."""
-    # Ctrl-C is for the launching process to act on; the server leaves when that process closes its input.
+    # Ctrl-C is for the launching process to act on; the server leaves when that process closes its
+    # input, or stops its workers and leaves at once on SIGTERM, which the launching process sends
+    # when the run was stopped.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    workers: set[int] = set()
+    signal.signal(signal.SIGTERM, functools.partial(_stop_workers, workers))
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         listener.bind(address)
         listener.listen(16)
@@ -80,26 +91,41 @@ def serve(address: str, prepare: Callable[[], Callable[[], object]]) -> None:
         work = prepare()
         while True:
             readable, _, _ = select.select([listener, sys.stdin], [], [], _REAP_EVERY_SECONDS)
-            _reap(os.WNOHANG)
+            workers.difference_update(_reap(os.WNOHANG))
             if sys.stdin in readable:
                 break
             if listener in readable:
                 connection, _ = listener.accept()
-                if os.fork() == 0:
+                worker = os.fork()
+                if worker == 0:
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
                     listener.close()
                     _work_for(connection, work)
+                workers.add(worker)
                 connection.close()
     # Waited for, so that their CPU time counts in the launching process's, as a worker's it starts itself.
     _reap(0)
 
 
-def _reap(options: int) -> None:
-    """Collect the workers that have ended (with `os.WNOHANG`), or all of them (with 0)."""
-    try:
-        while os.waitpid(-1, options)[0]:
+def _stop_workers(workers: set[int], signum, frame) -> NoReturn:
+    for worker in workers:
+        try:
+            os.kill(worker, signal.SIGTERM)
+        except ProcessLookupError:  # ended already
             pass
+    _reap(0)
+    os._exit(0)
+
+
+def _reap(options: int) -> list[int]:
+    """Collect the workers that have ended (with `os.WNOHANG`), or all of them (with 0); their ids."""
+    ended = []
+    try:
+        while worker := os.waitpid(-1, options)[0]:
+            ended.append(worker)
     except ChildProcessError:  # none left
         pass
+    return ended
 
 
 def _work_for(connection: socket.socket, work: Callable[[], object]) -> NoReturn:
@@ -143,7 +169,8 @@ def _take_over(request: dict, streams: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["environ"])
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Ctrl-C reaches every process of the terminal's group: the launching process stops the
+    # workers itself, which then end without a traceback each.
 
 
 def _status_of(work: Callable[[], object]) -> int:
@@ -159,11 +186,23 @@ def _status_of(work: Callable[[], object]) -> int:
 
 
 def _beam_worker(preload: Sequence[str]) -> Callable[[], object]:
+    # Beam's import-time notes about optional cloud clients, as in the launching process.
+    logging.getLogger().setLevel(logging.ERROR)
     from apache_beam.runners.worker import sdk_worker_main
 
     for module in preload:
         importlib.import_module(module)
-    return lambda: sdk_worker_main.main(sys.argv)
+    return _quiet(sdk_worker_main.main)
+
+
+def _quiet(harness: Callable[[list[str]], object]) -> Callable[[], object]:
+    def work() -> object:
+        # A worker's notes on how it starts, connects and ends would bury the run's report on the
+        # terminal they share; its errors still show.
+        logging.disable(logging.WARNING)
+        return harness(sys.argv)
+
+    return work
 
 
 if __name__ == "__main__":

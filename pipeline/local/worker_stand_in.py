@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -16,6 +17,8 @@ STANDARD_STREAMS = (0, 1, 2)
 
 
 def main(address: str) -> int:
+    # Ctrl-C reaches every process of the terminal's group; the launching process stops the run.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     request = json.dumps({"environ": dict(os.environ), "cwd": os.getcwd()}).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.connect(address)

@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import json
+from datetime import date, datetime
 from pathlib import Path
 
 from matcher import records
-from matcher.report_counts import ReportCounts
+from matcher.report_counts import DISALLOWED_FIELDS, ReportCounts
 from pipeline.tables import reading as tables
-from pipeline.tables.run_folder import RunFolderError, read_manifest
+from pipeline.tables.files import RunFolderError, read_member
+from pipeline.tables.run_folder import read_manifest
+
+# What a run writes to report_counts.json is bounded by what the page shows; far below this.
+MAX_REPORT_COUNTS_BYTES = 1 << 30
 
 
 def report_counts(out: str) -> ReportCounts:
@@ -18,9 +23,37 @@ def report_counts(out: str) -> ReportCounts:
         return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
     try:
         (name,) = listed["files"]
-        return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as error:
-        raise RunFolderError(f"{out}: unreadable report counts ({error!r}); run the audit again") from None
+    except ValueError:
+        raise RunFolderError(f"{out}: the manifest lists {len(listed['files'])} report counts files, not one") from None
+    document = read_member(out, name, MAX_REPORT_COUNTS_BYTES)
+    try:
+        counts = ReportCounts.from_json(json.loads(document))
+        problem = _counts_problem(counts)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        problem = repr(error)
+    if problem is not None:
+        raise RunFolderError(f"{Path(out, name)}: unreadable report counts ({problem}); run the audit again")
+    return counts
+
+
+def _counts_problem(counts: ReportCounts) -> str | None:
+    """What in the counts read back is not what the report and run health draw from, or None."""
+    text = (str, type(None))
+    sections = {
+        "hosts": (counts.hosts, lambda key: isinstance(key, text)),
+        "timeline": (counts.timeline, lambda key: len(key) == 2 and isinstance(key[1], datetime)),
+        # (label, identity, *DISALLOWED_FIELDS)
+        "disallowed": (counts.disallowed, lambda key: len(key) == 2 + len(DISALLOWED_FIELDS)),
+        "spoofed_addresses": (counts.spoofed_addresses, lambda key: len(key) == 2),
+        "spoofed_user_agents": (counts.spoofed_user_agents, lambda key: len(key) == 2),
+        "unjudged": (counts.unjudged, lambda key: len(key) == 3 and isinstance(key[2], date)),
+        "identity_notes": (counts.identity_notes, lambda key: len(key) == 3 and isinstance(key[2], date)),
+    }
+    for name, (section, key_fits) in sections.items():
+        for key, n in section.items():
+            if not isinstance(n, int) or isinstance(n, bool) or not key_fits(key):
+                return f"a {name} entry is not a key and a count: {key!r}"
+    return None
 
 
 def _as_written(row: dict) -> dict:

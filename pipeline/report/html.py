@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import difflib
 import hashlib
-import os
 from collections import Counter
 from datetime import datetime, timedelta
 from html import escape
@@ -25,7 +24,7 @@ from pipeline.report import whatif
 from pipeline.report import charts
 from pipeline.report import robots_readers
 from pipeline.report import health
-from pipeline.tables.run_folder import write_whole
+from pipeline.tables.files import write_member, write_whole
 from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
 
 SECTIONS = (
@@ -94,9 +93,12 @@ CSP = (
 
 
 def write(out: str, target: str | None = None) -> str:
-    """Build the report of the run in `out` and write it to `target` (default OUT/report.html)."""
-    target = target or os.path.join(out, FILE_NAME)
-    write_whole(Path(target), render(gather(out)).encode("utf-8"))
+    """Build the report of the run in `out` and write it, whole, to `target` (default
+    OUT/report.html, reached without following any link in OUT)."""
+    page = render(gather(out)).encode("utf-8")
+    if target is None:
+        return str(write_member(out, FILE_NAME, page))
+    write_whole(Path(target), page)
     return target
 
 

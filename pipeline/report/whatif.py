@@ -26,7 +26,8 @@ from pipeline.tables import reading as tables
 from matcher.printable import printable
 from matcher.timerange import parse_duration
 from pipeline.report.robots_readers import readers
-from pipeline.tables.run_folder import read_manifest, write_whole
+from pipeline.tables.files import MissingFile, RunFolderError, read_member, remove_member, write_member
+from pipeline.tables.run_folder import read_manifest
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"
@@ -168,25 +169,104 @@ def _flip_row(host: str, flip: Flip) -> dict:
 
 
 def write(question: Question, outcome: Outcome, digest: dict) -> str:
-    """OUT/whatif/ with the flips, the summary and the proposal; returns the folder."""
-    folder = Path(question.out) / FOLDER
-    folder.mkdir(exist_ok=True)
+    """OUT/whatif/ with the flips, the summary and the proposal; returns the folder. Each file is
+    written whole and no link in OUT is followed (`pipeline.tables.files`). The summary, which the
+    report reads, goes first and comes back last, so a what-if that fails half way (a full disk)
+    leaves none that would pass the new flips for an earlier what-if's."""
+    remove_member(question.out, f"{FOLDER}/{SUMMARY}")
     lines = (
         json.dumps(records.to_json_ready(_flip_row(question.host, flip), records.WHATIF_FLIPS), ensure_ascii=False)
         for flip in outcome.flips
     )
-    write_whole(folder / "flips.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"))
-    write_whole(folder / SUMMARY, json.dumps(digest, indent=2, ensure_ascii=False).encode("utf-8"))
-    write_whole(folder / "proposed.txt", question.proposal)
-    return str(folder)
+    write_member(question.out, f"{FOLDER}/flips.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"))
+    write_member(question.out, f"{FOLDER}/proposed.txt", question.proposal)
+    write_member(question.out, f"{FOLDER}/{SUMMARY}", json.dumps(digest, indent=2, ensure_ascii=False).encode("utf-8"))
+    return str(Path(question.out) / FOLDER)
+
+
+# The summary is the top flips of each crawler: small, whatever the run.
+MAX_SUMMARY_BYTES = 64 << 20
 
 
 def load_summary(out: str) -> dict | None:
-    """The last what-if written under `out`, or None."""
-    path = Path(out) / FOLDER / SUMMARY
-    if not path.exists():
+    """The last what-if written under `out`, or None; RunFolderError when it is not one `write` wrote."""
+    name = f"{FOLDER}/{SUMMARY}"
+    try:
+        data = read_member(out, name, MAX_SUMMARY_BYTES)
+    except MissingFile:
         return None
-    return json.loads(path.read_bytes().decode("utf-8"))
+    try:
+        digest = json.loads(data)
+    except ValueError as error:
+        raise RunFolderError(f"{Path(out, name)}: not JSON: {error}") from None
+    problem = _summary_problem(digest)
+    if problem is not None:
+        raise RunFolderError(f"{Path(out, name)}: {problem}; run the what-if again")
+    return digest
+
+
+def _summary_problem(digest: object) -> str | None:
+    """What makes `digest` not a summary `summary` makes, or None."""
+    if not isinstance(digest, dict):
+        return "not a what-if summary"
+    for key, kinds in _SUMMARY_FIELDS.items():
+        value = digest.get(key)
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            return f"{key} is missing or of the wrong type"
+    if not _counts_of(digest["flipped"], CHANGES):
+        return "flipped must count each change"
+    for crawler in digest["crawlers"]:
+        if not isinstance(crawler, dict) or not isinstance(crawler.get("identity"), str):
+            return "a crawler entry has no identity"
+        if not isinstance(crawler.get("crawler"), (str, type(None))):
+            return "a crawler entry's crawler must be a string or null"
+        if not _counts_of(crawler.get("requests"), CHANGES) or not isinstance(crawler.get("top"), dict):
+            return "a crawler entry must count and list each change"
+        for change in CHANGES:
+            flips = crawler["top"].get(change)
+            if not isinstance(flips, list):
+                return f"a crawler entry lists no {change}"
+            for flip in flips:
+                problem = records.row_problem(flip, records.WHATIF_FLIPS)
+                if problem is not None:
+                    return f"a flip: {problem}"
+    # a summary from before the fetch cadence was read has no when_read
+    when = digest.get("when_read", [])
+    if not isinstance(when, list) or not all(_when_read_problem(reader) is None for reader in when):
+        return "when_read must list each flipped crawler's expected read"
+    return None
+
+
+def _when_read_problem(reader: object) -> str | None:
+    """What makes `reader` not an entry `when_read` makes, or None."""
+    if not isinstance(reader, dict):
+        return "not an entry"
+    for key, kinds in _WHEN_READ_FIELDS.items():
+        value = reader.get(key)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and kinds is not bool):
+            return f"{key} is missing or of the wrong type"
+    if not reader["grace_assumed"] and (reader["typical_s"] is None or reader["longest_s"] is None):
+        return "a cadence not assumed needs its intervals"
+    return None
+
+
+def _counts_of(value: object, keys) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(value.get(key), int) and not isinstance(value.get(key), bool) for key in keys
+    )
+
+
+_NULLABLE_TEXT = (str, type(None))
+_SUMMARY_FIELDS = {
+    "host": str, "proposal": str, "proposal_sha256": str, "from": _NULLABLE_TEXT, "to": _NULLABLE_TEXT,
+    "requests": int, "unchanged": int, "flipped": dict, "unknown_now_allowed": int,
+    "unknown_now_disallowed": int, "crawlers": list,
+}
+_NULLABLE_SECONDS = (int, float, type(None))
+_WHEN_READ_FIELDS = {
+    "crawler": str, "identity": str, "fetches": int, "typical_s": _NULLABLE_SECONDS,
+    "longest_s": _NULLABLE_SECONDS, "grace_s": (int, float), "grace_assumed": bool,
+}
 
 
 def render(digest: dict) -> str:

@@ -3,7 +3,8 @@
 The sinks write into a sibling folder (`OUT.partial-XXXXXXXX`, same parent, so the same file
 system). When the pipeline has finished, `manifest.json` is written there last and the folder is
 renamed to `OUT`. So `OUT` only ever holds a complete run or nothing: a run that fails or is
-killed leaves at most a `.partial-` sibling, and part files of an earlier run (another format,
+stopped by a signal removes its `.partial-` sibling on the way out (only `kill -9` leaves one), and
+part files of an earlier run (another format,
 another shard count) can never mix with a new run's.
 
 An existing `OUT` must be empty, or be replaced on purpose with `--overwrite`; even then only a
@@ -27,6 +28,7 @@ from typing import Sequence
 
 from matcher.records import SCHEMA_VERSION
 from matcher.timerange import duration_text
+from pipeline.tables.files import MissingFile, RunFolderError, read_member, write_whole
 
 
 MANIFEST = "manifest.json"
@@ -36,10 +38,8 @@ MANIFEST_VERSION = 1
 # belong to the run and `--overwrite` replaces them with it.
 DERIVED_FILES = frozenset({"report.html"})
 DERIVED_FOLDER = "whatif/"
-
-
-class RunFolderError(ValueError):
-    """An `--out` folder that a run may not use, or a folder that holds no complete run."""
+# A manifest lists a run's files, a few per table and worker: far below this.
+MAX_MANIFEST_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,18 @@ def _has_entries(folder: Path) -> bool:
 
 
 def read_manifest(out: str | Path) -> dict:
-    """The manifest of a complete run; RunFolderError for a folder that holds none."""
+    """The manifest of a complete run; RunFolderError for a folder that holds none, or whose
+    manifest is not one a run writes."""
     path = Path(out) / MANIFEST
     try:
-        manifest = json.loads(path.read_bytes())
-    except FileNotFoundError:
+        manifest = json.loads(read_member(out, MANIFEST, MAX_MANIFEST_BYTES))
+    except MissingFile:
         raise RunFolderError(
             f"{out} holds no complete run: no {MANIFEST} (a run still going, killed, or a streaming output)"
         ) from None
-    except (OSError, ValueError) as error:
+    except ValueError as error:
+        if isinstance(error, RunFolderError):
+            raise
         raise RunFolderError(f"{path}: unreadable manifest: {error}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise RunFolderError(f"{path} is not a crawl-audit run manifest")
@@ -132,7 +135,27 @@ def read_manifest(out: str | Path) -> dict:
     tables = manifest.get("tables")
     if not isinstance(tables, dict) or not all(_is_table(table) for table in tables.values()):
         raise RunFolderError(f"{path}: tables must map names to a format and files inside the run's folder")
+    counts = manifest.get("counts")
+    if not isinstance(counts, dict) or not _are_counts(counts):
+        raise RunFolderError(f"{path}: counts must map names to counts of lines, got {_short(counts)}")
     return manifest
+
+
+def _are_counts(counts: dict, by_reason: bool = False) -> bool:
+    """Names mapped to counts; a `..._reasons` name to counts by reason."""
+    return all(
+        isinstance(name, str)
+        and (
+            _are_counts(n, True) if name.endswith("_reasons") and not by_reason and isinstance(n, dict)
+            else isinstance(n, int) and not isinstance(n, bool) and n >= 0
+        )
+        for name, n in counts.items()
+    )
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_table(table: object) -> bool:
@@ -224,18 +247,3 @@ def crawl_audit_version() -> str:
 
 def _write_json(path: Path, value: dict) -> None:
     write_whole(path, (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
-
-
-def write_whole(path: Path, data: bytes) -> None:
-    """Write `path` so that it is never seen half written: a new file beside it, renamed over it
-    (which replaces a symlink there rather than writing through it)."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    try:
-        with open(temporary, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise

@@ -7,6 +7,8 @@ import gzip
 import json
 import os
 import random
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -232,6 +234,35 @@ def test_a_poll_lists_the_files_stamped_with_their_first_request(site):
     (folder / "c.tmp").write_text("not matched")
     found = {Path(out.value).name: out.timestamp for out in poll(str(folder / "*.log.gz")).outputs}
     assert found == {"a.log.gz": Timestamp(micros=crawl_delay.micros(first)), "b.log.gz": Timestamp(1_700_000_000)}
+
+
+def test_a_poll_passes_over_fifos_and_devices_without_opening_them(site):
+    folder = site / "incoming"
+    (folder / "a.log").write_text(_log_line(T0, "/") + "\n")
+    os.mkfifo(folder / "b.log")  # opening it for reading would wait for a writer forever
+    (folder / "c.log").symlink_to("/dev/zero")
+    (folder / "d.log").symlink_to(folder / "a.log")  # a link to a regular file is a log like any
+    poll = stream_sources.LogFolderPoll("host_combined", None, None)
+    assert sorted(Path(out.value).name for out in poll(str(folder / "*.log")).outputs) == ["a.log", "d.log"]
+
+
+def test_a_fifo_among_the_logs_never_blocks_a_streaming_run_and_watch_for_ends_it(site):
+    """For real, from the command line: `--watch-for` ends the job though a FIFO sits among the files."""
+    folder = site / "incoming"
+    (folder / "example.com.log").write_text(_log_line(T0, "/a") + "\n" + _log_line(T0 + timedelta(seconds=9), "/b") + "\n")
+    os.mkfifo(folder / "stuck.log")
+    out = site / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from pipeline.cli.main import main; sys.exit(main(sys.argv[1:]))",
+         "run", "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
+         f"--logs={folder / '*.log'}", "--log-format=host_combined", f"--robots={site / 'robots.jsonl'}",
+         f"--ranges={site / 'ranges'}", f"--out={out}", "--poll-interval=0.2s", "--watch-for=3s",
+         "--robots-refresh=0", "--window=1h"],
+        capture_output=True, text=True, timeout=240, cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(row["path"] for row in _rows(out / "verdicts")) == ["/a", "/b"]
 
 
 def _hour_file(hour: int, seconds: list[int], junk: bool = False) -> bytes:

@@ -236,8 +236,8 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
         rows.append({
             "ts": f"2026-{8 + i % 3:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z", "host": f"h{i % 400}.example",
             "client_ip": f"203.0.113.{i % 250}", "user_agent": f"{crawler}/1.0 (+https://example.org/{i % 50})",
-            "path": f"/p/{i % 40_000}", "crawler": crawler, "operator": None, "identity": identity,
-            "identity_method": "ip-range", "identity_evidence": None,
+            "path": f"/p/{i % 40_000}", "source": f"access.log:{i + 1}", "crawler": crawler, "operator": None,
+            "tokens": [crawler], "identity": identity, "identity_method": "ip-range", "identity_evidence": None,
             "robots_version": {"effective_from": "2026-08-01T00:00:00Z", "status": "200", "sha256": "0" * 64},
             "rule_kind": "disallow", "rule_pattern": "/p/", "rule_line": 3, "decision": decision, "reason": "rule",
         })
@@ -247,6 +247,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     columns = {
         "allowed": "allowed", "disallowed": "disallowed", "disallowed-within-grace": "within_grace",
         "disallowed-between-captures": "between_captures", "unknown": "unknown",
+        "disallowed-before-refetch": "before_refetch",
     }
     summary_rows = []
     for crawler, identity in {(c, i) for c, i, _ in summary}:
