@@ -9,7 +9,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_line, target_path
+from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_host, request_line, target_path
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
@@ -58,13 +58,17 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "ts": "timestamp",
         "client_ip": "httpRequest.remoteIp",
         "method": "httpRequest.requestMethod",
-        "target": "httpRequest.requestUrl",  # absolute URL: the host comes from it
+        "target": "httpRequest.requestUrl",  # the URL the load balancer logged: the host comes from it
         "status": "httpRequest.status",
         "size": "httpRequest.responseSize",
         "referer": "httpRequest.referer",
         "user_agent": "httpRequest.userAgent",
     }),
 })
+
+
+# Presets whose target is the URL the server wrote down; a user mapping's target is as the client sent it.
+LOGGED_URL_PRESETS = frozenset({"gcp_lb"})
 
 
 def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
@@ -132,6 +136,9 @@ class JsonParser:
     mapping: dict[str, str]  # plain dicts, not mapping proxies: parsers are pickled to workers
     paths: dict[str, tuple[str, ...]]
     default_host: str | None
+    # The target field is the URL the server itself wrote down (a load balancer's requestUrl,
+    # built from the request it received): its host is the logged host.
+    target_is_logged_url: bool = False
 
     def _required(self, values: dict[str, Any], field: str) -> Any:
         value = values.get(field)
@@ -162,10 +169,10 @@ class JsonParser:
         else:
             method, target = self._required_str(values, "method"), self._required_str(values, "target")
         path, target_host = target_path(target)
-        host = _json_str(values.get("host"), "host")
+        host = target_host if self.target_is_logged_url else _json_str(values.get("host"), "host")
         return LogRecord(
             ts,
-            logged_host(host) or logged_host(target_host) or self.default_host,
+            request_host(host, self.default_host),
             client_ip,
             method,
             target,
@@ -176,4 +183,5 @@ class JsonParser:
             _json_str(values.get("user_agent"), "user_agent") or "",
             _json_str(values.get("forwarded_for"), "forwarded_for"),
             _json_header_values(values.get("x_robots_tag")),
+            logged_host(target_host),
         )

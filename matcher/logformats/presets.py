@@ -16,7 +16,7 @@ from datetime import datetime, tzinfo
 from types import MappingProxyType
 
 from matcher.logformats.fields import (
-    cleaned_line, logged_host, request_line, target_path, unescaped_text,
+    cleaned_line, logged_host, request_host, request_line, target_path, unescaped_text,
 )
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp
@@ -84,6 +84,9 @@ class Layout:
     time: TimeField
     client_has_port: bool = False
     prefix: re.Pattern[str] | None = None  # a prefix the program itself writes before the line, e.g. syslog's
+    # The request's URL is the one the program itself wrote down (a load balancer's
+    # `scheme://host:port/uri`, a proxy's URL), so its host is the logged host.
+    target_is_logged_url: bool = False
 
 
 def _layout(parts: list[str], time: TimeField, **options) -> Layout:
@@ -104,12 +107,12 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     "aws_alb": _layout([
         r"(?:http|https|h2|grpcs|ws|wss) (?P<time>\S+) \S+ (?P<client_ip>\S+) \S+ \S+ \S+ \S+ ",
         r"(?P<status>\d{3}|-) \S+ \S+ (?P<size>\d{1,20}|-) ", _quoted("request"), " ", _quoted("user_agent"), _REST,
-    ], ISO, client_has_port=True),
+    ], ISO, client_has_port=True, target_is_logged_url=True),
     # Classic Load Balancer access log entry (docs.aws.amazon.com, "Access logs for your Classic Load Balancer").
     "aws_elb": _layout([
         r"(?P<time>\d{4}-\S+) \S+ (?P<client_ip>\S+) \S+ \S+ \S+ \S+ (?P<status>\d{3}|-) \S+ \S+ (?P<size>\d{1,20}|-) ",
         _quoted("request"), " ", _quoted("user_agent"), _REST,
-    ], ISO, client_has_port=True),
+    ], ISO, client_has_port=True, target_is_logged_url=True),
     # Amazon S3 server access log record (docs.aws.amazon.com, "Amazon S3 server access log format").
     "aws_s3": _layout([
         r"\S+ \S+ \[(?P<time>[^\]]*)\] (?P<client_ip>\S+) \S+ \S+ \S+ \S+ ", _quoted("request"),
@@ -132,7 +135,7 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     "squid": _layout([
         r"(?P<time>\d{1,12}\.\d{1,6}) +\d+ (?P<client_ip>\S+) \S+/(?P<status>\d{3}) (?P<size>\d{1,20}) ",
         r"(?P<request>\S+ \S+) \S+ \S+ \S+",
-    ], EPOCH),
+    ], EPOCH, target_is_logged_url=True),
 })
 
 
@@ -172,7 +175,7 @@ class PresetParser:
         user_agent = groups.get("user_agent")
         return LogRecord(
             ts,
-            logged_host(groups.get("host")) or logged_host(target_host) or self.default_host,
+            request_host(target_host if layout.target_is_logged_url else groups.get("host"), self.default_host),
             client_ip,
             method,
             target,
@@ -181,4 +184,5 @@ class PresetParser:
             None if size in ("-", None) else int(size.lstrip("+")),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
+            target_host=logged_host(target_host),
         )

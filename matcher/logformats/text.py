@@ -6,7 +6,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from matcher.logformats.fields import cleaned_line, logged_host, request_line, target_path, unescaped_text
+from matcher.logformats.fields import (
+    cleaned_line, logged_host, request_host, request_line, target_path, unescaped_text,
+)
 from matcher.logformats.record import LogParseError, LogRecord, Skim
 from matcher.logformats.timestamps import clf_timestamp
 
@@ -108,7 +110,7 @@ class TextParser:
         path, target_host = target_path(target)
         return LogRecord(
             ts,
-            logged_host(host) or logged_host(target_host) or self.default_host,
+            request_host(host, self.default_host),
             client_ip,
             method,
             target,
@@ -119,6 +121,7 @@ class TextParser:
             "" if user_agent == "-" else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
             () if x_robots_tag in ("", "-") else (unescaped_text(x_robots_tag),),
+            logged_host(target_host),
         )
 
     def skim(self, line: str) -> Skim | None:

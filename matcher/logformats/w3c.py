@@ -20,7 +20,7 @@ from datetime import datetime
 from types import MappingProxyType
 from urllib.parse import unquote, unquote_plus
 
-from matcher.logformats.fields import cleaned_line, logged_host, target_path
+from matcher.logformats.fields import cleaned_line, logged_host, request_host, target_path
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import iso_timestamp
 
@@ -164,7 +164,7 @@ class W3CParser:
         referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
         return LogRecord(
             ts,
-            logged_host(value("host")) or logged_host(target_host) or self.default_host,
+            request_host(value("host"), self.default_host),
             client_ip,
             method,
             target,
@@ -174,6 +174,7 @@ class W3CParser:
             None if referer is None else decode(referer),
             "" if user_agent is None else decode(user_agent),
             forwarded_for,
+            target_host=logged_host(target_host),
         )
 
 

@@ -157,6 +157,6 @@ def test_a_host_that_is_not_a_plain_name_never_becomes_a_folder(name):
 
 
 def test_host_names_are_kept_in_the_form_lookups_compare_in():
-    assert [checked_host(name) for name in ("Site.Example.", "192.0.2.1", "xn--bcher-kva.example")] == [
-        "site.example", "192.0.2.1", "xn--bcher-kva.example"
+    assert [checked_host(name) for name in ("Site.Example.", "192.0.2.1", "xn--bcher-kva.example", "Bücher.Example")] == [
+        "site.example", "192.0.2.1", "xn--bcher-kva.example", "xn--bcher-kva.example"
     ]
