@@ -1,5 +1,6 @@
 """Log files as batches of lines: any Beam filesystem, gzip and bz2 streamed in small chunks, a
-file that breaks off read up to the break and the rest of it handed on as `UnreadableRest`."""
+file that breaks off read up to the break and the rest of it handed on as `UnreadableRest`, a line
+longer than `MAX_LINE_BYTES` handed on as a `LongLine` without ever being held whole."""
 from __future__ import annotations
 
 import bz2
@@ -17,6 +18,11 @@ from pipeline.graph import progress
 from pipeline.evidence.confined import require_regular
 
 LINES_PER_BATCH = 2000
+# No log format writes a request this long (servers cap a request line and its headers at 8 to
+# 64 KiB); a longer "line" is junk, typically the zero-filled tail a crash leaves in a log file.
+MAX_LINE_BYTES = 1 << 20
+# What a dead letter keeps of a line over the maximum: enough to see what it was.
+LONG_LINE_PREFIX_BYTES = 4096
 
 
 class ReadLogLines(beam.PTransform):
@@ -51,6 +57,23 @@ class UnreadableRest:
     message: str
 
 
+@dataclass(frozen=True)
+class LongLine:
+    """A line longer than `MAX_LINE_BYTES`: its length, its first `LONG_LINE_PREFIX_BYTES`, and
+    where it is. It counts as one line read and becomes one dead letter."""
+
+    path: str
+    line: int
+    length: int
+    prefix: str
+
+
+@dataclass(frozen=True)
+class _Overlong:
+    prefix: bytes
+    length: int
+
+
 _CHUNK_BYTES = 1 << 16
 
 
@@ -64,8 +87,13 @@ def line_batches(
     position = _Position()
     try:
         for raw in split_lines(_chunks(path, position)):
-            # Undecodable bytes become \xNN, the escape servers use themselves.
-            batch.append(raw.decode("utf-8", "backslashreplace"))
+            if isinstance(raw, _Overlong):
+                if batch:
+                    yield path, first, batch
+                yield LongLine(path, first + len(batch), raw.length, decoded(raw.prefix))
+                first, batch = first + len(batch) + 1, []
+                continue
+            batch.append(decoded(raw))
             if len(batch) == size:
                 progress.file_read(path, position.file_bytes(), size)
                 yield path, first, batch
@@ -82,12 +110,13 @@ def line_batches(
 
 
 def first_lines(path: str, count: int) -> list[bytes]:
-    """Up to `count` first non-blank lines of a log file, decompressed as reading it will be; a file
-    that breaks off gives the lines before the break (reading it in full reports the break)."""
+    """Up to `count` first non-blank lines of a log file, decompressed as reading it will be, lines
+    over the maximum left out; a file that breaks off gives the lines before the break (reading it
+    in full reports the break)."""
     lines = []
     try:
         for raw in split_lines(_chunks(path, _Position())):
-            if raw.strip():
+            if isinstance(raw, bytes) and raw.strip():
                 lines.append(raw)
                 if len(lines) == count:
                     break
@@ -98,28 +127,61 @@ def first_lines(path: str, count: int) -> list[bytes]:
     return lines
 
 
-def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+def file_lines(path: str) -> Iterator[str | None]:
+    """The lines of one log file as `line_batches` reads them, None for a line over the maximum."""
+    for raw in split_lines(_chunks(path, _Position())):
+        yield None if isinstance(raw, _Overlong) else decoded(raw)
+
+
+def decoded(raw: bytes) -> str:
+    # Undecodable bytes become \xNN, the escape servers use themselves.
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def split_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | _Overlong]:
     """Lines of a byte stream without their ends: LF, CR LF, and a lone CR each end a line (old
-    Mac tools and some log shippers write CR alone). Linear in the input, whatever the chunking."""
+    Mac tools and some log shippers write CR alone). Linear in the input, whatever the chunking.
+
+    A line longer than `limit` is an `_Overlong`: its prefix and length. Of it, no more than
+    `limit` bytes and a chunk are held at any time, however long it runs."""
     head: list[bytes] = []  # pieces of a line that began in an earlier chunk
+    held = 0  # bytes in head
+    overlong: _Overlong | None = None  # the line being skipped, once it passed the limit
     after_cr = False
     for chunk in chunks:
         if after_cr and chunk[:1] == b"\n":
             chunk = chunk[1:]  # the LF of a CR LF split between chunks
+            after_cr = False  # it ended that CR LF: a next LF ends a line of its own
         if not chunk:
             continue
         pieces = chunk.splitlines(keepends=True)  # bytes split at LF, CR LF and CR only
         after_cr = chunk[-1:] == b"\r"
         for piece in pieces:
-            if piece[-1:] not in (b"\n", b"\r"):
-                head.append(piece)  # the last piece: the line goes on in the next chunk
+            ended = piece[-1:] in (b"\n", b"\r")
+            text = piece if not ended else piece.rstrip(b"\r\n") if piece[-2:] == b"\r\n" else piece[:-1]
+            if overlong is None and held + len(text) > limit:
+                overlong = _Overlong(b"".join(head)[:LONG_LINE_PREFIX_BYTES], held)
+                head, held = [], 0
+            if overlong is not None:
+                prefix = overlong.prefix
+                if len(prefix) < LONG_LINE_PREFIX_BYTES:
+                    prefix += text[:LONG_LINE_PREFIX_BYTES - len(prefix)]
+                overlong = _Overlong(prefix, overlong.length + len(text))
+                if ended:
+                    yield overlong
+                    overlong = None
+                continue
+            if not ended:
+                head.append(text)  # the last piece: the line goes on in the next chunk
+                held += len(text)
                 break
-            text = piece.rstrip(b"\r\n") if piece[-2:] == b"\r\n" else piece[:-1]
             if head:
                 head.append(text)
-                text, head = b"".join(head), []
+                text, head, held = b"".join(head), [], 0
             yield text
-    if head:
+    if overlong is not None:
+        yield overlong
+    elif head:
         yield b"".join(head)
 
 
