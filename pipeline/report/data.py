@@ -3,6 +3,7 @@ verdicts the run wrote (`report_counts.json`), never the verdicts themselves. On
 lists and per-bucket totals are kept, so the report stays small however many requests the run had."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -11,13 +12,12 @@ from pathlib import Path
 
 from matcher import records
 from matcher.report_counts import ReportCounts
-from matcher.timerange import from_micros, micros
+from matcher.timerange import from_micros, micros, parse_timestamp
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
 from pipeline.tables.run_folder import RunFolderError, read_manifest
 
-TOP_PATHS = 10
 TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
 MAX_BUCKETS = 240
@@ -39,6 +39,15 @@ class Disallowed:
     version_status: str | None
 
 
+@dataclass(frozen=True)
+class CrawlerDisallowed:
+    """One crawler's disallowed requests: exact totals, and the most requested rows in order."""
+
+    requests: int
+    distinct: int
+    top: tuple[tuple[Disallowed, int], ...]
+
+
 @dataclass
 class Spoofing:
     requests: int = 0
@@ -52,7 +61,7 @@ class ReportData:
     robots_versions: list[dict]
     whatif: dict | None
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
-    disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> Disallowed -> n
+    disallowed: dict[str, CrawlerDisallowed] = field(default_factory=dict)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
 
@@ -104,14 +113,22 @@ def gather(out: str) -> ReportData:
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
-    for (crawler, *fields), n in counts.disallowed.items():
-        data.disallowed[crawler][Disallowed(*fields)] += n
+    for crawler, of in counts.disallowed.items():
+        top = tuple((_disallowed(fields), n) for fields, n in of.top)
+        data.disallowed[crawler] = CrawlerDisallowed(of.requests, of.distinct, top)
     for (crawler, ip), n in counts.spoofed_addresses.items():
         data.spoofing[crawler].requests += n
         data.spoofing[crawler].addresses[ip] += n
     for (crawler, user_agent), n in counts.spoofed_user_agents.items():
         data.spoofing[crawler].user_agents[user_agent] += n
     return data
+
+
+def _disallowed(fields: tuple) -> Disallowed:
+    row = Disallowed(*fields)
+    if row.version_from is None:
+        return row
+    return dataclasses.replace(row, version_from=parse_timestamp(row.version_from))
 
 
 def _report_counts(out: str) -> ReportCounts:

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 
+from matcher.report_counts import TOP_PATHS
 from matcher.timerange import shifted
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
 from pipeline.report import charts
 from pipeline.tables.run_folder import write_whole
-from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
+from pipeline.report.data import TOP_ADDRESSES, Disallowed, ReportData, gather
 
 SECTIONS = (
     ("overview", "Overview"),
@@ -293,11 +294,11 @@ def _decided_by(item: Disallowed) -> str:
 
 
 def _disallowed(data: ReportData) -> str:
-    crawlers = sorted(data.disallowed.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    crawlers = sorted(data.disallowed.items(), key=lambda kv: (-kv[1].requests, kv[0]))
     parts = [_more(len(crawlers), TOP_CRAWLERS, "crawlers")]
     for crawler, paths in crawlers[:TOP_CRAWLERS]:
-        top = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
-        parts.append(f"<h3>{escape(crawler)}: {sum(paths.values()):,} disallowed requests, {len(paths):,} distinct</h3>")
+        top = paths.top
+        parts.append(f"<h3>{escape(crawler)}: {paths.requests:,} disallowed requests, {paths.distinct:,} distinct</h3>")
         parts.append(
             _table(
                 ("host", "path", "decision", "rule as written", "line", "robots.txt version", "status", "requests"),

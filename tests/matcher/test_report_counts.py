@@ -19,12 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher import report_counts
-from matcher.report_counts import ReportCounts, hour, label
+from matcher.report_counts import TOP_PATHS, CrawlerDisallowed, ReportCounts, TopDisallowed, hour, label
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
 from pipeline.report.data import Disallowed
 from pipeline.tables.run_folder import MANIFEST
 from pipeline.graph.summaries import CountForReport
+from pipeline.local.spill import grouping_on_disk
 from helpers import REPO, run_audit
 
 UTC = timezone.utc
@@ -96,13 +97,13 @@ def test_each_count_takes_the_verdicts_it_is_about():
     assert counts.hosts == {"www.example.com": 5, None: 1}
     ten, eleven = datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(2026, 11, 2, 11, tzinfo=UTC)
     assert counts.timeline == {("Googlebot", ten): 4, ("Googlebot", eleven): 1, ("(none)", ten): 1}
-    since = datetime(2026, 11, 1, tzinfo=UTC)
+    since = "2026-11-01T00:00:00Z"
     rule = ("rule", "disallow", "/private/", 4)
-    assert counts.disallowed == {
-        ("Googlebot", "www.example.com", "/private/a", "disallowed", *rule, since, "200"): 1,
-        ("Googlebot", "www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"): 1,
-        ("Googlebot", None, "/private/a", "disallowed-between-captures", *rule, None, None): 1,
-    }
+    assert counts.disallowed == {"Googlebot": CrawlerDisallowed(3, 3, (
+        ((None, "/private/a", "disallowed-between-captures", *rule, None, None), 1),
+        (("www.example.com", "/private/a", "disallowed", *rule, since, "200"), 1),
+        (("www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"), 1),
+    ))}
     assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
     assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
 
@@ -147,10 +148,47 @@ def test_batch_counts_add_up_to_the_whole_and_survive_the_file(batches):
     assert whole.timeline == Counter((label(v), hour(v["ts"])) for v in verdicts)  # in any time order
     added = ReportCounts()
     for batch in batches:
-        added.merge(ReportCounts.of(batch))
+        added.merge(ReportCounts().add(batch))
+    added.disallowed = report_counts.top_disallowed(sum(map(report_counts.disallowed_keys, batches), Counter()))
     assert added == whole
     document = json.loads(json.dumps(whole.to_json(), sort_keys=True))
     assert ReportCounts.from_json(document) == whole
+
+
+def reference_top(counts: Counter) -> dict:
+    """Per crawler: all requests, all distinct rows, and the TOP_PATHS most requested, by sorting
+    every row of the crawler (most requested, then path, then the other fields nulls first)."""
+    result = {}
+    for name in {key[0] for key in counts}:
+        rows = [(key[1:], n) for key, n in counts.items() if key[0] == name]
+        ordered = sorted(rows, key=lambda row: (-row[1], row[0][1], [(v is not None, v) for v in row[0]]))
+        result[name] = CrawlerDisallowed(sum(n for _, n in rows), len(rows), tuple(ordered[:TOP_PATHS]))
+    return result
+
+
+ROW = st.tuples(
+    st.sampled_from(["Googlebot", "bingbot"]), st.sampled_from([None, "a.example"]), st.text("/ab", max_size=3),
+    st.just("disallowed"), st.just("rule"), st.just("disallow"), st.just("/"), st.sampled_from([None, 1, 2]),
+    st.just(None), st.just("200"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(ROW, st.integers(1, 4), max_size=40), st.integers(1, 4))
+def test_the_top_rows_and_totals_are_those_of_the_whole_in_any_parts(counts, parts):
+    """Rows summed per key arrive at the per-crawler combine in any order and any split."""
+    expected = reference_top(Counter(counts))
+    assert report_counts.top_disallowed(counts) == expected
+    items = list(counts.items())
+    merged = {}
+    for number, ((name, *fields), n) in enumerate(items):
+        merged.setdefault(name, [TopDisallowed() for _ in range(parts)])[number % parts].add(tuple(fields), n)
+    for name, tops in merged.items():
+        total = TopDisallowed()
+        for top in reversed(tops):
+            total.merge(top)
+        assert total.result() == expected[name]
+    assert TopDisallowed().result() == CrawlerDisallowed(0, 0, ())
 
 
 def test_count_for_report_combines_the_batches_of_a_pipeline():
@@ -162,6 +200,9 @@ def test_count_for_report_combines_the_batches_of_a_pipeline():
     options = PipelineOptions(["--runner=FnApiRunner"])
     with TestPipeline(options=options) as p:
         counted = p | beam.Create(batches) | CountForReport()
+        assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
+    with grouping_on_disk() as on_disk, TestPipeline(options=options) as p:  # a local run's grouping
+        counted = p | beam.Create(batches) | CountForReport(on_disk)
         assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
     with TestPipeline(options=options) as p:  # no verdicts: one empty count, so the file is always written
         counted = p | beam.Create([], reshuffle=False).with_output_types(list) | CountForReport()
