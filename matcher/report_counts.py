@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from datetime import datetime, timedelta, timezone
 
 from matcher.records import rfc3339
@@ -44,6 +45,8 @@ DISALLOWED_FIELDS = (
 # The disallowed paths the report shows per crawler, most requested first.
 TOP_PATHS = 10
 _HOUR = timedelta(hours=1)
+# Verdicts `ReportCounts.of` holds at once, read from a table one at a time.
+_PART = 2000
 # Where the timestamps are among a row of `to_json`'s sections (after the label).
 _TIMESTAMP_AT = {"timeline": 1}
 _VERSION_FROM = DISALLOWED_FIELDS.index("version_from")
@@ -164,9 +167,12 @@ class ReportCounts:
     def of(cls, verdicts: Iterable[Mapping]) -> ReportCounts:
         """The counts of a whole run's verdicts, in memory: every distinct disallowed row is held
         until the end (a run counts through a grouping instead)."""
-        verdicts = list(verdicts)
-        counts = cls().add(verdicts)
-        counts.disallowed = top_disallowed(disallowed_keys(verdicts))
+        counts, disallowed = cls(), Counter()
+        iterator = iter(verdicts)
+        while part := list(islice(iterator, _PART)):
+            counts.add(part)
+            disallowed.update(disallowed_keys(part))
+        counts.disallowed = top_disallowed(disallowed)
         return counts
 
     def add(self, verdicts: Iterable[Mapping]) -> ReportCounts:
