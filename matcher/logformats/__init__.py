@@ -113,7 +113,8 @@ def parser_for(
         if mapping:
             raise ValueError(f"format {format_name!r} is not JSON and takes no field mapping")
     if format_name in _ALIASES:
-        return TextParser(format_name, TEXT_LAYOUTS[_ALIASES[format_name]], host)
+        # the one alias, varnishncsa, synthesizes its request line from the Host header
+        return TextParser(format_name, TEXT_LAYOUTS[_ALIASES[format_name]], host, target_is_logged_url=True)
     if format_name in TEXT_LAYOUTS:
         return TextParser(format_name, TEXT_LAYOUTS[format_name], host)
     if format_name in LAYOUTS:

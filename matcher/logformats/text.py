@@ -90,6 +90,9 @@ class TextParser:
     name: str
     layout: TextLayout
     default_host: str | None
+    # The request line is one the server wrote itself from the request (varnishncsa's `%r` is
+    # `GET http://HOST/path`, HOST from the Host header), so its host is the logged host.
+    target_is_logged_url: bool = False
 
     def __call__(self, line: str) -> LogRecord:
         text = cleaned_line(line)
@@ -110,7 +113,7 @@ class TextParser:
         path, target_host = target_path(target)
         return LogRecord(
             ts,
-            request_host(host, self.default_host),
+            request_host(target_host if self.target_is_logged_url and not host else host, self.default_host),
             client_ip,
             method,
             target,

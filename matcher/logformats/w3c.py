@@ -164,7 +164,8 @@ class W3CParser:
         referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
         return LogRecord(
             ts,
-            request_host(value("host"), self.default_host),
+            # cs-uri is the URI the server wrote down, so without cs-host its host is the logged one
+            request_host(value("host") or (target_host if uri is not None else None), self.default_host),
             client_ip,
             method,
             target,
