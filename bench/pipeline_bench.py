@@ -68,11 +68,13 @@ from typing import Sequence
 from apache_beam.io.filesystems import FileSystems
 
 from matcher import crawl_delay, records
+from matcher.robots_fetches import FetchHistory
 from matcher.report_counts import ReportCounts, disallowed_keys, top_disallowed
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
     DEAD_LETTERS_TABLE,
     INDEXING_FINDINGS_TABLE,
+    ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
     VERDICTS_TABLE,
     VIOLATIONS_TABLE,
@@ -88,6 +90,7 @@ from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
+from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
 from pipeline.graph.summaries import summary_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,20 +116,36 @@ POLL_SECONDS = 0.1
 def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) -> dict:
     """Audit every line of `logs` without Beam, writing the tables `crawl-audit run` writes."""
     auditor, robots_by_host = loop_auditor(robots, ranges, log_format)
+    fetches = loop_fetches(auditor, robots_by_host, sorted(glob.glob(logs)))
     with LoopOutputs(out, loop_settings(robots, ranges, log_format).crawl_delay.window) as outputs:
         for path in sorted(glob.glob(logs)):
             for first, batch in file_batches(path, LINES_PER_BATCH):
                 outputs.counts["lines"] += len(batch)
-                for kind, record in auditor.audit_lines(path, first, batch, robots_by_host):
+                for kind, record in auditor.audit_lines(path, first, batch, robots_by_host, None, fetches):
                     outputs.take(kind, record)
     # The history the verdicts were judged by, the manifest and the HTML report, as a batch run ends.
     versions = TableWriter(out, ROBOTS_VERSIONS_TABLE)
     for version in read_robots_table(robots):
         versions.write(records.robots_version_record(version))
     versions.close()
+    fetch_rows = TableWriter(out, ROBOTS_FETCHES_TABLE)
+    for keyed in fetches.items():
+        for row in robots_fetch_rows(keyed, robots_by_host, auditor.error_limit):
+            fetch_rows.write(row)
+    fetch_rows.close()
     write_manifest(out, ["--logs", logs, "--robots", robots, "--ranges", ranges, "--log-format", log_format])
     html_report.write(str(out))
     return dict(outputs.counts)
+
+
+def loop_fetches(auditor: LineAuditor, robots_by_host: dict, paths: list[str]) -> dict:
+    """The run's robots.txt fetches by key, read before the audit as a batch run reads them."""
+    found: dict = {}
+    for path in paths:
+        for first, batch in file_batches(path, LINES_PER_BATCH):
+            for key, fetch in auditor.robots_fetches((path, first, batch)):
+                found.setdefault(key, []).append(fetch)
+    return {key: FetchHistory(fetches) for key, fetches in found.items()}
 
 
 def write_manifest(out: Path, flags: list[str]) -> None:

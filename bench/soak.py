@@ -2,9 +2,12 @@
 
     python bench/soak.py                     # 10 minutes of feeding, then the checks
     python bench/soak.py --minutes 30 --lines-per-file 1000
+    python bench/soak.py --runner prism --minutes 3   # on Prism (~/go/bin/prism, or --prism-location)
 
 A streaming `crawl-audit` graph runs on the embedded portable runner (the local streaming runner;
-it runs in this process, so this process's RSS is the job's). Log files of `--hosts` hosts arrive
+it runs in this process, so this process's RSS is the job's), or with `--runner prism` on Beam's
+Prism runner: a Go process of its own that runs the job, with the Python SDK worker in this
+process (LOOPBACK), so the job's RSS is this process's plus Prism's, sampled apart. Log files of `--hosts` hosts arrive
 in its watched folder every `--interval` seconds, the hosts interleaved, each file `--file-span`
 seconds of event time (by default one crawl-delay window). The robots table has a new version per
 host every five minutes of event time (rules and Crawl-delay change, now and then a 503), read
@@ -45,6 +48,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -61,7 +65,7 @@ sys.path[:0] = [str(REPO)]
 
 import apache_beam as beam  # noqa: E402
 
-from pipeline import graph  # noqa: E402
+from pipeline.graph import build as graph  # noqa: E402
 from pipeline.cli.parser import settings_of  # noqa: E402
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)
@@ -117,13 +121,15 @@ class RssSampler(threading.Thread):
     def __init__(self, every: float):
         super().__init__(daemon=True)
         self.every = every
-        self.samples: list[tuple[float, float, int]] = []  # (seconds since start, RSS MiB, Python blocks)
+        # (seconds since start, RSS MiB of this process and its Prism, Python blocks, Prism's RSS MiB)
+        self.samples: list[tuple[float, float, int, float]] = []
         self._stop_event = threading.Event()
         self._start_time = time.monotonic()
 
     def run(self) -> None:
         while not self._stop_event.is_set():
-            self.samples.append((time.monotonic() - self._start_time, rss_mib(), sys.getallocatedblocks()))
+            own, prism = rss_mib(), prism_rss_mib()
+            self.samples.append((time.monotonic() - self._start_time, own + prism, sys.getallocatedblocks(), prism))
             self._stop_event.wait(self.every)
 
     def stop(self) -> None:
@@ -131,11 +137,32 @@ class RssSampler(threading.Thread):
         self.join()
 
 
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def rss_mib(status: Path = Path("/proc/self/status")) -> float:
+    for line in status.read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no VmRSS in {status}")
+
+
+def prism_rss_mib() -> float:
+    """RSS of the Prism processes this process started (none on the embedded runner)."""
+    own = str(os.getpid())
+    total = 0.0
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip() == "prism":
+                parent = next(line.split()[1] for line in (proc / "status").read_text().splitlines() if line.startswith("PPid:"))
+                if parent == own:
+                    total += rss_mib(proc / "status")
+        except (OSError, StopIteration, RuntimeError):
+            continue  # a process that ended while being read
+    return total
+
+
+def runner_argv(runner: str, prism_location: str | None) -> list[str]:
+    if runner == "prism":
+        return ["--runner=PrismRunner", f"--prism_location={prism_location}"]
+    return ["--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK"]
 
 
 def run_argv(logs: str, out: Path, robots: Path) -> list[str]:
@@ -145,12 +172,12 @@ def run_argv(logs: str, out: Path, robots: Path) -> list[str]:
     ]
 
 
-def idle_baseline(seconds: float, poll_interval: float, robots: Path, every: float) -> list[tuple[float, float, int]]:
+def idle_baseline(seconds: float, poll_interval: float, robots: Path, every: float, runner: list[str]) -> list[tuple]:
     """RSS samples of the same graph on the same runner watching an empty folder for `seconds`:
     the runner's own growth."""
     folder = Path(tempfile.mkdtemp(prefix="crawl-audit-idle-"))
     pipeline = graph.streaming_pipeline(*settings_of([
-        "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
+        "--streaming", *runner,
         f"--poll-interval={poll_interval}s", f"--watch-for={int(seconds)}s", "--robots-refresh=0",
         *run_argv(str(folder / "incoming" / "*.log.gz"), folder / "out", robots),
     ]))
@@ -185,12 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--poll-interval", type=float, default=1.0, help="seconds between listings of the folder")
     parser.add_argument("--late-every", type=int, default=0, help="one file in N arrives late (default 0: none)")
     parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between RSS samples")
+    parser.add_argument("--runner", choices=["embedded", "prism"], default="embedded", help="the streaming runner")
+    parser.add_argument("--prism-location", default=str(Path.home() / "go" / "bin" / "prism"), help="the prism binary")
     parser.add_argument("--keep", action="store_true", help="keep the working folder")
     parser.add_argument("--idle-baseline", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--robots", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    runner = runner_argv(args.runner, args.prism_location)
     if args.idle_baseline:
-        print(json.dumps(idle_baseline(args.idle_baseline, args.poll_interval, Path(args.robots), args.sample_every)))
+        samples = idle_baseline(args.idle_baseline, args.poll_interval, Path(args.robots), args.sample_every, runner)
+        print(json.dumps(samples))
         return 0
 
     work = Path(tempfile.mkdtemp(prefix="crawl-audit-soak-"))
@@ -205,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     logs = str(incoming / "*.log.gz")
     watch_for = args.minutes * 60 + 60  # the feeding, then a minute to drain the last files
     pipeline = graph.streaming_pipeline(*settings_of([
-        "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
+        "--streaming", *runner,
         f"--poll-interval={args.poll_interval}s", f"--watch-for={int(watch_for)}s", "--robots-refresh=0",
         *run_argv(logs, work / "stream", work / "robots.jsonl"),
     ]))
@@ -215,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             sys.executable, __file__, "--idle-baseline", str(watch_for), "--sample-every", str(args.sample_every),
             "--poll-interval", str(args.poll_interval), "--robots", str(work / "robots.jsonl"),
+            "--runner", args.runner, "--prism-location", args.prism_location,
         ],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
@@ -261,9 +293,16 @@ def main(argv: list[str] | None = None) -> int:
     batched = {table: table_rows(work / "batch" / table) for table in graph.RECORD_TABLES}
     problems = []
     print(f"fed {files} files ({late_files} late), {fed_lines:,} lines in {fed_seconds / 60:.1f} min; work folder {work}")
-    print("job RSS MiB over time (s):", ", ".join(f"{t:.0f}:{mib:.0f}" for t, mib, _ in sampler.samples))
-    print("idle runner RSS MiB (s):  ", ", ".join(f"{t:.0f}:{mib:.0f}" for t, mib, _ in idle))
-    print("job Python blocks (k) (s):", ", ".join(f"{t:.0f}:{blocks / 1000:.0f}" for t, _, blocks in sampler.samples))
+    print(f"runner: {args.runner}")
+    print("job RSS MiB over time (s):", ", ".join(f"{t:.0f}:{mib:.0f}" for t, mib, *_ in sampler.samples))
+    print("idle runner RSS MiB (s):  ", ", ".join(f"{t:.0f}:{mib:.0f}" for t, mib, *_ in idle))
+    print("job Python blocks (k) (s):", ", ".join(f"{t:.0f}:{blocks / 1000:.0f}" for t, _, blocks, _ in sampler.samples))
+    if args.runner == "prism":
+        print("job's Prism RSS MiB (s):  ", ", ".join(f"{t:.0f}:{prism:.0f}" for t, *_, prism in sampler.samples))
+        steady = [sample for sample in sampler.samples if fed_seconds / 4 <= sample[0] <= fed_seconds]
+        prism_slope = _slope([(t, prism) for t, *_, prism in steady]) * 60
+        python_slope = _slope([(t, mib - prism) for t, mib, _, prism in steady]) * 60
+        print(f"after warm-up: Prism {prism_slope:+.1f} MiB/min, the Python side {python_slope:+.1f} MiB/min")
     problems += memory_problems(sampler.samples, idle, warm_up=fed_seconds / 4, end=fed_seconds)
     accounted = len(streamed["verdicts"]) + len(streamed["dead_letters"]) + counts["skipped"]
     print(
@@ -297,7 +336,7 @@ def memory_problems(job: list, idle: list, warm_up: float, end: float) -> list[s
     start_rss, end_rss = _rss_at(job, warm_up), _rss_at(job, end)
     idle_growth = _rss_at(idle, end) - _rss_at(idle, warm_up)
     allowance = max(0.10 * start_rss, 40.0)
-    steady = [(t, mib) for t, mib, _ in job if warm_up <= t <= end]
+    steady = [(t, mib) for t, mib, *_ in job if warm_up <= t <= end]
     print(
         f"after warm-up ({warm_up:.0f}-{end:.0f} s): job RSS {start_rss:.0f} -> {end_rss:.0f} MiB"
         f" ({_slope(steady) * 60:+.1f} MiB/min); idle runner grew {idle_growth:.0f} MiB over the same span;"

@@ -14,13 +14,14 @@ from pathlib import Path
 import yaml
 
 from config.bot_lists import maintained_bot_list
-from matcher.agents import Crawler, RangeSource, Registry
+from matcher.agents import Crawler, KeyDirectory, RangeSource, Registry
 
 DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
 
-_TOP_LEVEL = frozenset({"range_sources", "crawler_classes", "crawlers"})
+_TOP_LEVEL = frozenset({"range_sources", "key_directories", "crawler_classes", "crawlers"})
 _SOURCE_FIELDS = {"operator": str, "url": str}
-_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list}
+_DIRECTORY_FIELDS = {"operator": str, "url": str, "source": str, "signers": str}
+_CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list, "robots_fetch_family": str}
 _REQUIRED = {
     "name": str,
     "operator": str,
@@ -33,6 +34,7 @@ _REQUIRED = {
 _OPTIONAL = {
     "robots_only": bool,
     "ignores_catch_all": bool,
+    "robots_fetch_family": str,
     "ranges": list,
     "rdns_suffixes": list,
     "source": str,
@@ -99,13 +101,34 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
     crawlers = [_crawler(origin, i, entry, sources, classes) for i, entry in enumerate(entries)]
     _check_unique(origin, crawlers)
     _check_sources_used(origin, sources, crawlers)
-    return Registry(crawlers, sources, maintained_bot_list())
+    directories = _key_directories(origin, document.get("key_directories") or {}, {c.operator for c in crawlers})
+    return Registry(crawlers, sources, maintained_bot_list(), directories)
+
+
+def _key_directories(origin: str, raw: object, operators: set[str]) -> dict[str, KeyDirectory]:
+    """Each directory names the operator whose crawlers its keys prove, the operator's page that
+    documents it, and which of its agents sign."""
+    if not isinstance(raw, dict):
+        raise _Where(origin, "top level").error("key_directories", f"expected a mapping, got {_kind(raw)}")
+    directories = {}
+    for name, body in raw.items():
+        where = _Where(origin, f"key_directories '{name}'")
+        if not isinstance(name, str) or not _SOURCE_NAME.fullmatch(name):
+            raise where.error(None, "a directory name is lower-case letters, digits and '-'")
+        fields = _fields(where, body, _DIRECTORY_FIELDS, _DIRECTORY_FIELDS)
+        if not fields["url"].startswith("https://"):
+            raise where.error("url", f"expected an https URL, got {fields['url']!r}")
+        if fields["operator"] not in operators:
+            raise where.error("operator", f"no crawler of the registry is operated by {fields['operator']!r}")
+        directories[name] = KeyDirectory(name, fields["operator"], fields["url"])
+    return directories
 
 
 @dataclass(frozen=True)
 class _Class:
     ranges: tuple[str, ...]
     rdns_suffixes: tuple[str, ...]
+    robots_fetch_family: str | None = None
 
     @property
     def binds(self) -> bool:
@@ -133,6 +156,7 @@ def _classes(origin: str, raw: dict, sources: Mapping[str, RangeSource]) -> dict
         classes[str(name)] = _Class(
             _ranges(where, fields.get("ranges", []), sources),
             _suffixes(where, fields.get("rdns_suffixes", [])),
+            fields.get("robots_fetch_family"),
         )
     return classes
 
@@ -171,6 +195,7 @@ def _crawler(
         honours_crawl_delay=fields["honours_crawl_delay"],
         robots_only=fields.get("robots_only", False),
         ignores_catch_all=fields.get("ignores_catch_all", False),
+        robots_fetch_family=fields.get("robots_fetch_family", crawler_class.robots_fetch_family) or fields["name"],
         range_sources=ranges,
         rdns_suffixes=suffixes,
     )

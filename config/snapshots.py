@@ -1,4 +1,9 @@
-"""Read a folder of dated IP-range snapshots (RANGES_DIR/<source>/<YYYY-MM-DD>.json).
+"""Read a folder of dated IP-range snapshots (RANGES_DIR/<source>/<YYYY-MM-DD>.json) and the
+Web Bot Auth key-directory snapshots beside them (RANGES_DIR/key-directories/<name>/<day>.json).
+
+Unless `--ranges` names one, the folder is the user's data folder (`default_ranges_dir`), which
+`update-ranges` writes and every command reads: it outlives an upgrade and needs no root, unlike
+the installed package, which holds no snapshot.
 
 Files that cannot be used (bad names, invalid JSON, folders no registry source owns) are listed in
 the index's `problems` and skipped, so one broken download never hides the others.
@@ -10,26 +15,39 @@ import re
 from datetime import date
 from pathlib import Path
 
+import platformdirs
+
 from config.registry import default_registry
 from matcher.agents import Registry
 from matcher.ip_ranges import Document, RangeIndex, build_range_index
+from matcher.web_bot_auth import KeyDirectories, parse_key_snapshot
 
-DEFAULT_RANGES_DIR = Path(__file__).with_name("ranges")
+KEY_DIRECTORIES = "key-directories"
 _IGNORED_FILES = frozenset({"README.md"})
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def default_ranges_dir() -> Path:
+    """The user's range snapshots: `ranges` in crawl-audit's data folder (on Linux
+    `$XDG_DATA_HOME/crawl-audit/ranges`, by default `~/.local/share/crawl-audit/ranges`)."""
+    return platformdirs.user_data_path("crawl-audit") / "ranges"
+
+
 def load_ranges(directory: str | Path | None = None, registry: Registry | None = None) -> RangeIndex:
-    """All snapshots under `directory` (default config/ranges/) for `registry`'s range sources."""
-    root = Path(directory) if directory is not None else DEFAULT_RANGES_DIR
-    if not root.is_dir():
-        raise FileNotFoundError(f"ranges folder not found: {root}")
+    """All snapshots under `directory` (default: `default_ranges_dir()`) for `registry`'s range
+    sources. A folder named that does not exist is an error; the default one not existing yet
+    is no snapshot at all (`update-ranges` makes it)."""
     registry = registry or default_registry()
     operators = {name: source.operator for name, source in registry.range_sources.items()}
+    root = Path(directory) if directory is not None else default_ranges_dir()
+    if not root.is_dir():
+        if directory is None and not root.exists():
+            return build_range_index([], operators, [])
+        raise FileNotFoundError(f"ranges folder not found: {root}")
     documents: list[Document] = []
     problems: list[str] = []
     for entry in sorted(root.iterdir()):
-        if entry.name.startswith(".") or entry.name in _IGNORED_FILES:
+        if entry.name.startswith(".") or entry.name in _IGNORED_FILES or entry.name == KEY_DIRECTORIES:
             continue
         if not entry.is_dir():
             problems.append(f"{entry}: not a source folder; ignored")
@@ -37,7 +55,27 @@ def load_ranges(directory: str | Path | None = None, registry: Registry | None =
             problems.append(f"{entry}: '{entry.name}' is not a range source of the registry; ignored")
         else:
             documents.extend(_read_source(entry, problems))
-    return build_range_index(documents, operators, problems)
+    keys = _key_directories(root / KEY_DIRECTORIES, registry, problems)
+    return build_range_index(documents, operators, problems, keys)
+
+
+def _key_directories(root: Path, registry: Registry, problems: list[str]) -> KeyDirectories:
+    snapshots = []
+    if root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            directory = registry.key_directories.get(entry.name)
+            if directory is None or not entry.is_dir():
+                problems.append(f"{entry}: '{entry.name}' is not a key directory of the registry; ignored")
+                continue
+            for name, taken, document in _read_source(entry, problems):
+                snapshot, found = parse_key_snapshot(name, directory.operator, taken, document)
+                problems.extend(found)
+                if snapshot is not None:
+                    snapshots.append(snapshot)
+    directories = registry.key_directories.values()
+    return KeyDirectories(snapshots, {d.name: d.url for d in directories}, {d.name: d.operator for d in directories})
 
 
 def _read_source(folder: Path, problems: list[str]) -> list[Document]:

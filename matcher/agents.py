@@ -61,6 +61,16 @@ class RangeSource:
 
 
 @dataclass(frozen=True)
+class KeyDirectory:
+    """An operator's published Web Bot Auth key directory (a JWKS); snapshots of it live in the
+    ranges folder under key-directories/. Its keys prove requests of the operator's crawlers."""
+
+    name: str
+    operator: str
+    url: str
+
+
+@dataclass(frozen=True)
 class Crawler:
     name: str
     operator: str
@@ -71,6 +81,9 @@ class Crawler:
     honours_crawl_delay: bool
     robots_only: bool = False  # a robots.txt control token that never crawls under its own name
     ignores_catch_all: bool = False  # obeys only groups naming it, never `User-agent: *`
+    # The crawlers whose operator documents one robots.txt fetch for all of them share a family;
+    # a crawler of no family is its own (its name).
+    robots_fetch_family: str | None = None
     range_sources: tuple[str, ...] = ()
     rdns_suffixes: tuple[str, ...] = ()
 
@@ -84,9 +97,11 @@ class Registry:
         crawlers: Sequence[Crawler],
         range_sources: Mapping[str, RangeSource],
         bot_list: re.Pattern[str] | None = None,
+        key_directories: Mapping[str, KeyDirectory] | None = None,
     ):
         self.crawlers = tuple(crawlers)
         self.range_sources = dict(range_sources)
+        self.key_directories = dict(key_directories or {})
         self.bot_list = bot_list
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}

@@ -23,10 +23,27 @@ from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
 from matcher.ip_ranges import RangeIndex
+from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from matcher.logformats import LogRecord
 from matcher.reverse_dns import DnsAnswer
+from matcher.robots import is_robots_txt
+from matcher.normalize import normalize
+from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, revise
 
-__all__ = ["Claim", "audit", "claim_of", "dns_question", "gets_verdict", "gets_verdict_whatever_the_day", "identity_of"]
+__all__ = [
+    "Claim",
+    "audit",
+    "claim_of",
+    "claimant",
+    "dns_control",
+    "dns_question",
+    "fetch_key",
+    "gets_verdict",
+    "gets_verdict_whatever_the_day",
+    "identity_of",
+    "is_robots_fetch",
+    "signed_request",
+]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)
@@ -75,13 +92,56 @@ def identity_of(
     at: datetime,
     ranges: RangeIndex,
     dns: Mapping[str, DnsAnswer] | None = None,
+    signed: SignedRequest | None = None,
 ) -> IdentityResult | None:
     """The identity verdict; None for an unclaimed request from outside every crawler range."""
     if claim is None:
         return identity.undeclared(client_ip, at, ranges)
     if claim.registered is None:
         return _UNLISTED
-    return identity.verify(claim.registered, client_ip, at, ranges, dns)
+    return identity.verify(claim.registered, client_ip, at, ranges, dns, signed)
+
+
+def signed_request(request: LogRecord) -> SignedRequest | None:
+    """The request's signature headers with the components a signature may cover, as logged."""
+    signed = request.signed
+    if signed is None:
+        return None
+    fields = {"signature-agent": signed.signature_agent} if signed.signature_agent is not None else {}
+    logged = LoggedRequest(request.method, signed.authority, request.path, fields)
+    return SignedRequest(logged, signed.signature_input, signed.signature)
+
+
+def claimant(
+    request: LogRecord,
+    registry: Registry,
+    ranges: RangeIndex,
+    proxies: TrustedProxies = NO_PROXIES,
+    dns: Mapping[str, DnsAnswer] | None = None,
+) -> tuple[Claim | None, str, IdentityResult] | None:
+    """Who made a request, as `audit` says: its claim, client address and identity; None when it
+    gets no verdict."""
+    claim = claim_of(request.user_agent, registry)
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
+        return None
+    return claim, client_ip, identity_of(claim, client_ip, request.ts, ranges, dns, signed_request(request))
+
+
+def fetch_key(claim: Claim | None, identity_status: str, host: str | None) -> FetchKey | None:
+    """Whose robots.txt fetches a request of this claim, identity and host is judged by: its fetch
+    family's (the registry's, or the unlisted crawler's token), of its identity class, on its host.
+    A request that claims no crawler has none."""
+    if claim is None or claim.crawler is None:
+        return None
+    registered = claim.registered
+    family = claim.crawler if registered is None else registered.robots_fetch_family or registered.name
+    return host, family, identity_status
+
+
+def is_robots_fetch(path: str | None) -> bool:
+    """A request for /robots.txt itself, in any spelling the normalization maps to it."""
+    return path is not None and is_robots_txt(normalize(path))
 
 
 def dns_question(request: LogRecord, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
@@ -93,6 +153,20 @@ def dns_question(request: LogRecord, registry: Registry, ranges: RangeIndex, pro
     return identity.reverse_dns_address(crawler, client_ip, request.ts, ranges)
 
 
+def dns_control(request: LogRecord, registry: Registry, ranges: RangeIndex, proxies: TrustedProxies) -> str | None:
+    """An address the published ranges prove for this request's claim, whose reverse DNS tells
+    whether the resolver's NXDOMAINs can be trusted (`matcher.dns_trust`); None for most requests."""
+    crawler = registry.identify(request.user_agent)
+    if crawler is None or crawler.robots_only or not crawler.rdns_suffixes:
+        return None
+    client_ip = proxies.client(request.client_ip, request.forwarded_for)
+    address = parse_ip(client_ip)
+    if address is None:
+        return None
+    # with suffixes and a valid address, no question for reverse DNS means a range proves it
+    return str(address) if identity.reverse_dns_address(crawler, client_ip, request.ts, ranges) is None else None
+
+
 def audit(
     request: LogRecord,
     source: str,
@@ -102,22 +176,28 @@ def audit(
     proxies: TrustedProxies = NO_PROXIES,
     dns: Mapping[str, DnsAnswer] | None = None,
     pages: PageDirectivesTable | None = None,
+    fetches: Mapping[FetchKey, FetchHistory] | None = None,
 ) -> dict | None:
     """The verdict record (columns of `records.VERDICTS`), or None for a non-crawler.
 
     `proxies` picks the client address of an X-Forwarded-For chain; `dns` holds the reverse DNS
     of the addresses `dns_question` names (None: DNS off); `pages` is the page-directives table,
-    read with the request's own X-Robots-Tag values for the separate indexing facet. The host
-    is written in its one form (`hosts.host_key`), however the record spells it.
+    read with the request's own X-Robots-Tag values for the separate indexing facet; `fetches`
+    the robots.txt fetches of the run by `FetchKey` (None: not followed, every verdict judged
+    with the fixed grace as when no fetch was seen). The host is written in its one form
+    (`hosts.host_key`), however the record spells it.
     """
-    claim = claim_of(request.user_agent, registry)
-    client_ip = proxies.client(request.client_ip, request.forwarded_for)
-    if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
+    claimed = claimant(request, registry, ranges, proxies, dns)
+    if claimed is None:
         return None
-    who = identity_of(claim, client_ip, request.ts, ranges, dns)
-    claim = claim or Claim(None, (), True)
+    claim, client_ip, who = claimed
     host = (host_key(request.host) or None) if request.host else None
-    judgement = _judge(history, request, claim)
+    key = fetch_key(claim, who.status, host) if fetches else None
+    of_key = fetches.get(key) if key is not None else None
+    held = of_key.held_at(request.ts) if of_key is not None else None
+    claim = claim or Claim(None, (), True)
+    revised = revise(history, _judge(history, request, claim), held, request.ts, claim.tokens, request.path, claim.catch_all)
+    judgement = revised.judgement
     page = pages.lookup(host, request.path, request.ts) if pages is not None else None
     indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
     return {
@@ -136,9 +216,11 @@ def audit(
         "identity": who.status,
         "identity_method": who.method,
         "identity_evidence": who.evidence,
+        "signature": request.signed.signature if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),
+        **_fetch_columns(revised),
         "indexing": indexing,
         "indexing_unseen": indexing_unseen(judgement.decision, indexing),
     }
@@ -170,6 +252,29 @@ def _robots_columns(judgement: Judgement) -> dict:
         else {**_version_columns(later), "observed_before": later.observed_before},
         "crawl_delay": judgement.crawl_delay,
         "crawl_delay_line": judgement.crawl_delay_line,
+    }
+
+
+def _fetch_columns(revised: Revised) -> dict:
+    change = revised.unread_change
+    return {
+        "robots_fetch": _held_columns(revised.held, revised.held_version),
+        "grace_assumed": revised.grace_assumed,
+        "unread_change": None if change is None else change.effective_from,
+        "unread_for_s": None if revised.unread_for is None else revised.unread_for.total_seconds(),
+    }
+
+
+def _held_columns(held: Held | None, version: RobotsVersion | None) -> dict | None:
+    if held is None:
+        return None
+    return {
+        "ts": held.fetch.ts,
+        "status": held.fetch.status,
+        "source": held.fetch.source,
+        "held": held.kind,
+        "served_at": held.served_at,
+        "version": None if version is None else _version_columns(version),
     }
 
 

@@ -1,26 +1,31 @@
-"""Who really sent a request: a crawler's claim checked against its operator's published IP ranges,
-then, where the operator names host suffixes, against forward-confirmed reverse DNS.
+"""Who really sent a request: a crawler's claim checked against a Web Bot Auth signature made
+with a key of its operator's directory, then against its operator's published IP ranges, then,
+where the operator names host suffixes, against forward-confirmed reverse DNS.
 
-The ranges (`matcher/ip_ranges.py`) and the DNS answers (`matcher/reverse_dns.py`) come in
-already read and resolved.
+The ranges and key snapshots (`matcher/ip_ranges.py`, `matcher/web_bot_auth.py`) and the DNS
+answers (`matcher/reverse_dns.py`) come in already read and resolved.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
 from typing import Literal
 
 from matcher.addresses import Address, parse_ip, request_day, reverse_dns_problem
 from matcher.agents import Crawler
-from matcher.ip_ranges import RangeHit, RangeIndex, Snapshot
-from matcher.reverse_dns import NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
+from matcher.dns_trust import distrust_of
+from matcher.ip_ranges import RangeIndex, Snapshot
+from matcher.reverse_dns import DEFINITE_DNS_ERRORS, NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
+from matcher.web_bot_auth import SignedRequest, check_request
 
 __all__ = [
     "DNS_OFF_EVIDENCE",
+    "HISTORY_EDGE",
     "INVALID_IP_EVIDENCE",
     "NO_METHOD_EVIDENCE",
     "ROBOTS_ONLY_EVIDENCE",
+    "UNTRUSTED_DNS_EVIDENCE",
     "IdentityResult",
     "Status",
     "reverse_dns_address",
@@ -34,12 +39,16 @@ ROBOTS_ONLY_EVIDENCE = "token is robots-only; never sent as a User-Agent"
 DNS_OFF_EVIDENCE = "dns-off: needs reverse DNS"
 INVALID_IP_EVIDENCE = "invalid client ip"
 NO_METHOD_EVIDENCE = "operator publishes no verification method"
+UNTRUSTED_DNS_EVIDENCE = "not trusted"
+# How far a range snapshot speaks for days outside the history: a request up to this long before
+# the first snapshot may be proved by a later one, and the last snapshot is stale beyond it.
+HISTORY_EDGE = timedelta(days=30)
 
 
 @dataclass(frozen=True)
 class IdentityResult:
     status: Status
-    method: str  # "ip-range" | "reverse-dns" | "robots-only" | "none"
+    method: str  # "web-bot-auth" | "ip-range" | "reverse-dns" | "robots-only" | "none"
     evidence: str
     operator: str | None
 
@@ -50,18 +59,39 @@ def verify(
     at: date | datetime,
     ranges: RangeIndex,
     dns: Mapping[str, DnsAnswer] | None = None,
+    signed: SignedRequest | None = None,
 ) -> IdentityResult:
-    """Check a request claiming `crawler` from `ip` at `at`: published ranges first, then reverse
-    DNS where the crawler has suffixes. `dns` maps `str(parse_ip(ip))` to its answer; None is
-    DNS off, and an address missing from it is unverified, never spoofed."""
+    """Check a request claiming `crawler` from `ip` at `at`: its Web Bot Auth signature first,
+    then published ranges, then reverse DNS where the crawler has suffixes. `dns` maps
+    `str(parse_ip(ip))` to its answer; None is DNS off, and an address missing from it is
+    unverified, never spoofed. A signature that fails is evidence, and makes the request
+    `spoofed` only when neither ranges nor DNS prove the address."""
     if crawler.robots_only:
         return IdentityResult("spoofed", "robots-only", ROBOTS_ONLY_EVIDENCE, crawler.operator)
+    signature = None
+    if signed is not None and isinstance(at, datetime):
+        signature = check_request(signed, crawler.operator, ranges.key_directories, at)
+        if signature.status == "verified":
+            return IdentityResult("verified", "web-bot-auth", signature.evidence, crawler.operator)
+    by_address = _verify_address(crawler, ip, at, ranges, dns)
+    if signature is None:
+        return by_address
+    if signature.status == "spoofed" and by_address.status != "verified":
+        evidence = f"{signature.evidence}; {by_address.evidence}"
+        return IdentityResult("spoofed", "web-bot-auth", evidence, crawler.operator)
+    return replace(by_address, evidence=f"{by_address.evidence}; signature: {signature.evidence}")
+
+
+def _verify_address(
+    crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex, dns: Mapping[str, DnsAnswer] | None
+) -> IdentityResult:
+    """The claim checked by its address: published ranges first, then reverse DNS."""
     address = parse_ip(ip)
     if address is None:
         return IdentityResult("unverified", "none", INVALID_IP_EVIDENCE, crawler.operator)
-    hit, checked, missing = _check_ranges(crawler, address, request_day(at), ranges)
-    if hit is not None:
-        return IdentityResult("verified", "ip-range", hit.evidence, crawler.operator)
+    proof, checked, missing = _check_ranges(crawler, address, request_day(at), ranges)
+    if proof is not None:
+        return IdentityResult("verified", "ip-range", proof, crawler.operator)
     if dns is not None and crawler.rdns_suffixes:
         problem = reverse_dns_problem(address)
         if problem is not None:
@@ -69,6 +99,9 @@ def verify(
             return IdentityResult("unverified", "reverse-dns", evidence, crawler.operator)
         answer = dns.get(str(address)) or DnsAnswer(str(address), Lookup(error=NOT_RESOLVED))
         status, evidence = confirm_reverse_dns(answer, address, crawler.rdns_suffixes)
+        distrust = distrust_of(dns)
+        if status == "spoofed" and distrust is not None and answer.ptr.error in DEFINITE_DNS_ERRORS:
+            status, evidence = "unverified", f"{evidence}; {UNTRUSTED_DNS_EVIDENCE}: {distrust}"
         if status != "verified":
             evidence = "; ".join((evidence, *_range_context(checked, missing)))
         return IdentityResult(status, "reverse-dns", evidence, crawler.operator)
@@ -86,32 +119,70 @@ def reverse_dns_address(crawler: Crawler, ip: str, at: date | datetime, ranges: 
         return None
     if reverse_dns_problem(address) is not None:
         return None
-    hit, _, _ = _check_ranges(crawler, address, request_day(at), ranges)
-    return None if hit is not None else str(address)
+    proof, _, _ = _check_ranges(crawler, address, request_day(at), ranges)
+    return None if proof is not None else str(address)
 
 
 def _check_ranges(
     crawler: Crawler, address: Address, day: date, ranges: RangeIndex
-) -> tuple[RangeHit | None, list[Snapshot], list[str]]:
-    """The first hit in the crawler's sources, else the snapshots checked and what kept the
-    other sources from being checked (no snapshot at all, or none as old as the request)."""
+) -> tuple[str | None, list[Snapshot], list[str]]:
+    """The evidence of the first source that proves the address (docs/semantics.md § Identity),
+    else the snapshots that were checked and say it is not there, and why the other sources could
+    not say so: no snapshot at all, none as old as the request, or only a stale one."""
     checked: list[Snapshot] = []
     absent: list[str] = []
-    too_new: list[str] = []
+    cannot_say: list[str] = []
     for source in crawler.range_sources:
-        snapshot = ranges.snapshot_at(source, day)
-        if snapshot is not None:
-            hit = snapshot.find(address)
-            if hit is not None:
-                return hit, checked, []
-            checked.append(snapshot)
-        elif ranges.snapshots(source):
-            first = ranges.snapshots(source)[0].taken.isoformat()
-            too_new.append(f"no snapshot of {source} covers {day.isoformat()} (first {first})")
-        else:
+        history = ranges.snapshots(source)
+        if not history:
             absent.append(source)
+            continue
+        snapshot = ranges.snapshot_at(source, day)
+        if snapshot is None:
+            later = _later_hit(history, address, day)
+            if later is not None:
+                return later, checked, []
+            cannot_say.append(
+                f"no snapshot of {source} covers {day.isoformat()} (first {history[0].taken.isoformat()})"
+            )
+            continue
+        hit = snapshot.find(address)
+        stale = _staleness(snapshot, history, day)
+        if hit is not None:
+            return (hit.evidence if stale is None else f"{hit.evidence} ({stale})"), checked, []
+        if stale is None:
+            checked.append(snapshot)
+        else:
+            cannot_say.append(f"not in {snapshot.label} ({stale})")
     missing = ["no range snapshot for " + ", ".join(absent)] if absent else []
-    return None, checked, missing + too_new
+    return None, checked, missing + cannot_say
+
+
+def _later_hit(history: Sequence[Snapshot], address: Address, day: date) -> str | None:
+    """Before a source's first snapshot: the evidence of the earliest snapshot taken within
+    `HISTORY_EDGE` after the request that holds the address. A list published a few weeks later
+    still speaks for the address; one published long after does not, and absence from a later
+    list proves nothing, since ranges are added as crawlers grow."""
+    for snapshot in history:
+        gap = (snapshot.taken - day).days
+        if gap > HISTORY_EDGE.days:
+            return None
+        hit = snapshot.find(address)
+        if hit is not None:
+            return f"{hit.evidence} (later: {gap} {_days(gap)} after the request)"
+    return None
+
+
+def _staleness(snapshot: Snapshot, history: Sequence[Snapshot], day: date) -> str | None:
+    """Past the end of a source's history by more than `HISTORY_EDGE`, what the verdict says."""
+    age = (day - snapshot.taken).days
+    if snapshot is not history[-1] or age <= HISTORY_EDGE.days:
+        return None
+    return f"stale: {age} days before the request; run update-ranges"
+
+
+def _days(count: int) -> str:
+    return "day" if count == 1 else "days"
 
 
 def _without_range_match(

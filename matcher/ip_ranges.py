@@ -21,6 +21,7 @@ from types import MappingProxyType
 from matcher.addresses import Address, Network
 from matcher.bounded import BoundedCache
 from matcher.in_effect import index_in_effect
+from matcher.web_bot_auth import KeyDirectories
 
 __all__ = [
     "BROADEST_PREFIX",
@@ -30,6 +31,8 @@ __all__ = [
     "Snapshot",
     "build_range_index",
     "parse_snapshot",
+    "plain_list_document",
+    "too_broad",
 ]
 
 Document = tuple[str, date, object]  # (source name, snapshot day, parsed JSON)
@@ -89,9 +92,13 @@ class Snapshot:
 
 
 class RangeIndex:
-    """Every source's snapshots, with the problems met while reading them."""
+    """Every source's snapshots, with the problems met while reading them, and the snapshots of
+    the operators' Web Bot Auth key directories kept beside them (`key_directories`)."""
 
-    def __init__(self, snapshots: Iterable[Snapshot], problems: Sequence[str] = ()):
+    def __init__(
+        self, snapshots: Iterable[Snapshot], problems: Sequence[str] = (), key_directories: KeyDirectories | None = None
+    ):
+        self.key_directories = key_directories or KeyDirectories()
         by_source: dict[str, list[Snapshot]] = {}
         for snapshot in sorted(snapshots, key=lambda s: (s.source, s.taken)):
             by_source.setdefault(snapshot.source, []).append(snapshot)
@@ -141,7 +148,10 @@ class RangeIndex:
 
 
 def build_range_index(
-    documents: Iterable[Document], operators: Mapping[str, str], problems: Iterable[str] = ()
+    documents: Iterable[Document],
+    operators: Mapping[str, str],
+    problems: Iterable[str] = (),
+    key_directories: KeyDirectories | None = None,
 ) -> RangeIndex:
     """Parse snapshot documents of known sources; what cannot be used is reported, not fatal."""
     found = list(problems)
@@ -157,7 +167,7 @@ def build_range_index(
             found.extend(issues)
             if snapshot is not None:
                 snapshots[source, taken] = snapshot
-    return RangeIndex(snapshots.values(), found)
+    return RangeIndex(snapshots.values(), found, key_directories)
 
 
 def parse_snapshot(
@@ -174,17 +184,43 @@ def parse_snapshot(
         network = _network(item)
         if network is None:
             problems.append(f"{name}: prefixes[{index}] {_shown(item)} is not an IP prefix; ignored")
-        elif network.prefixlen < BROADEST_PREFIX[network.version]:
-            problems.append(
-                f"{name}: prefixes[{index}] {network} is broader than /{BROADEST_PREFIX[network.version]},"
-                f" the broadest prefix accepted for IPv{network.version}; ignored"
-            )
+        elif too_broad(network):
+            problems.append(f"{name}: prefixes[{index}] {too_broad(network)}; ignored")
         else:
             entries.append((network, RangeHit(source, operator, taken, str(network))))
     if not entries:
         problems.append(f"{name}: no usable prefix; snapshot ignored")
         return None, tuple(problems)
     return Snapshot(source, operator, taken, len(entries), _table(entries)), tuple(problems)
+
+
+def too_broad(network: Network) -> str | None:
+    """Why a range file may not list `network`, or None when it may."""
+    broadest = BROADEST_PREFIX[network.version]
+    if network.prefixlen >= broadest:
+        return None
+    return f"{network} is broader than /{broadest}, the broadest prefix accepted for IPv{network.version}"
+
+
+def plain_list_document(text: str, name: str) -> tuple[dict, tuple[str, ...]]:
+    """A plain range list (one prefix a line; blank lines and `#` comments skipped) as the
+    operators' JSON document, holding the prefixes the audit accepts; the others are reported
+    by line, with `name` saying which file."""
+    prefixes: list[dict[str, str]] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        key = "ipv6Prefix" if ":" in entry else "ipv4Prefix"
+        network = _network({key: entry})
+        if network is None:
+            problems.append(f"{name}: line {number} {_shown(entry)} is not an IP prefix; ignored")
+        elif too_broad(network):
+            problems.append(f"{name}: line {number} {too_broad(network)}; ignored")
+        else:
+            prefixes.append({key: str(network)})
+    return {"prefixes": prefixes}, tuple(problems)
 
 
 def _shown(item: object) -> str:

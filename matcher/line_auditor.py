@@ -13,16 +13,30 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import date, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
+from urllib.parse import unquote
 
 from matcher.agents import Registry
-from matcher.audit import audit, claim_of, dns_question, gets_verdict, gets_verdict_whatever_the_day
+from matcher.audit import (
+    audit,
+    claim_of,
+    claimant,
+    dns_control,
+    dns_question,
+    fetch_key,
+    gets_verdict,
+    gets_verdict_whatever_the_day,
+    is_robots_fetch,
+)
+from matcher.dns_trust import CONTROLS_PER_BATCH, checked_dns
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
 from matcher.addresses import request_day
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
+from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
 from matcher.bounded import BoundedCache, Lru
+from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
 from matcher.logformats.detect import chosen_format, rank_formats
 
@@ -107,6 +121,12 @@ def _has_any(text: str, parts) -> bool:
     return any(part in text for part in parts)
 
 
+def _may_ask_for_robots_txt(line: str) -> bool:
+    """Whether a line can hold a request whose path normalizes to /robots.txt: it spells the name,
+    or percent-escapes that decode to it (all of the name's characters are unreserved)."""
+    return "robots.txt" in line or ("%" in line and "robots.txt" in unquote(line))
+
+
 def _never(line: str) -> None:
     return None
 
@@ -155,12 +175,14 @@ class LineAuditor:
         self._claims = BoundedCache(MAX_REMEMBERED)
         self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
         self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
+        self._checked_dns = None
 
     def __getstate__(self) -> dict:
         # Parsed histories and the compiled parsers are rebuilt on each worker.
         state = dict(self.__dict__)
         state["_histories"], state["_parsers"] = Lru(self.max_histories), {}
         state["_detected"], state["_file_parsers"] = Lru(MAX_DETECTED_FILES), Lru(MAX_DETECTED_FILES)
+        state["_checked_dns"] = None
         return state
 
     @property
@@ -174,12 +196,17 @@ class LineAuditor:
         lines: Sequence[str],
         robots_by_host: Mapping[str, HostVersions],
         dns_answers: Mapping[str, DnsAnswer] | None = None,
+        fetches: Mapping[FetchKey, FetchHistory] | None = None,
     ) -> Iterator[tuple[str, dict | None]]:
         """(kind, record) per line: a verdict, a dead letter, a not-request (its reason), or
         skipped (None).
 
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
+        `fetches` the run's robots.txt fetches by key (`robots_fetches` of every batch, in a
+        `FetchHistory` each); None: not followed.
         """
+        if dns_answers is not None:
+            dns_answers = self._checked(dns_answers)
         parse = self.parser(path, lines)
         if parse is None:
             for offset, line in enumerate(lines):
@@ -208,9 +235,48 @@ class LineAuditor:
                     continue
             history = self._history(request.host, robots_by_host)
             verdict = audit(
-                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages
+                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches
             )
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+
+    def robots_fetches(
+        self, batch: tuple[str, int, Sequence[str]], dns_answers: Mapping[str, DnsAnswer] | None = None
+    ) -> list[tuple[FetchKey, RobotsFetch]]:
+        """The crawler requests for /robots.txt of a (path, first line, lines) batch, each with the
+        key whose history it joins; the identity is the one the line's verdict gets. Only lines
+        that may spell the path are parsed; lines that do not parse are the audit's dead letters."""
+        path, first_number, lines = batch
+        parse = self.parser(path, lines)
+        if parse is None:
+            return []
+        if dns_answers is not None:
+            dns_answers = self._checked(dns_answers)
+        found = []
+        for offset, line in enumerate(lines):
+            if not _may_ask_for_robots_txt(line):
+                continue
+            try:
+                request = parse(line)
+            except LogParseError:
+                continue
+            if not is_robots_fetch(request.path):
+                continue
+            claimed = claimant(request, self.registry, self.ranges, self.proxies, dns_answers)
+            if claimed is None:
+                continue
+            claim, _, who = claimed
+            key = fetch_key(claim, who.status, host_key(request.host) or None if request.host else None)
+            if key is not None:
+                source = f"{path}:{first_number + offset}"
+                found.append((key, RobotsFetch(request.ts, request.status, source, claim.crawler)))
+        return found
+
+    def _checked(self, dns_answers: Mapping[str, DnsAnswer]):
+        """The answers with their trust judged once per answers object (a batch run's side input
+        is the same dict for every batch)."""
+        if self._checked_dns is None or self._checked_dns[0] is not dns_answers:
+            self._checked_dns = (dns_answers, checked_dns(dns_answers, self.ranges))
+        return self._checked_dns[1]
 
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
         """What `audit` answers with None (`gets_verdict`), remembered per User-Agent, per (claim,
@@ -234,13 +300,14 @@ class LineAuditor:
 
     def dns_questions(self, batch: tuple[str, int, Sequence[str]]) -> set[str]:
         """The distinct addresses of a (path, first line, lines) batch whose verdicts need reverse
-        DNS. Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
+        DNS, and a few the published ranges prove, which check the resolver (`matcher.dns_trust`). Only lines that may name a crawler DNS can prove are parsed (see `dns_claim_parts`);
         lines that do not parse are the audit's dead letters, not asked about here."""
         parse = self.parser(batch[0], batch[2])
         if parse is None:
             return set()
         parts = self._dns_parts or self._make_dns_parts()
         questions = set()
+        controls = 0
         for line in batch[2]:
             # an escape (\xHH, \uHHHH) can spell a token the raw text does not show
             if "\\" not in line and not _has_any(line.lower(), parts):
@@ -252,6 +319,11 @@ class LineAuditor:
             address = dns_question(request, self.registry, self.ranges, self.proxies)
             if address is not None:
                 questions.add(address)
+            elif controls < CONTROLS_PER_BATCH:
+                control = dns_control(request, self.registry, self.ranges, self.proxies)
+                if control is not None and control not in questions:
+                    questions.add(control)
+                    controls += 1
         return questions
 
     def _make_dns_parts(self) -> tuple[str, ...]:

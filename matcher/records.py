@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
 
 __all__ = [
+    "SCHEMA_VERSION",
     "Column",
     "VERDICTS",
     "INDEXING_FINDINGS",
@@ -26,6 +27,7 @@ __all__ = [
     "CRAWL_DELAY_VIOLATIONS",
     "CRAWL_DELAY_WINDOWS",
     "ROBOTS_VERSIONS",
+    "ROBOTS_FETCHES",
     "WHATIF_FLIPS",
     "DNS_ANSWERS",
     "VERDICTS_TABLE",
@@ -35,19 +37,29 @@ __all__ = [
     "WINDOWS_TABLE",
     "INDEXING_FINDINGS_TABLE",
     "BETWEEN_CAPTURES_TABLE",
+    "SIGNATURE_REUSE",
+    "SIGNATURE_REUSE_TABLE",
     "ROBOTS_VERSIONS_TABLE",
+    "ROBOTS_FETCHES_TABLE",
     "WHATIF_FLIPS_TABLE",
     "DNS_ANSWERS_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
     "json_schema",
+    "robots_fetch_record",
     "robots_version_record",
     "rfc3339",
     "shaper",
     "shaped",
     "to_json_ready",
 ]
+
+
+# The version of the tables' layout, written into every run's manifest: raised by one for each
+# release whose tables changed (a column added, renamed or retyped, a table added), each change
+# listed in the README's "Schema changes". 1 was 0.1.
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,19 @@ ROBOTS_VERSION = (
     Column("effective_from", "timestamp", "when this robots.txt version took effect (UTC)", False),
     Column("status", "string", "HTTP status of the robots.txt fetch, or 'unreachable'", False),
     Column("sha256", "string", "SHA-256 of the body, hex; null without a body"),
+)
+
+ROBOTS_FETCH = (
+    Column("ts", "timestamp", "the crawler's latest request for /robots.txt at or before the request (UTC)", False),
+    Column("status", "int", "HTTP status that request got, as logged; null when none was logged"),
+    Column("source", "string", "log file and line of that request", False),
+    Column(
+        "held", "string",
+        "what the crawler held after it, by RFC 9309: ok (a version's rules) | unavailable (all allowed)"
+        " | error (all disallowed; after the error limit, what it held before)", False,
+    ),
+    Column("served_at", "timestamp", "when what it held was served (a 304 keeps the earlier time); null for error"),
+    Column("version", "struct", "the robots.txt version in effect when it was served (held ok)", fields=ROBOTS_VERSION),
 )
 
 VERDICTS = (
@@ -83,8 +108,9 @@ VERDICTS = (
     Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
     Column("tokens", "string_list", "robots.txt tokens tried, most specific first", False),
     Column("identity", "string", "verified | spoofed | unverified | unverifiable | undeclared", False),
-    Column("identity_method", "string", "how identity was established: ip-range, reverse-dns, none"),
+    Column("identity_method", "string", "how identity was established: web-bot-auth, ip-range, reverse-dns, robots-only, none"),
     Column("identity_evidence", "string", "what proved or disproved the claim"),
+    Column("signature", "string", "the Signature header as logged, when the log carries one with Signature-Input"),
     Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
     Column("honours_crawl_delay", "bool", "the operator documents that this crawler obeys Crawl-delay"),
     Column("robots_version", "struct", "robots.txt version in effect at ts", fields=ROBOTS_VERSION),
@@ -95,10 +121,15 @@ VERDICTS = (
     Column("rule_normalized", "string", "deciding rule after normalization"),
     Column(
         "decision", "string",
-        "allowed | disallowed | disallowed-within-grace | disallowed-between-captures | unknown", False,
+        "allowed | disallowed | disallowed-within-grace | disallowed-before-refetch | disallowed-between-captures"
+        " | unknown",
+        False,
     ),
     Column("reason", "string", "short code saying why", False),
-    Column("grace_from", "timestamp", "for disallowed-within-grace: the earlier version that allowed it"),
+    Column(
+        "grace_from", "timestamp",
+        "for disallowed-within-grace (no robots.txt fetch of the crawler seen): the earlier version that allowed it",
+    ),
     Column(
         "later_version", "struct",
         "for disallowed-between-captures: the next version, which allowed it; the change to it happened"
@@ -116,6 +147,22 @@ VERDICTS = (
         "{} when nothing is restricted",
     ),
     Column("indexing_unseen", "bool", "the crawl was disallowed, so the crawler cannot see these directives"),
+    Column(
+        "robots_fetch", "struct",
+        "what the crawler had: its latest robots.txt fetch at or before ts (same fetch family, identity and host);"
+        " null when none was seen",
+        fields=ROBOTS_FETCH,
+    ),
+    Column(
+        "grace_assumed", "bool",
+        "no robots.txt fetch of the crawler was seen, so the fixed --cache-grace was assumed (disallowed-within-grace)",
+    ),
+    Column(
+        "unread_change", "timestamp",
+        "a request its fetched copy allowed but the version in effect disallowed: when the change it had not"
+        " fetched took effect",
+    ),
+    Column("unread_for_s", "float", "how long that change had been in effect at ts, seconds"),
 )
 
 INDEXING_FINDINGS = (
@@ -135,6 +182,15 @@ BETWEEN_CAPTURES = (
     Column("requests", "int", "requests judged disallowed-between-captures", False),
 )
 
+SIGNATURE_REUSE = (
+    Column("signature", "string", "the Signature header value sent on more than one request", False),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
+    Column("requests", "int", "requests that carried it", False),
+    Column("first_ts", "timestamp", "the first of them", False),
+    Column("last_ts", "timestamp", "the last of them", False),
+    Column("verified", "int", "of them, requests the signature verified (reused within its validity window)", False),
+)
+
 DEAD_LETTERS = (
     Column("source", "string", "file and line number, or table and row", False),
     Column("reason", "string", "short machine code", False),
@@ -151,6 +207,7 @@ SUMMARY = (
     Column("within_grace", "int", "disallowed within the cache grace", False),
     Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
+    Column("before_refetch", "int", "disallowed only by a change the crawler had not fetched yet, within the grace", False),
 )
 
 _CRAWL_DELAY_KEY = (
@@ -194,6 +251,20 @@ ROBOTS_VERSIONS = (
     Column("body", "string", "the parsed part of the body (first 500 KiB) as UTF-8 text, undecodable bytes replaced; null without one"),
 )
 
+ROBOTS_FETCHES = (
+    Column("host", "string", "site host the robots.txt was requested from"),
+    Column("family", "string", "robots.txt fetch family: the registry's, or the crawler itself", False),
+    Column("identity", "string", "identity status of the request; a spoofed crawler's fetches are its own", False),
+    Column("crawler", "string", "crawler claimed by the User-Agent of this request", False),
+    Column("ts", "timestamp", "request time (UTC)", False),
+    Column("status", "int", "HTTP status as logged; null when none was logged"),
+    Column("source", "string", "log file and line, or the earlier run's table it was carried over from", False),
+    Column("held", "string", "what the crawler held after it: ok | unavailable | error (RFC 9309)", False),
+    Column("served_at", "timestamp", "when what it held was served (a 304 keeps the earlier time); null for error"),
+    Column("version", "struct", "the robots.txt version in effect when it was served (held ok)", fields=ROBOTS_VERSION),
+    Column("carried", "bool", "carried over from --prior-run: it still decides what the crawler held", False),
+)
+
 WHATIF_FLIPS = (
     Column("host", "string", "site host the proposal was tried on", False),
     Column("crawler", "string", "claimed crawler, or null for undeclared traffic"),
@@ -224,7 +295,9 @@ VIOLATIONS_TABLE = "crawl_delay_violations"
 WINDOWS_TABLE = "crawl_delay_windows"
 INDEXING_FINDINGS_TABLE = "indexing_findings"
 BETWEEN_CAPTURES_TABLE = "between_captures"
+SIGNATURE_REUSE_TABLE = "signature_reuse"
 ROBOTS_VERSIONS_TABLE = "robots_versions"
+ROBOTS_FETCHES_TABLE = "robots_fetches"
 WHATIF_FLIPS_TABLE = "whatif_flips"
 # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
 DNS_ANSWERS_TABLE = "dns_answers"
@@ -242,7 +315,9 @@ TABLES = {
     WINDOWS_TABLE: CRAWL_DELAY_WINDOWS,
     INDEXING_FINDINGS_TABLE: INDEXING_FINDINGS,
     BETWEEN_CAPTURES_TABLE: BETWEEN_CAPTURES,
+    SIGNATURE_REUSE_TABLE: SIGNATURE_REUSE,
     ROBOTS_VERSIONS_TABLE: ROBOTS_VERSIONS,
+    ROBOTS_FETCHES_TABLE: ROBOTS_FETCHES,
     WHATIF_FLIPS_TABLE: WHATIF_FLIPS,
     DNS_ANSWERS_TABLE: DNS_ANSWERS,
 }
@@ -258,6 +333,32 @@ def robots_version_record(version) -> dict:
         "sha256": version.sha256,
         # What is parsed is all a diff needs to show; a huge body stays out of the report.
         "body": None if version.body is None else version.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace"),
+    }
+
+
+def robots_fetch_record(key, held, version) -> dict:
+    """The `ROBOTS_FETCHES` row of a `matcher.robots_fetches.Held` of a (host, family, identity)
+    key; `version` is the history's version it was served (None unless held ok)."""
+    host, family, identity = key
+    fetch = held.fetch
+    return {
+        "host": host,
+        "family": family,
+        "identity": identity,
+        "crawler": fetch.crawler,
+        "ts": fetch.ts,
+        "status": fetch.status,
+        "source": fetch.source,
+        "held": held.kind,
+        "served_at": held.served_at,
+        "version": None
+        if version is None
+        else {
+            "effective_from": version.effective_from,
+            "status": "unreachable" if version.status is None else str(version.status),
+            "sha256": version.sha256,
+        },
+        "carried": fetch.carried,
     }
 
 

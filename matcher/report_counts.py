@@ -7,18 +7,21 @@ as it goes by and adds the batches' counts once; the report reads the sum back f
 `report_counts.json` (`to_json`, `from_json`) instead of every verdict.
 
 Disallowed requests are the exception: one crawler can ask for millions of distinct paths, and
-the page shows `TOP_PATHS` of them. So a run counts each (crawler, path and what decided it)
-through a grouping (`disallowed_keys` per batch, summed per key), keeps per crawler only the
-exact totals and the `TOP_PATHS` most requested (`TopDisallowed`), and only those are written.
+the page shows `TOP_PATHS` of them. So a run counts each (crawler, identity, path and what
+decided it) through a grouping (`disallowed_keys` per batch, summed per key), keeps per crawler
+and identity only the exact totals and the `TOP_PATHS` most requested (`TopDisallowed`), and only
+those are written. The rows of one identity are never among another's, so the top rows of the
+crawler's own requests (every identity but spoofed) are among the union of its identities' tops.
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
 from itertools import islice
-from datetime import datetime, timedelta, timezone
 
+from matcher.health import identity_note
 from matcher.records import rfc3339
 from matcher.timerange import LATEST, parse_timestamp, shifted
 
@@ -49,6 +52,8 @@ _HOUR = timedelta(hours=1)
 _PART = 2000
 # Where the timestamps are among a row of `to_json`'s sections (after the label).
 _TIMESTAMP_AT = {"timeline": 1}
+# Where the days are among a row of the run-health sections.
+_DAY_AT = {"unjudged": 2, "identity_notes": 2}
 _VERSION_FROM = DISALLOWED_FIELDS.index("version_from")
 
 
@@ -82,7 +87,7 @@ def disallowed_fields(verdict: Mapping) -> tuple:
 
 
 def disallowed_keys(verdicts: Iterable[Mapping]) -> Counter:
-    """Disallowed requests of these verdicts by (label, *DISALLOWED_FIELDS), the version's time as
+    """Disallowed requests of these verdicts by (label, identity, *DISALLOWED_FIELDS), the version's time as
     RFC 3339 text: keys of plain values, which any runner's grouping can encode and compare."""
     counts: Counter = Counter()
     for verdict in verdicts:
@@ -90,13 +95,13 @@ def disallowed_keys(verdicts: Iterable[Mapping]) -> Counter:
             fields = list(disallowed_fields(verdict))
             if fields[_VERSION_FROM] is not None:
                 fields[_VERSION_FROM] = rfc3339(fields[_VERSION_FROM])
-            counts[(label(verdict), *fields)] += 1
+            counts[(label(verdict), verdict["identity"], *fields)] += 1
     return counts
 
 
 @dataclass(frozen=True)
 class CrawlerDisallowed:
-    """One crawler's disallowed requests as the report shows them: the exact number of requests
+    """One crawler's disallowed requests of one identity as the report shows them: the exact number of requests
     and of distinct (path, what decided) rows, and the `TOP_PATHS` most requested rows, each
     (DISALLOWED_FIELDS values, requests), in `TopDisallowed`'s order."""
 
@@ -112,7 +117,7 @@ def _rank(row: tuple[tuple, int]) -> tuple:
 
 
 class TopDisallowed:
-    """The totals and top rows of one crawler's disallowed requests, from each distinct row's
+    """The totals and top rows of one crawler's disallowed requests of one identity, from each distinct row's
     exact count, in any order and in parts that merge; it holds `TOP_PATHS` rows at most."""
 
     def __init__(self) -> None:
@@ -143,25 +148,31 @@ class TopDisallowed:
         return CrawlerDisallowed(self.requests, self.distinct, tuple(self.top))
 
 
-def top_disallowed(counts: Mapping[tuple, int]) -> dict[str, CrawlerDisallowed]:
-    """Per crawler, what the report shows of `disallowed_keys` counts summed over a whole run."""
-    by_crawler: dict[str, TopDisallowed] = {}
-    for (name, *fields), requests in counts.items():
-        by_crawler.setdefault(name, TopDisallowed()).add(tuple(fields), requests)
-    return {name: top.result() for name, top in by_crawler.items()}
+def top_disallowed(counts: Mapping[tuple, int]) -> dict[tuple[str, str], CrawlerDisallowed]:
+    """Per (crawler, identity), what the report shows of `disallowed_keys` counts summed over a
+    whole run."""
+    by_crawler: dict[tuple[str, str], TopDisallowed] = {}
+    for (name, identity, *fields), requests in counts.items():
+        by_crawler.setdefault((name, identity), TopDisallowed()).add(tuple(fields), requests)
+    return {key: top.result() for key, top in by_crawler.items()}
 
 
 @dataclass
 class ReportCounts:
     """Requests counted by what the report draws; every key starts with the crawler's `label`
-    but for `hosts`. `disallowed` is filled once for the whole run (`top_disallowed`); the other
+    but for `hosts` and `unjudged`. `disallowed` is filled once for the whole run (`top_disallowed`); the other
     sections add up part by part."""
 
     hosts: Counter = field(default_factory=Counter)  # host
     timeline: Counter = field(default_factory=Counter)  # (label, hour)
     spoofed_addresses: Counter = field(default_factory=Counter)  # (label, client_ip)
     spoofed_user_agents: Counter = field(default_factory=Counter)  # (label, user_agent)
-    disallowed: dict[str, CrawlerDisallowed] = field(default_factory=dict)  # label -> its top rows
+    # what run health reads (matcher/health.py): requests no robots.txt judged, by reason, host
+    # and UTC day; and what stood in the way of an identity, by crawler, note and day
+    unjudged: Counter = field(default_factory=Counter)  # (reason, host, day)
+    identity_notes: Counter = field(default_factory=Counter)  # (label, note, day)
+    # (label, identity) -> its totals and top rows
+    disallowed: dict[tuple[str, str], CrawlerDisallowed] = field(default_factory=dict)
 
     @classmethod
     def of(cls, verdicts: Iterable[Mapping]) -> ReportCounts:
@@ -186,8 +197,14 @@ class ReportCounts:
             if not start <= ts < end:
                 start = hour(ts)
                 end = shifted(start, _HOUR)
+                day = start.date()
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
+            if verdict["decision"] == "unknown":
+                self.unjudged[verdict["reason"], verdict["host"], day] += 1
+            note = identity_note(verdict["identity"], verdict["identity_method"], verdict["identity_evidence"])
+            if note is not None:
+                self.identity_notes[name, note, day] += 1
             if verdict["identity"] == "spoofed":
                 self.spoofed_addresses[name, verdict["client_ip"]] += 1
                 self.spoofed_user_agents[name, verdict["user_agent"]] += 1
@@ -203,12 +220,14 @@ class ReportCounts:
         return (
             ("hosts", self.hosts), ("timeline", self.timeline),
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
+            ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
         )
 
     def to_json(self) -> dict:
         """One JSON document: per section a sorted list of rows, the key's values then the requests;
-        timestamps as RFC 3339 text. `disallowed` holds each crawler's top rows, and
-        `disallowed_totals` each crawler's [label, requests, distinct rows]."""
+        timestamps as RFC 3339 text. `disallowed` holds the top rows of each crawler and identity
+        [label, identity, *DISALLOWED_FIELDS, requests], and `disallowed_totals` each one's
+        [label, identity, requests, distinct rows]."""
         document = {}
         for name, counts in self._sections():
             at = _TIMESTAMP_AT.get(name)
@@ -217,13 +236,15 @@ class ReportCounts:
                 row = [key] if name == "hosts" else list(key)
                 if at is not None and row[at] is not None:
                     row[at] = rfc3339(row[at])
+                if name in _DAY_AT:
+                    row[_DAY_AT[name]] = row[_DAY_AT[name]].isoformat()
                 rows.append([*row, n])
             document[name] = sorted(rows, key=_row_order)
         document["disallowed"] = sorted(
-            ([name, *fields, n] for name, of in self.disallowed.items() for fields, n in of.top), key=_row_order
+            ([*key, *fields, n] for key, of in self.disallowed.items() for fields, n in of.top), key=_row_order
         )
         document["disallowed_totals"] = sorted(
-            [name, of.requests, of.distinct] for name, of in self.disallowed.items()
+            [*key, of.requests, of.distinct] for key, of in self.disallowed.items()
         )
         return document
 
@@ -233,16 +254,21 @@ class ReportCounts:
         counts = cls()
         for name, section in counts._sections():
             at = _TIMESTAMP_AT.get(name)
-            for *key, n in document[name]:
+            # a run from before run health was counted has none of its sections
+            for *key, n in document.get(name, ()) if name in _DAY_AT else document[name]:
                 if at is not None and key[at] is not None:
                     key[at] = parse_timestamp(key[at])
+                if name in _DAY_AT:
+                    key[_DAY_AT[name]] = date.fromisoformat(key[_DAY_AT[name]])
                 section[key[0] if name == "hosts" else tuple(key)] = n
-        top: dict[str, list] = {}
-        for name, *fields, n in document["disallowed"]:
-            top.setdefault(name, []).append((tuple(fields), n))
+        top: dict[tuple[str, str], list] = {}
+        for name, identity, *fields, n in document["disallowed"]:
+            top.setdefault((name, identity), []).append((tuple(fields), n))
         counts.disallowed = {
-            name: CrawlerDisallowed(requests, distinct, tuple(sorted(top.get(name, ()), key=_rank)))
-            for name, requests, distinct in document["disallowed_totals"]
+            (name, identity): CrawlerDisallowed(
+                requests, distinct, tuple(sorted(top.get((name, identity), ()), key=_rank))
+            )
+            for name, identity, requests, distinct in document["disallowed_totals"]
         }
         return counts
 

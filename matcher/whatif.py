@@ -30,7 +30,9 @@ ALLOWED_TO_DISALLOWED = "allowed-to-disallowed"
 DISALLOWED_TO_ALLOWED = "disallowed-to-allowed"
 CHANGES = (ALLOWED_TO_DISALLOWED, DISALLOWED_TO_ALLOWED)
 # Every kind of disallowed verdict: the crawler should not have fetched, whatever the nuance.
-_WAS_DISALLOWED = frozenset({"disallowed", "disallowed-within-grace", "disallowed-between-captures"})
+_WAS_DISALLOWED = frozenset(
+    {"disallowed", "disallowed-within-grace", "disallowed-before-refetch", "disallowed-between-captures"}
+)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -46,6 +47,31 @@ def write_range_snapshot(ranges: Path, source: str, day: str, *prefixes: str, **
     snapshot = folder / f"{day}.json"
     snapshot.write_text(json.dumps(document))
     return snapshot
+
+
+def git_in(repo: Path, *args: str, when: str = "2026-01-01T00:00:00Z") -> str:
+    """`git ARGS` in `repo` with fixed names and `when` as author and committer date, no user config."""
+    env = {
+        **os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
+        "GIT_AUTHOR_NAME": "Site Owner", "GIT_AUTHOR_EMAIL": "owner@site.example",
+        "GIT_COMMITTER_NAME": "Site Owner", "GIT_COMMITTER_EMAIL": "owner@site.example",
+        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull,
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+def git_commit(repo: Path, when: str, files: dict[str, bytes | None]) -> str:
+    """Commit `files` (None: removed) at `when`; the new commit's id."""
+    for name, content in files.items():
+        path = repo / name
+        if content is None:
+            git_in(repo, "rm", "-q", name)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+            git_in(repo, "add", name)
+    git_in(repo, "commit", "-q", "-m", f"change at {when}", when=when)
+    return git_in(repo, "rev-parse", "HEAD").strip()
 
 
 def shared_path(*parts: str) -> Path:

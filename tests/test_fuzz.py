@@ -67,8 +67,32 @@ SEEDS = {
     "haproxy": 'Nov  2 09:00:00 lb haproxy[1]: 66.249.66.1:33317 [02/Nov/2026:09:00:00.655] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {example.com} {} "GET /a HTTP/1.1"',
     "traefik": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "web@docker" "http://172.18.0.3:80" 3ms',
     "squid": "1793613600.779    180 66.249.66.1 TCP_MISS/200 411 GET http://example.com/a - HIER_DIRECT/93.184.216.34 text/html",
+    "caddy": json.dumps({"ts": 1793613600.52, "request": {"client_ip": "66.249.66.1", "method": "GET", "host": "example.com",
+                         "uri": "/a", "headers": {"User-Agent": [GOOGLEBOT]}}, "status": 200, "size": 5}),
+    "traefik_json": json.dumps({"StartUTC": "2026-11-02T09:00:00.123456789Z", "ClientHost": "66.249.66.1", "RequestHost": "example.com",
+                                "RequestMethod": "GET", "RequestPath": "/a", "DownstreamStatus": 200, "request_User-Agent": GOOGLEBOT}),
+    "nginx_json": json.dumps({"time_iso8601": "2026-11-02T10:00:00+01:00", "remote_addr": "66.249.66.1", "request": "GET /a HTTP/1.1",
+                              "status": "200", "body_bytes_sent": "5", "http_user_agent": GOOGLEBOT, "host": "example.com"}),
+    "fastly": json.dumps({"timestamp": "2026-11-02T09:00:00+0000", "client_ip": "66.249.66.1", "host": "example.com", "url": "/a",
+                          "request_method": "GET", "request_user_agent": GOOGLEBOT, "response_status": 200}),
+    "akamai_ds2": json.dumps({"reqTimeSec": "1793613600", "cliIP": "66.249.66.1", "reqHost": "example.com", "reqMethod": "GET",
+                              "reqPath": "/a", "queryStr": "b=1", "statusCode": "200", "UA": "Googlebot%2F2.1+%28%2Bhttp%3A%2F%2Fwww.google.com%2Fbot.html%29"}),
 }
 assert set(SEEDS) == set(FORMATS)
+# The server's own format strings, each with a line it writes.
+FORMAT_STRINGS = {
+    'apache:%v:%p %a %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %D "%{X-Forwarded-For}i"':
+        f'example.com:443 66.249.66.1 - - 2026-11-02 10:00:00 "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1234 "1.2.3.4"',
+    'nginx:$host $remote_addr - $remote_user [$time_iso8601] "$request_method" "$request_uri" $status $body_bytes_sent "$http_user_agent" $msec':
+        f'example.com 66.249.66.1 - - [2026-11-02T10:00:00+01:00] "GET" "/a" 200 5 "{GOOGLEBOT}" 1793613600.123',
+}
+# Formats inside envelopes.
+FORMAT_STRINGS.update({
+    "syslog+combined": f"<190>Nov  2 10:00:00 web1 nginx: {SEEDS['combined']}",
+    "cri+w3c": f"2026-11-02T10:00:00.1Z stdout F {SEEDS['w3c']}",
+    "docker+nginx_json": json.dumps({"log": SEEDS["nginx_json"] + "\n", "stream": "stdout"}),
+})
+SEEDS.update(FORMAT_STRINGS)
 
 # Pieces that sit on the edges of what the parsers accept.
 PIECES = [
@@ -113,7 +137,7 @@ def _parse_or_dead_letter(parse, line: str) -> None:
         text.encode("utf-8")
 
 
-@pytest.mark.parametrize("name", FORMATS)
+@pytest.mark.parametrize("name", [*FORMATS, *FORMAT_STRINGS])
 def test_every_log_format_parser_takes_any_line(name):
     parse = parser_for(name, "default.test", FIELD_MAP if name == "jsonl" else None)
 

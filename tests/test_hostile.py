@@ -290,12 +290,12 @@ def test_broad_and_malformed_range_prefixes_are_reported_not_used(tmp_path, caps
     folder.mkdir(parents=True)
     prefixes = [{"ipv4Prefix": "0.0.0.0/0"}, {"ipv6Prefix": "::/0"}, {"ipv4Prefix": "66.0.0.0/7"},
                 {"ipv4Prefix": "203.0.113.0/24"}]
-    (folder / "2026-10-01.json").write_text(json.dumps({"prefixes": prefixes}))
-    (folder / "2026-10-02.json").write_text("[" * 100_000)
+    (folder / "2026-10-10.json").write_text(json.dumps({"prefixes": prefixes}))
+    (folder / "2026-10-11.json").write_text("[" * 100_000)
     assert _run(tmp_path, _log(tmp_path), f"--ranges={tmp_path / 'ranges'}") == 0
     err = capsys.readouterr().err
     assert "0.0.0.0/0 is broader than /8" in err and "::/0 is broader than /19" in err
-    assert "66.0.0.0/7" in err and "2026-10-02.json: unreadable JSON" in err
+    assert "66.0.0.0/7" in err and "2026-10-11.json: unreadable JSON" in err
     [verdict] = _rows(tmp_path, "verdicts")
     assert verdict["identity"] == "spoofed"  # 66.249.66.1 is in none of the prefixes kept
     assert main(["verify", "66.249.66.1", "Googlebot", "--dns=off", f"--ranges={tmp_path / 'ranges'}",

@@ -13,7 +13,9 @@ Code outside this package imports from here.
 """
 from matcher.history.host import HostHistory
 from matcher.history.judgement import (
+    ALLOWED,
     DISALLOWED,
+    DISALLOWED_BEFORE_REFETCH,
     DISALLOWED_BETWEEN_CAPTURES,
     DISALLOWED_WITHIN_GRACE,
     UNKNOWN,
@@ -25,7 +27,9 @@ from matcher.history.table import RobotsHistory
 from matcher.history.versions import RobotsTableError, RobotsVersion
 
 __all__ = [
+    "ALLOWED",
     "DISALLOWED",
+    "DISALLOWED_BEFORE_REFETCH",
     "DISALLOWED_BETWEEN_CAPTURES",
     "DISALLOWED_WITHIN_GRACE",
     "HostHistory",

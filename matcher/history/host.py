@@ -70,6 +70,14 @@ class HostHistory:
     def versions(self) -> tuple[RobotsVersion, ...]:
         return self._versions
 
+    @property
+    def grace(self) -> timedelta:
+        return self._grace
+
+    @property
+    def error_limit(self) -> timedelta:
+        return self._error_limit
+
     def version_at(self, ts: datetime) -> RobotsVersion | None:
         """The version in effect at `ts`: the latest with effective_from <= ts."""
         index = self._index_at(ts)
@@ -107,6 +115,22 @@ class HostHistory:
         if earlier is None:
             return current
         return replace(current, decision=DISALLOWED_WITHIN_GRACE, grace_version=earlier)
+
+    def judge_held(
+        self, served_at: datetime, ts: datetime, tokens: Sequence[str], path: str, catch_all: bool = True
+    ) -> Judgement:
+        """Judge a request at `ts` by the version that was in effect at `served_at`, without grace:
+        what a crawler that fetched robots.txt then, and kept that copy, was bound by. An error
+        version is judged at `ts`, so the 30-day rule counts from the start of its run of errors."""
+        index = self._index_at(served_at)
+        if index < 0:
+            return _before_first_version(path)
+        return self._evaluate(index, ts, tokens, path, catch_all)
+
+    def first_change_after(self, moment: datetime) -> RobotsVersion | None:
+        """The first version to take effect after `moment`: the change a copy fetched then misses."""
+        following = self._index_at(moment) + 1
+        return self._versions[following] if following < len(self._versions) else None
 
     def _index_at(self, ts: datetime) -> int:
         _require_request_time(ts)

@@ -10,6 +10,7 @@ from matcher.history.versions import RobotsVersion
 __all__ = [
     "ALLOWED",
     "DISALLOWED",
+    "DISALLOWED_BEFORE_REFETCH",
     "DISALLOWED_BETWEEN_CAPTURES",
     "DISALLOWED_WITHIN_GRACE",
     "Judgement",
@@ -18,13 +19,21 @@ __all__ = [
 ]
 
 Verdict = Literal[
-    "allowed", "disallowed", "disallowed-within-grace", "disallowed-between-captures", "unknown"
+    "allowed",
+    "disallowed",
+    "disallowed-within-grace",
+    "disallowed-before-refetch",
+    "disallowed-between-captures",
+    "unknown",
 ]
 
 ALLOWED: Verdict = "allowed"
 DISALLOWED: Verdict = "disallowed"
 DISALLOWED_WITHIN_GRACE: Verdict = "disallowed-within-grace"
 DISALLOWED_BETWEEN_CAPTURES: Verdict = "disallowed-between-captures"
+# Disallowed only by a change the crawler had not fetched yet, within the cache grace after it
+# (`matcher.robots_fetches`); `HostHistory` never decides it.
+DISALLOWED_BEFORE_REFETCH: Verdict = "disallowed-before-refetch"
 UNKNOWN: Verdict = "unknown"
 
 

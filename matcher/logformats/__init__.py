@@ -55,8 +55,12 @@ from datetime import timezone, tzinfo
 from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
-from matcher.logformats.json_formats import JSON_FIELDS, LOGGED_URL_PRESETS, PRESETS, JsonParser, check_mapping
+from matcher.logformats.json_formats import (
+    JSON_FIELDS, LOGGED_URL_PRESETS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping,
+)
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
+from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
+from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
 from matcher.logformats.presets import LAYOUTS, PresetParser
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
 from matcher.logformats.w3c import DEFAULT_FIELDS, W3CParser
@@ -64,7 +68,7 @@ from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_ti
 
 __all__ = [
     "AUTO", "FORMATS", "ZONELESS_FORMATS", "JSON_FIELDS", "NOT_REQUEST_REASONS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
-    "clf_timestamp", "encodable", "epoch_timestamp", "is_not_request", "iso_timestamp", "parser_for",
+    "clf_timestamp", "encodable", "epoch_timestamp", "is_not_request", "is_zoneless", "iso_timestamp", "parser_for",
 ]
 
 # Not a format: each file's own is detected from its first lines (`detect`).
@@ -80,6 +84,11 @@ FORMATS: tuple[str, ...] = (
     "jsonl",
     "cloudflare",
     "gcp_lb",
+    "caddy",
+    "traefik_json",
+    "nginx_json",
+    "fastly",
+    "akamai_ds2",
     "w3c",
     "cloudfront",
     "aws_alb",
@@ -95,6 +104,17 @@ ZONELESS_FORMATS = frozenset(name for name, layout in LAYOUTS.items() if not lay
 _ALIASES = MappingProxyType({"varnishncsa": "combined"})
 
 
+def is_zoneless(format_name: str) -> bool:
+    """Times of this format carry no zone, so `--log-timezone` says which they are in."""
+    envelope, plus, inner = format_name.partition("+")
+    if plus and envelope in ENVELOPES:
+        return is_zoneless(inner)
+    kind, colon, spec = format_name.partition(":")
+    if colon and kind in FORMAT_STRING_KINDS:
+        return not compile_format(kind, spec).time.zoned
+    return format_name in ZONELESS_FORMATS
+
+
 def parser_for(
     format_name: str,
     default_host: str | None = None,
@@ -107,7 +127,15 @@ def parser_for(
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
     `zone` is the zone of times written without one (ZONELESS_FORMATS).
     """
+    envelope, plus, inner = format_name.partition("+")
+    if plus and envelope in ENVELOPES:
+        return EnvelopedParser(envelope, parser_for(inner, default_host, mapping, zone))
     host = logged_host(default_host)
+    kind, colon, spec = format_name.partition(":")
+    if colon and kind in FORMAT_STRING_KINDS:
+        if mapping:
+            raise ValueError(f"a {kind} format string is not JSON and takes no field mapping")
+        return PresetParser(kind, compile_format(kind, spec), host, zone)
     text_format = format_name in TEXT_LAYOUTS or format_name in _ALIASES or format_name in LAYOUTS
     if text_format or format_name in DEFAULT_FIELDS:
         if mapping:
@@ -126,5 +154,10 @@ def parser_for(
             raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
         merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
         logged_url = format_name in LOGGED_URL_PRESETS and "host" not in merged
-        return JsonParser(format_name, merged, check_mapping(merged), host, logged_url)
-    raise ValueError(f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)}")
+        return JsonParser(
+            format_name, merged, check_mapping(merged), host, logged_url, PERCENT_ENCODED.get(format_name, frozenset())
+        )
+    raise ValueError(
+        f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)},"
+        " or the server's own format string as apache:FORMAT or nginx:FORMAT"
+    )

@@ -10,13 +10,15 @@ letters) calls the same two functions:
 A format "reads" a line when its parser turns the line into a request record; lines the format
 reads as written but that carry no request for a resource (`not-request`, see `record.NOT_REQUEST`)
 count too, since the server wrote them in that format. Blank lines are left out of the sample.
-The `jsonl` format needs a field map, so it is never a candidate; every preset is.
+The `jsonl` format needs a field map, so it is never a candidate; every preset is, and so is
+every preset inside each envelope (`syslog+nginx_json`) that most of the sample is wrapped in.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from matcher.logformats.envelopes import ENVELOPES, unwrapped
 from matcher.logformats.record import LogParseError, is_not_request
 
 __all__ = ["SAMPLE_LINES", "Candidate", "chosen_format", "detectable_formats", "rank_formats"]
@@ -54,7 +56,8 @@ def detectable_formats() -> tuple[str, ...]:
 
 
 def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = None) -> tuple[Candidate, ...]:
-    """Every format of `formats` (default: `detectable_formats()`) scored on `lines`, best first.
+    """Every format of `formats` (default: `detectable_formats()`, and those inside each envelope
+    most lines are in) scored on `lines`, best first.
 
     Lines are bytes as read from the file (decoded as the pipeline decodes them) or text; only the
     first `SAMPLE_LINES` non-blank lines are scored. Ties keep the order of `formats`.
@@ -69,12 +72,26 @@ def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = N
             if len(sample) == SAMPLE_LINES:
                 break
     names = detectable_formats() if formats is None else tuple(formats)
-    scored = []
-    for name in names:
-        parse = parser_for(name)
-        scored.append(Candidate(name, sum(1 for text in sample if _reads(parse, text)), len(sample)))
-    order = {name: position for position, name in enumerate(names)}
+    scored = [_score(name, parser_for(name), sample, len(sample)) for name in names]
+    if formats is None:
+        # each envelope that most lines are in: every format on what it wraps
+        for envelope in ENVELOPES:
+            inner = [text for text in (_inside(envelope, text) for text in sample) if text is not None]
+            if 2 * len(inner) > len(sample):
+                scored += [_score(f"{envelope}+{name}", parser_for(name), inner, len(sample)) for name in names]
+    order = {candidate.name: position for position, candidate in enumerate(scored)}
     return tuple(sorted(scored, key=lambda candidate: (-candidate.read, order[candidate.name])))
+
+
+def _score(name: str, parse, lines: Sequence[str], sample: int) -> Candidate:
+    return Candidate(name, sum(1 for text in lines if _reads(parse, text)), sample)
+
+
+def _inside(envelope: str, text: str) -> str | None:
+    try:
+        return unwrapped(envelope, text)
+    except LogParseError:
+        return None
 
 
 def chosen_format(ranked: Sequence[Candidate]) -> Candidate | None:

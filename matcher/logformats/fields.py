@@ -8,11 +8,12 @@ from types import MappingProxyType
 from urllib.parse import quote
 
 from matcher.hosts import host_key
-from matcher.logformats.record import LogParseError
+from matcher.logformats.record import LogParseError, SignedHeaders
 
 # ------------------------------------------------------------- field helpers
 
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+_HEX_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})")
 _SIMPLE_ESCAPES = MappingProxyType(
     {'"': b'"', "\\": b"\\", "n": b"\n", "r": b"\r", "t": b"\t", "b": b"\b", "v": b"\v"}
 )
@@ -58,6 +59,51 @@ def unescaped_text(field: str) -> str:
     if "\\" not in field:
         return field
     return _unescape(field).decode("utf-8", "backslashreplace")
+
+
+def nginx_header(field: str) -> str | None:
+    r"""A header as nginx logs it: every `"`, `\` and byte outside printable ASCII written as
+    `\xHH` (a backslash the client sent is `\x5C`, so nothing else is an escape)."""
+    if field in ("", "-"):
+        return None
+    if "\\x" not in field:
+        return field
+    pieces = _HEX_ESCAPE.split(field)  # text, hex digits, text, ...
+    raw = b"".join(
+        bytes([int(piece, 16)]) if index % 2 else piece.encode("utf-8", "surrogateescape")
+        for index, piece in enumerate(pieces)
+    )
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def apache_header(field: str) -> str | None:
+    r"""A header as Apache logs it: `\"` and `\\`, `\n`-style escapes and `\xHH` for other bytes."""
+    return None if field in ("", "-") else unescaped_text(field)
+
+
+def w3c_header(field: str) -> str | None:
+    """A `cs(Header)` field of a W3C extended log: spaces written as `+`, `-` for none."""
+    return None if field in ("", "-") else field.replace("+", " ")
+
+
+def w3c_signature_header(field: str) -> str | None:
+    """The `cs(Signature)` field of a W3C extended log. Its values are base64 byte sequences
+    between colons, where `+` is a base64 digit: only a `+` outside them was a space."""
+    if field in ("", "-"):
+        return None
+    parts = field.split(":")
+    # even parts lie outside `:...:` byte sequences
+    return ":".join(part.replace("+", " ") if index % 2 == 0 else part for index, part in enumerate(parts))
+
+
+def signed_headers(
+    authority: str | None, signature_agent: str | None, signature_input: str | None, signature: str | None
+) -> SignedHeaders | None:
+    """The signature headers of a record, escapes already undone; None unless both
+    `Signature-Input` and `Signature` were logged."""
+    if not signature_input or not signature:
+        return None
+    return SignedHeaders(authority or None, signature_agent or None, signature_input, signature)
 
 
 def _target_text(latin1: str) -> str:

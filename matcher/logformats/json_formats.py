@@ -5,16 +5,26 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import unquote_plus
 
-from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_host, request_line, target_path
+from matcher.logformats.fields import (
+    cleaned_line, encodable, logged_host, request_host, request_line, signed_headers, target_path,
+)
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
 # Digit runs are bounded: int() refuses very long digit strings with a ValueError.
 _DECIMAL = re.compile(r"-?\d{1,20}(?:\.\d{1,12})?\Z", re.ASCII)
+
+
+@lru_cache(maxsize=4096)
+def _percent_decoded(text: str) -> str:
+    """A %-encoded value (a space as `+`) as text; cached: a log repeats its User-Agents."""
+    return encodable(unquote_plus(text))
 
 
 def _json_timestamp(value: Any) -> datetime:
@@ -34,8 +44,9 @@ def _json_timestamp(value: Any) -> datetime:
 # --------------------------------------------------------------- JSON formats
 
 JSON_FIELDS: tuple[str, ...] = (
-    "ts", "client_ip", "host", "method", "target", "request", "status", "size",
+    "ts", "client_ip", "host", "method", "target", "query", "request", "status", "size",
     "referer", "user_agent", "forwarded_for", "x_robots_tag",
+    "signature_agent", "signature_input", "signature",
 )
 
 PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
@@ -64,6 +75,80 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "referer": "httpRequest.referer",
         "user_agent": "httpRequest.userAgent",
     }),
+    # Caddy's JSON access log (caddyserver.com/docs, "log"): header values are lists, one per line
+    # of the header; client_ip is the address after trusted_proxies, remote_ip the peer.
+    "caddy": MappingProxyType({
+        "ts": "ts",
+        "client_ip": "request.client_ip|request.remote_ip",
+        "host": "request.host",
+        "method": "request.method",
+        "target": "request.uri",
+        "status": "status",
+        "size": "size",
+        "referer": "request.headers.Referer.0",
+        "user_agent": "request.headers.User-Agent.0",
+        "forwarded_for": "request.headers.X-Forwarded-For.0",
+    }),
+    # Traefik's access log in JSON (doc.traefik.io, "Access Logs"); request headers appear as
+    # request_<Name> when the log keeps them (accessLog.fields.headers).
+    "traefik_json": MappingProxyType({
+        "ts": "StartUTC|time",
+        "client_ip": "ClientHost|ClientAddr",
+        "host": "RequestHost",
+        "method": "RequestMethod",
+        "target": "RequestPath",
+        "status": "DownstreamStatus",
+        "size": "DownstreamContentSize",
+        "referer": "request_Referer",
+        "user_agent": "request_User-Agent",
+        "forwarded_for": "request_X-Forwarded-For",
+    }),
+    # nginx `log_format ... escape=json` layouts whose keys are the variables' own names.
+    "nginx_json": MappingProxyType({
+        "ts": "time_iso8601|time_local|msec|timestamp|time",
+        "client_ip": "remote_addr",
+        "host": "host|http_host|server_name",
+        "request": "request",
+        "method": "request_method",
+        "target": "request_uri",
+        "status": "status",
+        "size": "body_bytes_sent|bytes_sent",
+        "referer": "http_referer",
+        "user_agent": "http_user_agent",
+        "forwarded_for": "http_x_forwarded_for",
+    }),
+    # Fastly real-time log streaming in its documented JSON layout (docs.fastly.com, "Useful log
+    # formats"): `request` there is the method, `url` the path and query.
+    "fastly": MappingProxyType({
+        "ts": "timestamp|time_start",
+        "client_ip": "client_ip",
+        "host": "host",
+        "method": "request_method|request",
+        "target": "url",
+        "status": "response_status|status",
+        "size": "response_body_size|response_bytes",
+        "referer": "request_referer",
+        "user_agent": "request_user_agent",
+    }),
+    # Akamai DataStream 2 JSON (techdocs.akamai.com, "Data set parameters"): path and query apart,
+    # User-Agent and Referer %-encoded.
+    "akamai_ds2": MappingProxyType({
+        "ts": "reqTimeSec",
+        "client_ip": "cliIP",
+        "host": "reqHost",
+        "method": "reqMethod",
+        "target": "reqPath",
+        "query": "queryStr",
+        "status": "statusCode",
+        "size": "bytes",
+        "referer": "referer",
+        "user_agent": "UA",
+        "forwarded_for": "xForwardedFor",
+    }),
+})
+# Preset fields written %-encoded (a space as `+`), decoded before they are audited.
+PERCENT_ENCODED: Mapping[str, frozenset[str]] = MappingProxyType({
+    "akamai_ds2": frozenset({"user_agent", "referer"}),
 })
 
 
@@ -71,26 +156,46 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
 LOGGED_URL_PRESETS = frozenset({"gcp_lb"})
 
 
-def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
-    """Validate a field mapping and split its dotted paths once."""
+def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Validate a field mapping and split its paths once: `a.b|c` is the path a.b, else c."""
     unknown = sorted(set(mapping) - set(JSON_FIELDS))
     if unknown:
         raise ValueError(f"unknown mapping fields {unknown}; known: {', '.join(JSON_FIELDS)}")
     for field, source in mapping.items():
-        if not isinstance(source, str) or not source or "" in source.split("."):
+        if not isinstance(source, str) or not source or any(
+            "" in alternative.split(".") for alternative in source.split("|")
+        ):
             raise ValueError(f"mapping for {field!r} must be a dotted field path, got {source!r}")
     has_request = "request" in mapping or {"method", "target"} <= set(mapping)
     if not {"ts", "client_ip"} <= set(mapping) or not has_request:
         raise ValueError("a mapping needs 'ts', 'client_ip', and 'request' or both 'method' and 'target'")
-    return {field: tuple(source.split(".")) for field, source in mapping.items()}
+    return {
+        field: tuple(tuple(alternative.split(".")) for alternative in source.split("|"))
+        for field, source in mapping.items()
+    }
 
 
-def _lookup(obj: Any, path: tuple[str, ...]) -> Any:
+def _lookup(obj: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
+    """The value at the first of `paths` present and not empty; an empty value when that is all
+    there is; None when none is present."""
+    if len(paths) == 1:  # the common case: one path, most often one top-level key
+        path = paths[0]
+        return obj.get(path[0]) if len(path) == 1 else _follow(obj, path)
+    found = None
+    for path in paths:
+        value = _follow(obj, path)
+        if value is not None and value != "":
+            return value
+        found = value if value is not None else found
+    return found
+
+
+def _follow(obj: Any, path: tuple[str, ...]) -> Any:
     """Follow a dotted path through objects (and list indexes); None when any step is missing."""
     for key in path:
         if isinstance(obj, dict):
             obj = obj.get(key)
-        elif isinstance(obj, list) and key.isdecimal() and int(key) < len(obj):
+        elif isinstance(obj, list) and key.isdecimal() and len(key) < 10 and int(key) < len(obj):
             obj = obj[int(key)]
         else:
             return None
@@ -134,11 +239,12 @@ class JsonParser:
 
     name: str
     mapping: dict[str, str]  # plain dicts, not mapping proxies: parsers are pickled to workers
-    paths: dict[str, tuple[str, ...]]
+    paths: dict[str, tuple[tuple[str, ...], ...]]
     default_host: str | None
     # The target field is the URL the server itself wrote down (a load balancer's requestUrl,
     # built from the request it received): its host is the logged host.
     target_is_logged_url: bool = False
+    percent_encoded: frozenset[str] = frozenset()
 
     def _required(self, values: dict[str, Any], field: str) -> Any:
         value = values.get(field)
@@ -164,12 +270,26 @@ class JsonParser:
         values = {field: _lookup(obj, path) for field, path in self.paths.items()}
         ts = _json_timestamp(self._required(values, "ts"))
         client_ip = self._required_str(values, "client_ip")
-        if "request" in values:
-            method, target = request_line(self._required_str(values, "request"), escaped=False)
+        request = values.get("request")
+        if request is not None or "method" not in values:
+            if request is None:
+                self._required(values, "request")
+            # "" or "-": the server logged a connection that sent no request
+            method, target = request_line(_json_str(request, "request") or "", escaped=False)
         else:
             method, target = self._required_str(values, "method"), self._required_str(values, "target")
+            query = _json_str(values.get("query"), "query")
+            if query and query != "-":
+                target = f"{target}?{query}"
         path, target_host = target_path(target)
         host = target_host if self.target_is_logged_url else _json_str(values.get("host"), "host")
+        referer = _json_str(values.get("referer"), "referer")
+        user_agent = _json_str(values.get("user_agent"), "user_agent") or ""
+        if self.percent_encoded:
+            if "referer" in self.percent_encoded and referer:
+                referer = _percent_decoded(referer)
+            if "user_agent" in self.percent_encoded:
+                user_agent = _percent_decoded(user_agent)
         return LogRecord(
             ts,
             request_host(host, self.default_host),
@@ -179,9 +299,15 @@ class JsonParser:
             path,
             _json_status(values.get("status")),
             _json_int(values.get("size"), "size", "bad-field"),
-            _json_str(values.get("referer"), "referer"),
-            _json_str(values.get("user_agent"), "user_agent") or "",
+            referer,
+            user_agent,
             _json_str(values.get("forwarded_for"), "forwarded_for"),
             _json_header_values(values.get("x_robots_tag")),
             logged_host(target_host),
+            signed_headers(
+                host or target_host,
+                _json_str(values.get("signature_agent"), "signature_agent"),
+                _json_str(values.get("signature_input"), "signature_input"),
+                _json_str(values.get("signature"), "signature"),
+            ),
         )

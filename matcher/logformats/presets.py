@@ -8,18 +8,20 @@ its access logs grow at the end.
 """
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from types import MappingProxyType
 
+from matcher.addresses import parse_ip
 from matcher.logformats.fields import (
-    cleaned_line, logged_host, request_host, request_line, target_path, unescaped_text,
+    cleaned_line, logged_host, request_host, request_line, signed_headers, target_path, unescaped_text,
 )
-from matcher.logformats.record import LogParseError, LogRecord
+from matcher.logformats.record import LogParseError, LogRecord, SignedHeaders
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 # ------------------------------------------------------------------ pieces of patterns
 
@@ -33,19 +35,13 @@ def _quoted(name: str) -> str:
 
 
 def without_port(text: str) -> str:
-    """`a.b.c.d:port` or `[v6]:port` -> the address; `client:port` fields of IPv6 peers are
-    written unbracketed by some vendors, so a colon-rich text that is no address loses its last part."""
-    if text.startswith("["):
-        return text[1:].split("]", 1)[0]
-    colons = text.count(":")
-    if colons == 1:
-        return text.split(":", 1)[0]
-    if colons > 1:
-        try:
-            ipaddress.IPv6Address(text)
-        except ValueError:
-            return text.rpartition(":")[0]
-    return text
+    """`a.b.c.d:port` or `[v6]:port` -> the address, as `addresses.parse_ip` reads it; `client:port`
+    fields of IPv6 peers are written unbracketed by some vendors, so a colon-rich text that is no
+    address loses its last part. A text that names no address is left as it is."""
+    address = parse_ip(text)
+    if address is None and text.count(":") > 1:
+        address = parse_ip(text.rpartition(":")[0])
+    return text if address is None else str(address)
 
 
 @dataclass(frozen=True)
@@ -72,6 +68,12 @@ def _epoch(text: str, zone: tzinfo) -> datetime:
         raise LogParseError("bad-timestamp", f"not a unix time: {text!r}") from None
 
 
+def _epoch_seconds(text: str, zone: tzinfo) -> datetime:
+    """Seconds with a fraction (`1286536308.779`, as Squid writes them): no unit to guess."""
+    seconds, _, fraction = text.partition(".")
+    return _EPOCH + timedelta(0, int(seconds), int(fraction.ljust(6, "0")[:6]))
+
+
 def _clf_without_zone(text: str, zone: tzinfo) -> datetime:
     return local_timestamp(text, zone)
 
@@ -87,6 +89,9 @@ class Layout:
     # The request's URL is the one the program itself wrote down (a load balancer's
     # `scheme://host:port/uri`, a proxy's URL), so its host is the logged host.
     target_is_logged_url: bool = False
+    # how the server escapes a header it logs (`fields.nginx_header`, `fields.apache_header`), for
+    # the signature headers, which must come back byte for byte
+    header: Callable[[str], str | None] | None = None
 
 
 def _layout(parts: list[str], time: TimeField, **options) -> Layout:
@@ -96,6 +101,7 @@ def _layout(parts: list[str], time: TimeField, **options) -> Layout:
 ISO = TimeField(("time",), _iso)
 CLF = TimeField(("time",), _clf)
 EPOCH = TimeField(("time",), _epoch)
+EPOCH_SECONDS = TimeField(("time",), _epoch_seconds)
 LOCAL_CLF = TimeField(("time",), _clf_without_zone, zoned=False)
 
 # RFC 3164 header as syslog daemons write it for HAProxy (`Feb  6 12:14:14 host haproxy[1]: `):
@@ -135,7 +141,7 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     "squid": _layout([
         r"(?P<time>\d{1,12}\.\d{1,6}) +\d+ (?P<client_ip>\S+) \S+/(?P<status>\d{3}) (?P<size>\d{1,20}) ",
         r"(?P<request>\S+ \S+) \S+ \S+ \S+",
-    ], EPOCH, target_is_logged_url=True),
+    ], EPOCH_SECONDS, target_is_logged_url=True),
 })
 
 
@@ -164,15 +170,25 @@ class PresetParser:
             raise LogParseError("no-match", f"line does not have the {self.name} layout")
         groups = match.groupdict()
         ts = layout.time.read(*(groups[name] for name in layout.time.groups), self.zone)
-        method, target = request_line(groups["request"])
+        request = groups.get("request")
+        if request is not None:
+            method, target = request_line(request)
+        else:
+            method, target = groups["method"], groups["target"]
+            if method in ("", "-") or target in ("", "-"):
+                raise LogParseError("no-request", "no request line was received")
+            query = groups.get("query")
+            if query and query != "-":
+                target += query if query[0] == "?" else "?" + query
         path, target_host = target_path(target)
         client_ip = groups["client_ip"]
         if layout.client_has_port:
             client_ip = without_port(client_ip)
-        status = groups["status"]
-        size = groups["size"]
+        status = groups.get("status")
+        size = groups.get("size")
         referer = groups.get("referer")
         user_agent = groups.get("user_agent")
+        forwarded_for = groups.get("forwarded_for")
         return LogRecord(
             ts,
             request_host(target_host if layout.target_is_logged_url else groups.get("host"), self.default_host),
@@ -184,5 +200,23 @@ class PresetParser:
             None if size in ("-", None) else int(size.lstrip("+")),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
+            None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
             target_host=logged_host(target_host),
+            signed=_signed(groups, layout.header, target_host) if layout.header is not None else None,
         )
+
+
+def _signed(groups: dict, header: Callable[[str], str | None], target_host: str | None) -> SignedHeaders | None:
+    """The signature headers the line carries, each unescaped as its server wrote it, with the
+    Host as logged (port included) for `@authority`."""
+    given, signature = groups.get("signature_input"), groups.get("signature")
+    if given is None or signature is None:
+        return None
+    agent = groups.get("signature_agent")
+    host = groups.get("host")
+    return signed_headers(
+        target_host if host in (None, "", "-") else host,
+        None if agent is None else header(agent),
+        header(given),
+        header(signature),
+    )

@@ -20,7 +20,15 @@ from datetime import datetime
 from types import MappingProxyType
 from urllib.parse import unquote, unquote_plus
 
-from matcher.logformats.fields import cleaned_line, logged_host, request_host, target_path
+from matcher.logformats.fields import (
+    cleaned_line,
+    logged_host,
+    request_host,
+    signed_headers,
+    target_path,
+    w3c_header,
+    w3c_signature_header,
+)
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import iso_timestamp
 
@@ -40,6 +48,9 @@ _SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "referer": ("cs(referer)", "cs(referrer)"),
     "user_agent": ("cs(user-agent)",),
     "forwarded_for": ("x-forwarded-for", "cs(x-forwarded-for)", "x-forwarded-for-header"),
+    "signature_agent": ("cs(signature-agent)",),
+    "signature_input": ("cs(signature-input)",),
+    "signature": ("cs(signature)",),
 })
 
 # The fields of a line met before any `#Fields:` directive, per layout.
@@ -64,6 +75,7 @@ class _Columns:
     count: int
     index: Mapping[str, int]
     plus_is_space: bool  # IIS; CloudFront %-encodes and keeps `+`
+    signed: bool  # the fields name the signature headers
 
     @classmethod
     def of(cls, names: tuple[str, ...]) -> _Columns:
@@ -74,7 +86,7 @@ class _Columns:
                 if source in lowered:
                     index[ours] = lowered.index(source)
                     break
-        return cls(len(names), index, "x-edge-location" not in lowered)
+        return cls(len(names), index, "x-edge-location" not in lowered, {"signature_input", "signature"} <= set(index))
 
 
 def _values(text: str) -> list[str]:
@@ -162,10 +174,11 @@ class W3CParser:
         decode = unquote_plus if columns.plus_is_space else unquote
         status, size = value("status"), value("size")
         referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
+        host = value("host")
         return LogRecord(
             ts,
             # cs-uri is the URI the server wrote down, so without cs-host its host is the logged one
-            request_host(value("host") or (target_host if uri is not None else None), self.default_host),
+            request_host(host or (target_host if uri is not None else None), self.default_host),
             client_ip,
             method,
             target,
@@ -176,7 +189,24 @@ class W3CParser:
             "" if user_agent is None else decode(user_agent),
             forwarded_for,
             target_host=logged_host(target_host),
+            signed=self._signed(value, host or target_host, columns.plus_is_space) if columns.signed else None,
         )
+
+    @staticmethod
+    def _signed(value, authority: str | None, plus_is_space: bool):
+        """The signature headers, IIS's `+` for a space undone (not inside the Signature's base64),
+        CloudFront's %-encoding undone."""
+        agent, given, signature = value("signature_agent"), value("signature_input"), value("signature")
+        if plus_is_space:
+            agent, given = (None if v is None else w3c_header(v) for v in (agent, given))
+            signature = None if signature is None else w3c_signature_header(signature)
+        else:
+            agent, given, signature = (None if v is None else unquote(v) for v in (agent, given, signature))
+        if agent is not None and agent.startswith("https://"):
+            # The header is a quoted string ("https://..."), a bare URL is no structured field:
+            # the quotes were read as the W3C value's own.
+            agent = f'"{agent}"'
+        return signed_headers(authority, agent, given, signature)
 
 
 def _w3c_time(date: str, time: str) -> datetime:

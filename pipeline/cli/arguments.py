@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from matcher.clientip import TrustedProxies, trusted_proxies
+from matcher.health import CHECKS
 from matcher.timerange import parse_duration, parse_moment
 
 def number(kind: type, minimum: float, *, above: bool = False) -> Callable[[str], float | int]:
@@ -62,3 +63,35 @@ def networks(text: str) -> TrustedProxies:
         return trusted_proxies(spec for spec in text.split(",") if spec.strip())
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def log_format(text: str) -> str:
+    """`--log-format`: auto, a format name, or `apache:`/`nginx:` and the server's format string,
+    compiled here so that one that cannot work is refused at once."""
+    from matcher.logformats import AUTO, FORMATS, parser_for
+
+    if text == AUTO or text in FORMATS:
+        return text
+    kind, colon, _ = text.partition(":")
+    envelope, plus, inner = text.partition("+")
+    if not colon and not plus:
+        raise argparse.ArgumentTypeError(
+            f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)}, or apache:FORMAT / nginx:FORMAT"
+        )
+    try:
+        parser_for(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def health_checks(text: str) -> frozenset[str]:
+    """Comma-separated run-health checks, or `any` for all of them."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    if names == {"any"}:
+        return frozenset(CHECKS)
+    unknown = sorted(names - set(CHECKS))
+    if unknown or not names:
+        wrong = f"unknown check {unknown[0]!r}" if unknown else "no check named"
+        raise argparse.ArgumentTypeError(f"{wrong}; the checks: {', '.join(CHECKS)}, or any")
+    return frozenset(names)

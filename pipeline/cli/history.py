@@ -3,6 +3,7 @@
   capture HOST... --into DIR         fetch each robots.txt now; keep it when it changed (cron)
   import-wayback HOST --into DIR     the Internet Archive's captures of HOST/robots.txt
   import-git REPO PATH --host HOST --into DIR   the file's commits (or deploys)
+  import-file FILE --host HOST --effective-from WHEN --into DIR   one robots.txt from a moment on
   show TABLE [--host H]              each host's versions as a time line
   diff TABLE --host H T1 T2          what changed between the versions in effect at T1 and T2
 
@@ -20,9 +21,11 @@ from matcher.history_diff import GroupChange, affected, diff
 from matcher.hosts import host_key
 from matcher.records import rfc3339
 from pipeline.evidence import git_history
+from pipeline.evidence.captures import HostFolder, Outcome
 from pipeline.evidence import history_capture
 from pipeline.evidence import wayback
-from pipeline.evidence.http_client import Client, FetchError
+from pipeline.evidence import resolvers
+from pipeline.evidence.http_client import Client, FetchError, LocalFailure
 from pipeline.evidence.robots_table import read_robots_table
 
 from pipeline.cli.errors import EXIT_FINDINGS as EXIT_PARTLY, EXIT_OK, InputError
@@ -44,8 +47,10 @@ def failing_as_input_errors(step):
 
 @failing_as_input_errors
 def capture(args: argparse.Namespace) -> int:
+    server = resolvers.parse_server(args.dns_server)
+    resolve = history_capture.resolver_at(server, args.timeout) if server else None
     client = history_capture.robots_client(
-        args.user_agent, args.timeout, ca_file=args.ca_file, connect_to=dict(args.connect_to)
+        args.user_agent, args.timeout, ca_file=args.ca_file, connect_to=dict(args.connect_to), resolve=resolve
     )
     status = EXIT_OK
     for host in args.hosts:
@@ -53,6 +58,13 @@ def capture(args: argparse.Namespace) -> int:
             (done,) = history_capture.capture([host], Path(args.into), client)
         except FileExistsError as error:
             print(f"{host}: NOT RECORDED: {error}")
+            status = EXIT_PARTLY
+            continue
+        except LocalFailure as error:
+            print(
+                f"{host}: NOT RECORDED: {error}; that says nothing about the site, so no state was recorded"
+                " (run it again once this machine can resolve and connect)"
+            )
             status = EXIT_PARTLY
             continue
         if done.written is not None:
@@ -97,6 +109,17 @@ def import_git(args: argparse.Namespace) -> int:
     )
     for path in result.written:
         print(f"  + {path}")
+    return EXIT_OK
+
+
+@failing_as_input_errors
+def import_file(args: argparse.Namespace) -> int:
+    """One robots.txt file, as the version of HOST in effect from --effective-from."""
+    body = Path(args.file).read_bytes()
+    with HostFolder(Path(args.into), args.host).locked() as folder:
+        written = folder.write(args.effective_from, Outcome(200, body))
+    print(f"{folder.host}: {written} (in effect from {rfc3339(args.effective_from)})")
+    print(f"audit with: crawl-audit run --robots {args.into} ...")
     return EXIT_OK
 
 

@@ -1,8 +1,9 @@
-"""`crawl-audit verify` and `crawl-audit update-ranges`.
+"""`crawl-audit verify`, `crawl-audit update-ranges` and `update-ranges import-git`.
 
 Exit codes:
   verify         0 verified, 1 any other identity, 2 usage or input error
   update-ranges  0 every source saved, 1 at least one source not saved, 2 usage or input error
+  import-git     0 every version of the file usable, 1 a version reported, 2 usage or input error
 """
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from config.registry import load_registry
-from config.snapshots import DEFAULT_RANGES_DIR, load_ranges
+from config.snapshots import KEY_DIRECTORIES, default_ranges_dir, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.identity import IdentityResult, reverse_dns_address
+from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
+from pipeline.evidence.ranges_git import import_range_history as import_history
 from pipeline.evidence.resolvers import build_resolver
 from matcher.printable import printable, printable_json
 
@@ -40,7 +43,7 @@ def verify(args: argparse.Namespace) -> int:
     if resolver is not None:
         address = reverse_dns_address(claim.registered, ip, at, ranges) if claim and claim.registered else None
         answers = {address: resolver.resolve(address)} if address else {}
-    who = identity_of(claim, ip, at, ranges, answers)
+    who = identity_of(claim, ip, at, ranges, answers, _signed(args))
     if who is None:
         raise InputError(
             f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range"
@@ -49,11 +52,21 @@ def verify(args: argparse.Namespace) -> int:
     return EXIT_OK if who.status == "verified" else EXIT_FINDINGS
 
 
+def _signed(args: argparse.Namespace) -> SignedRequest | None:
+    """The signature headers given on the command line, with the components they may cover."""
+    if not args.signature_input or not args.signature:
+        if args.signature_input or args.signature:
+            raise InputError("--signature-input and --signature go together")
+        return None
+    fields = {"signature-agent": args.signature_agent} if args.signature_agent is not None else {}
+    return SignedRequest(LoggedRequest(args.method, args.authority, args.path, fields), args.signature_input, args.signature)
+
+
 def update_ranges(args: argparse.Namespace) -> int:
     """Download today's range files and report each source on one line."""
     try:
         registry = load_registry(args.registry)
-        directory = Path(args.ranges) if args.ranges else DEFAULT_RANGES_DIR
+        directory = Path(args.ranges) if args.ranges else default_ranges_dir()
         downloads = ranges_update.update_ranges(
             registry, directory, datetime.now(timezone.utc).date(), args.source, args.timeout, args.ca_file
         )
@@ -61,12 +74,35 @@ def update_ranges(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from error
     for download in downloads:
         if download.saved is not None:
-            print(f"{download.source}: {download.prefixes} prefixes -> {download.saved}")
+            unit = "keys" if download.saved.parent.parent.name == KEY_DIRECTORIES else "prefixes"
+            print(f"{download.source}: {download.prefixes} {unit} -> {download.saved}")
         else:
             print(f"{download.source}: NOT SAVED")
         for problem in download.problems:
             print(f"  {printable(problem)}")
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_FINDINGS
+
+
+def import_range_history(args: argparse.Namespace) -> int:
+    """Import a range file's git history as dated snapshots and say what was written."""
+    try:
+        registry = load_registry(args.registry)
+        directory = Path(args.ranges) if args.ranges else default_ranges_dir()
+        (source,) = ranges_update.select_sources(registry, [args.git_source])
+        result = import_history(Path(args.repo), args.path, source, directory)
+    except (ValueError, OSError) as error:  # GitError is a ValueError
+        raise InputError(str(error)) from error
+    if result.days:
+        print(
+            f"{result.source}: {len(result.days)} daily snapshots {result.days[0]} .. {result.days[-1]}"
+            f" (current to HEAD, {result.current_to}): {len(result.written)} written,"
+            f" {result.already_there} already there -> {directory / result.source}"
+        )
+    else:
+        print(f"{result.source}: no usable version of {printable(args.path)} in {printable(args.repo)}")
+    for problem in result.problems:
+        print(f"  {printable(problem)}")
+    return EXIT_OK if result.days and not result.problems else EXIT_FINDINGS
 
 
 def _describe(ip: str, claim: Claim | None, who: IdentityResult) -> str:

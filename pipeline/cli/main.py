@@ -7,7 +7,8 @@ Exit codes:
   verify         0 verified, 1 any other identity
   update-ranges  0 every source saved, 1 a source was not saved
   history        0 done, 1 done in part (run it again to resume)
-  run, report, whatif, schema   0 done
+  run            0 done, 1 a run-health check named by --fail-on found a problem
+  report, whatif, schema   0 done
   every command  2 usage or input error, said in one line: `crawl-audit: ...`
 """
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from matcher import records
 from matcher.clientip import NO_PROXIES
+from matcher.health import CHECKS
 from matcher.logformats import AUTO, FORMATS
 from pipeline.cli import arguments, history, identity, report, robots_file, run, schema, whatif
 from pipeline.cli.errors import UsageError
@@ -102,19 +103,26 @@ def _identity_commands(commands) -> None:
         "--dns-retries", type=arguments.number(int, 0), default=resolvers.DEFAULT_RETRIES,
         help="attempts after a timeout",
     )
-    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: config/ranges)")
+    verify.add_argument("--ranges", help="folder of IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     verify.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     verify.add_argument(
         "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
     )
     verify.add_argument("--json", action="store_true", help="one JSON object")
+    signed = verify.add_argument_group("Web Bot Auth: the request's signature headers, as logged")
+    signed.add_argument("--signature-input", metavar="VALUE", help="the Signature-Input header")
+    signed.add_argument("--signature", metavar="VALUE", help="the Signature header")
+    signed.add_argument("--signature-agent", metavar="VALUE", help="the Signature-Agent header")
+    signed.add_argument("--authority", metavar="HOST[:PORT]", help="the Host header exactly as logged, port included")
+    signed.add_argument("--method", default="GET", help="the request method")
+    signed.add_argument("--path", default="/", help="the request's path and query")
     verify.set_defaults(handler=identity.verify)
 
     update = commands.add_parser(
         "update-ranges", help="download today's published IP-range files into a dated snapshot folder",
         description="Save each range source's current file as RANGES/<source>/<today, UTC>.json.",
     )
-    update.add_argument("--ranges", help="snapshot folder (default: config/ranges)")
+    update.add_argument("--ranges", help="snapshot folder (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     update.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     update.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     update.add_argument(
@@ -123,6 +131,21 @@ def _identity_commands(commands) -> None:
     )
     update.add_argument("--ca-file", help="PEM file of the CAs to trust instead of the system's (HTTPS only)")
     update.set_defaults(handler=identity.update_ranges)
+    steps = update.add_subparsers(dest="update_step", metavar="[STEP]")
+    imported = steps.add_parser(
+        "import-git", help="one snapshot per day a range file changed in a git repository, current to HEAD's day",
+        description="Write RANGES/<source>/<day>.json for each UTC day a commit changed PATH (the day's last"
+        " commit wins) and for HEAD's day. PATH holds the operator's JSON or one prefix a line.",
+    )
+    imported.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
+    imported.add_argument("path", metavar="PATH", help="the range file's path inside the repository")
+    imported.add_argument(
+        "--source", dest="git_source", required=True, metavar="NAME", help="the registry's range source the file is"
+    )
+    # SUPPRESS: a flag given before the step is kept, not reset to the step's default
+    imported.add_argument("--ranges", default=argparse.SUPPRESS, help="snapshot folder (default: config/ranges)")
+    imported.add_argument("--registry", default=argparse.SUPPRESS, help="crawler registry YAML (default: config/crawlers.yaml)")
+    imported.set_defaults(handler=identity.import_range_history)
 
 
 def _history_commands(commands) -> None:
@@ -136,6 +159,10 @@ def _history_commands(commands) -> None:
     capture.add_argument("hosts", nargs="+", metavar="HOST")
     capture.add_argument("--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)")
     capture.add_argument("--user-agent", default=history_capture.USER_AGENT)
+    capture.add_argument(
+        "--dns-server", metavar="IP[:PORT]",
+        help="resolve the hosts with this DNS server instead of the system resolver (one that does not answer records nothing)",
+    )
     _fetch_flags(capture, history_capture.DEFAULT_TIMEOUT)
     capture.set_defaults(handler=history.capture)
 
@@ -162,6 +189,16 @@ def _history_commands(commands) -> None:
     git.add_argument("--into", required=True, help="captures folder")
     git.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
     git.set_defaults(handler=history.import_git)
+
+    one = steps.add_parser("import-file", help="one robots.txt file as the version in effect from a given moment")
+    one.add_argument("file", metavar="FILE", help="the robots.txt file")
+    one.add_argument("--host", required=True, help="the host it was served on")
+    one.add_argument(
+        "--effective-from", required=True, type=arguments.moment, metavar="WHEN",
+        help="when it took effect, ISO 8601 (UTC unless given): the audit judges no request before it",
+    )
+    one.add_argument("--into", required=True, help="captures folder")
+    one.set_defaults(handler=history.import_file)
 
     show = steps.add_parser("show", help="each host's versions as a time line")
     show.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
@@ -198,10 +235,12 @@ def _run_command(commands) -> None:
         allow_abbrev=False,
     )
     inputs = command.add_argument_group("inputs")
-    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz and .bz2 read as they are)")
+    inputs.add_argument("--logs", metavar="GLOB", help="glob of access-log files (.gz, .bz2, .xz and .zst read as they are)")
     inputs.add_argument(
-        "--log-format", default=AUTO, choices=(AUTO, *FORMATS), metavar="FORMAT",
-        help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)}",
+        "--log-format", default=AUTO, type=arguments.log_format, metavar="FORMAT",
+        help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)};"
+        " or the server's own format string: 'apache:%%h %%l %%u %%t \"%%r\" %%>s %%b ...' (a LogFormat) or"
+        " 'nginx:$remote_addr - $remote_user [$time_local] ...' (a log_format)",
     )
     inputs.add_argument("--default-host", metavar="HOST", help="host for log lines that carry none")
     inputs.add_argument(
@@ -215,10 +254,15 @@ def _run_command(commands) -> None:
         'e.g. {"ts": "time", "client_ip": "remote.ip", "path": "uri", "user_agent": "ua"}',
     )
     inputs.add_argument("--robots", metavar="TABLE", help="robots history: a JSON Lines table or a captures folder")
-    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: config/ranges)")
+    inputs.add_argument("--ranges", metavar="DIR", help="folder of published IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     inputs.add_argument("--registry", metavar="FILE", help="crawler registry YAML (default: config/crawlers.yaml)")
     inputs.add_argument(
         "--page-directives", metavar="TABLE", help="page-directives table (JSON Lines: host, path, effective_from, x_robots_tag, meta_robots)"
+    )
+
+    inputs.add_argument(
+        "--prior-run", metavar="OUT",
+        help="an earlier run's folder: its robots_fetches table says what each crawler held when its logs ended",
     )
 
     judged = command.add_argument_group("robots.txt history and crawl-delay")
@@ -248,6 +292,11 @@ def _run_command(commands) -> None:
     outputs.add_argument(
         "--progress", default="auto", choices=progress.MODES,
         help="batch, local runner: a progress line on stderr (auto: only when stderr is a terminal)",
+    )
+    outputs.add_argument(
+        "--fail-on", type=arguments.health_checks, default=frozenset(), metavar="CHECKS",
+        help="batch: exit 1 when one of these run-health checks finds a problem (comma-separated:"
+        f" {', '.join(CHECKS)}; or any); without it a run that ends exits 0",
     )
     outputs.add_argument(
         "--local-speedups", default=os.environ.get(LOCAL_SPEEDUPS_VARIABLE, "on"), choices=["on", "off"],

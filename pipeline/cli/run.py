@@ -3,7 +3,8 @@
 A batch run checks everything it can before any work (settings, Beam's own flags, the log files,
 the `--out` folder), runs the graph into a staging folder, moves the finished run into place with
 its manifest, and prints the closing report and writes `report.html`. A streaming run builds the
-same audit on a stream and runs until stopped. Exit codes: 0 done, 2 usage or input error.
+same audit on a stream and runs until stopped. Exit codes: 0 done, 1 a run-health check named by --fail-on found a problem,
+2 usage or input error.
 """
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import argparse
 import contextlib
 import io
 import logging
+import socket
 
 from matcher.printable import printable
-from pipeline.cli.errors import EXIT_OK, InputError
+from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -27,19 +29,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if settings.streaming:
             build.run_streaming(settings, options)
             return EXIT_OK
-        _run_batch(settings, options)
+        return _run_batch(settings, options)
     except BrokenPipeError:
         raise  # the reader of the report left: `main` ends quietly
     except (ValueError, OSError) as error:
         raise InputError(str(error)) from error
-    return EXIT_OK
 
 
-def _run_batch(settings, options) -> None:
+def _run_batch(settings, options) -> int:
     import apache_beam as beam
 
     from pipeline import local
-    from matcher.logformats import AUTO, ZONELESS_FORMATS
+    from matcher.logformats import AUTO, is_zoneless
     from pipeline.graph import build, progress
     from pipeline.graph.settings import with_file_formats
     from pipeline.report import html, text
@@ -52,7 +53,7 @@ def _run_batch(settings, options) -> None:
             print(f"log format of {printable(path)}: {candidate}")
         settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
-    for name in sorted(used & ZONELESS_FORMATS):
+    for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         print(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
     folder = run_folder.RunFolder.prepare(settings.outputs.out, settings.outputs.overwrite)
     try:
@@ -70,8 +71,17 @@ def _run_batch(settings, options) -> None:
     except BaseException:
         folder.discard()
         raise
-    print(text.render(text.load(settings.outputs.out)))
-    print(f"\nreport: {html.write(settings.outputs.out)}")
+    # The page is written before anything is printed, so a reader that leaves early (`| head`)
+    # still finds it.
+    written = html.write(settings.outputs.out)
+    summary = text.load(settings.outputs.out)
+    print(text.render(summary))
+    print(f"\nreport: {written}")
+    failing = sorted({finding.check for finding in summary.health} & settings.outputs.fail_on)
+    if failing:
+        print(f"run health: failing on {', '.join(failing)} (--fail-on)")
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def read_run(args: argparse.Namespace, beam_args: list[str]):
@@ -83,10 +93,28 @@ def read_run(args: argparse.Namespace, beam_args: list[str]):
 
     options = PipelineOptions([*beam_args, *(["--streaming"] if args.streaming else [])])
     _check_beam_flags(options, beam_args)
+    _check_job_endpoint(options)
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers is not None and workers < 0:
         raise ValueError(f"--direct_num_workers: expected a number of at least 0, got {workers}")
     return read_settings(args, options, beam_args), options
+
+
+def _check_job_endpoint(options) -> None:
+    """The job service `--job_endpoint` names answers. Beam would wait `--job_server_timeout`
+    (five minutes by default) for it, then fail with a traceback."""
+    from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
+
+    endpoint = options.view_as(PortableOptions).job_endpoint
+    if options.view_as(StandardOptions).runner != "PortableRunner" or endpoint in (None, "embed"):
+        return
+    host, _, port = endpoint.rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"--job_endpoint {endpoint}: expected HOST:PORT or embed")
+    try:
+        socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout=10).close()
+    except OSError as error:
+        raise ValueError(f"no job service answers at {endpoint} (--job_endpoint): {error.strerror or error}") from None
 
 
 def _check_beam_flags(options, beam_args: list[str]) -> None:

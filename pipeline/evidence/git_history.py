@@ -35,6 +35,11 @@ def commit_times(repo: Path, path: str) -> list[tuple[str, datetime]]:
     return [(commit, parse_timestamp(when)) for commit, when in (line.split() for line in out.splitlines())]
 
 
+def head_time(repo: Path) -> datetime:
+    """The committer time of the repository's HEAD."""
+    return parse_timestamp(_git(repo, "log", "-1", "--format=%cI", "HEAD").decode().strip())
+
+
 def read_deploys(text: str, repo: Path) -> list[tuple[str, datetime]]:
     """`COMMIT TIMESTAMP` lines (blank lines and # comments skipped) -> full commit ids and times."""
     deploys = []

@@ -4,6 +4,10 @@ keep it in a captures folder when the outcome changed.
 The fetch follows RFC 9309 §2.3: `https://HOST/robots.txt`, at most five redirects (HTTPS
 only), then the status class decides; a network error or the overall deadline is
 "unreachable". A body is kept up to the 500 KiB that the audit parses.
+
+A failure on the capturing machine's side (its resolver does not answer, it has no network) is
+no state of the site: `LocalFailure` is raised and nothing is recorded, since "unreachable" would
+read as "disallow everything" in the audit.
 """
 from __future__ import annotations
 
@@ -12,9 +16,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import dns.exception
+import dns.message
+import dns.query
+import dns.rcode
+import dns.rdatatype
+
 from matcher import robots
 from pipeline.evidence.captures import HostFolder, Outcome
-from pipeline.evidence.http_client import Client, FetchError
+from pipeline.evidence.http_client import Client, FetchError, LocalFailure
+
 
 USER_AGENT = "crawl-audit-history/0.1"
 DEFAULT_TIMEOUT = 30.0
@@ -36,10 +47,38 @@ def robots_client(user_agent: str = USER_AGENT, timeout: float = DEFAULT_TIMEOUT
     return Client(user_agent=user_agent, timeout=timeout, max_bytes=robots.MAX_BYTES, **options)
 
 
+def resolver_at(server: tuple[str, int], timeout: float) -> Callable[[str], str]:
+    """A host name -> its first IPv4 address, asked of the DNS server `server`. A server that does
+    not answer is this machine's problem (LocalFailure); a name it says does not exist is the
+    site's (FetchError, recorded as unreachable)."""
+    shown = f"{server[0]}:{server[1]}"
+
+    def resolve(host: str) -> str:
+        query = dns.message.make_query(host, dns.rdatatype.A)
+        try:
+            response, _ = dns.query.udp_with_fallback(query, server[0], timeout, server[1])
+        except (dns.exception.Timeout, OSError) as error:
+            raise LocalFailure(f"cannot resolve {host}: the resolver {shown} did not answer ({error or 'timeout'})") from None
+        except dns.exception.DNSException as error:
+            raise LocalFailure(f"cannot resolve {host}: the resolver {shown} gave no usable answer ({error})") from None
+        rcode = response.rcode()
+        if rcode in (dns.rcode.SERVFAIL, dns.rcode.REFUSED):
+            raise LocalFailure(f"cannot resolve {host}: the resolver {shown} answered {dns.rcode.to_text(rcode)}")
+        for rrset in response.answer:
+            for item in rrset:
+                if item.rdtype == dns.rdatatype.A:
+                    return item.address
+        raise FetchError(f"cannot resolve {host}: {shown} says it has no address ({dns.rcode.to_text(rcode)})")
+
+    return resolve
+
+
 def fetch_robots(client: Client, host: str) -> tuple[Outcome, str]:
     """The outcome of fetching https://HOST/robots.txt, and how it went, in words."""
     try:
         response = client.get(f"https://{host}/robots.txt", accept="text/plain, */*")
+    except LocalFailure:
+        raise
     except FetchError as error:
         return Outcome(None), str(error)
     hops = f" after {len(response.redirects)} redirect(s)" if response.redirects else ""

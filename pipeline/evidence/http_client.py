@@ -17,12 +17,13 @@ server, or a test server on 127.0.0.1.
 """
 from __future__ import annotations
 
+import errno
 import http.client
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -33,6 +34,17 @@ _CHUNK = 64 * 1024
 
 class FetchError(Exception):
     """No usable answer (refused URL, network or TLS error, deadline passed); the message says why."""
+
+
+class LocalFailure(FetchError):
+    """The fetching machine's own resolver or network failed: the fetch says nothing about the
+    site."""
+
+
+# What this machine says when its own network or resolver is down, not the far end: no route
+# out at all, and a resolver that could not be asked (glibc's EAI_AGAIN and EAI_FAIL).
+_LOCAL_ERRNOS = frozenset({errno.ENETUNREACH, errno.ENETDOWN})
+_LOCAL_RESOLVER_ERRORS = frozenset({socket.EAI_AGAIN, socket.EAI_FAIL})
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,7 @@ class Client:
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
         ca_file: str | None = None,
         connect_to: Mapping[str, tuple[str, int]] | None = None,
+        resolve: Callable[[str], str] | None = None,
     ) -> None:
         if timeout <= 0 or max_bytes <= 0 or max_redirects < 0:
             raise ValueError("timeout and max_bytes must be positive, max_redirects not negative")
@@ -75,6 +88,9 @@ class Client:
         self.max_redirects = max_redirects
         self._context = ssl.create_default_context(cafile=ca_file)
         self._connect_to = {host.lower(): target for host, target in (connect_to or {}).items()}
+        # a host name -> the address to connect to, instead of the system resolver; raises
+        # FetchError (LocalFailure when the resolver itself did not answer)
+        self._resolve = resolve
 
     def get(self, url: str, accept: str = "*/*", max_bytes: int | None = None) -> Response:
         """GET `url`; `max_bytes` overrides the client's size cap for this fetch."""
@@ -109,7 +125,9 @@ class Client:
             port = parts.port or 443
         except ValueError:
             raise FetchError(f"refused {url}: bad port") from None
-        address = self._connect_to.get(host.lower(), (host, port))
+        address = self._connect_to.get(host.lower())
+        if address is None:
+            address = (self._resolve(host) if self._resolve is not None else host, port)
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
@@ -134,6 +152,8 @@ class Client:
             location = answer.getheader("Location") if answer.status in _REDIRECTS else None
             return Response(url, answer.status, body, truncated, retry_after=answer.getheader("Retry-After")), location
         except (OSError, http.client.HTTPException, ValueError) as error:
+            if _is_local(error):
+                raise LocalFailure(f"cannot fetch {url}: this machine's {_local_part(error)} failed ({_reason(error)})") from None
             if watchdog.expired():
                 raise FetchError(f"no complete answer from {url} within {self.timeout:g}s") from None
             raise FetchError(f"cannot fetch {url}: {_reason(error)}") from None
@@ -201,6 +221,16 @@ class _Watchdog:
                 self._sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass  # already closed or never connected: nothing left to interrupt
+
+
+def _is_local(error: BaseException) -> bool:
+    if isinstance(error, socket.gaierror):
+        return error.errno in _LOCAL_RESOLVER_ERRORS
+    return isinstance(error, OSError) and error.errno in _LOCAL_ERRNOS
+
+
+def _local_part(error: BaseException) -> str:
+    return "resolver" if isinstance(error, socket.gaierror) else "network"
 
 
 def _reason(error: BaseException) -> str:

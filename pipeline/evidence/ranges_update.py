@@ -6,8 +6,11 @@ usable prefix (an error page, a truncated download) is reported and not saved, s
 before it stays in force. Prefixes the audit would skip are reported; invisible characters inside
 prefixes are not a problem, the audit drops them when it reads the file.
 
+The operators' Web Bot Auth key directories (JWKS) are saved the same way, as
+RANGES_DIR/key-directories/<name>/<YYYY-MM-DD>.json, when they hold at least one Ed25519 key.
+
 Downloads go through `pipeline.evidence.http_client`: HTTPS only (redirects too), an overall deadline per
-download however slowly the server answers, and a size cap.
+download however slowly the server answers, and a size cap (a smaller one for key directories).
 """
 from __future__ import annotations
 
@@ -19,13 +22,18 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from matcher.agents import RangeSource, Registry
+from config.snapshots import KEY_DIRECTORIES
+from matcher.agents import KeyDirectory, RangeSource, Registry
 from matcher.ip_ranges import parse_snapshot
+from matcher.web_bot_auth import parse_key_snapshot
 from pipeline.evidence.http_client import Client, FetchError
 
 DEFAULT_TIMEOUT = 30.0
 # Operators' files are tens of kilobytes; anything near this is not a range file.
 MAX_BYTES = 16 * 1024 * 1024
+# A directory holds a handful of keys, well under a kilobyte each.
+MAX_KEY_DIRECTORY_BYTES = 64 * 1024
+KEY_DIRECTORY_TYPES = "application/http-message-signatures-directory+json, application/json"
 USER_AGENT = "crawl-audit-update-ranges/0.1"
 
 
@@ -40,15 +48,16 @@ class Download:
     problems: tuple[str, ...]
 
 
-def fetch_body(client: Client, url: str) -> bytes:
-    """The body of a 2xx answer (same-scheme redirects followed), at most the client's cap."""
-    response = client.get(url, accept="application/json")
+def fetch_body(client: Client, url: str, accept: str = "application/json", max_bytes: int | None = None) -> bytes:
+    """The body of a 2xx answer (same-scheme redirects followed), at most `max_bytes` (default:
+    the client's cap)."""
+    response = client.get(url, accept=accept, max_bytes=max_bytes)
     if response.stopped is not None:
         raise FetchError(f"HTTP {response.status} from {response.url}: {response.stopped}")
     if not 200 <= response.status < 300:
         raise FetchError(f"HTTP {response.status} from {response.url}")
     if response.truncated:
-        raise FetchError(f"{url} is larger than {client.max_bytes} bytes")
+        raise FetchError(f"{url} is larger than {max_bytes or client.max_bytes} bytes")
     return response.body
 
 
@@ -60,23 +69,33 @@ def update_ranges(
     timeout: float = DEFAULT_TIMEOUT,
     ca_file: str | None = None,
 ) -> list[Download]:
-    """Download `sources` (default: every range source of the registry) into `directory`.
+    """Download `sources` (range sources or key directories; default: every one of the registry)
+    into `directory`.
 
     `timeout` bounds each download as a whole; `ca_file` replaces the system's CAs.
     """
     client = Client(user_agent=USER_AGENT, timeout=timeout, max_bytes=MAX_BYTES, ca_file=ca_file)
-    return [_download(source, directory, day, client) for source in select_sources(registry, sources)]
+    ranges = [_download(source, directory, day, client) for source in select_sources(registry, sources)]
+    keys = [_download_keys(known, directory, day, client) for known in _select_directories(registry, sources)]
+    return ranges + keys
 
 
 def select_sources(registry: Registry, names: Sequence[str]) -> list[RangeSource]:
-    """The named sources, or all of them; ValueError lists names the registry does not know."""
+    """The named range sources, or all of them; ValueError lists names the registry does not
+    know as a range source or a key directory."""
     if not names:
         return list(registry.range_sources.values())
-    unknown = [name for name in names if name not in registry.range_sources]
+    unknown = [name for name in names if name not in registry.range_sources and name not in registry.key_directories]
     if unknown:
         known = ", ".join(sorted(registry.range_sources))
         raise ValueError(f"unknown range source {', '.join(unknown)} (known: {known})")
-    return [registry.range_sources[name] for name in dict.fromkeys(names)]
+    return [registry.range_sources[name] for name in dict.fromkeys(names) if name in registry.range_sources]
+
+
+def _select_directories(registry: Registry, names: Sequence[str]) -> list[KeyDirectory]:
+    if not names:
+        return list(registry.key_directories.values())
+    return [registry.key_directories[name] for name in dict.fromkeys(names) if name in registry.key_directories]
 
 
 def _download(source: RangeSource, directory: Path, day: date, client: Client) -> Download:
@@ -92,11 +111,28 @@ def _download(source: RangeSource, directory: Path, day: date, client: Client) -
     if snapshot is None:
         return Download(source.name, source.url, None, 0, problems)
     target = directory / source.name / f"{day.isoformat()}.json"
-    _write_atomically(target, body)
+    write_atomically(target, body)
     return Download(source.name, source.url, target, snapshot.size, problems)
 
 
-def _write_atomically(target: Path, body: bytes) -> None:
+def _download_keys(known: KeyDirectory, directory: Path, day: date, client: Client) -> Download:
+    try:
+        body = fetch_body(client, known.url, KEY_DIRECTORY_TYPES, MAX_KEY_DIRECTORY_BYTES)
+    except FetchError as error:
+        return Download(known.name, known.url, None, 0, (str(error),))
+    try:
+        document = json.loads(body.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return Download(known.name, known.url, None, 0, (f"{known.url} is not JSON: {error}",))
+    snapshot, problems = parse_key_snapshot(known.name, known.operator, day, document)
+    if snapshot is None:
+        return Download(known.name, known.url, None, 0, problems)
+    target = directory / KEY_DIRECTORIES / known.name / f"{day.isoformat()}.json"
+    write_atomically(target, body)
+    return Download(known.name, known.url, target, len(document["keys"]), problems)
+
+
+def write_atomically(target: Path, body: bytes) -> None:
     """Readers see the old file or the new one, never half of one."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".part")

@@ -24,6 +24,7 @@ before it.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -48,9 +49,31 @@ def read_robots_table(location: str) -> list[RobotsVersion]:
         versions, problems = _read_captures(Path(location))
     else:
         versions, problems = _read_jsonl(location)
+        if problems and not is_url(location) and _is_robots_txt(Path(location)):
+            raise RobotsTableError(
+                f"{location} is a robots.txt file, not a robots table: a table holds each version of a host's"
+                " robots.txt with the moment it took effect (JSON Lines rows of host, effective_from, status,"
+                f" body; or a captures folder); make one from this file with: crawl-audit history import-file"
+                f" {location} --host HOST --effective-from WHEN --into robots/ (then --robots robots/)"
+            )
     if problems:
         raise RobotsTableError(problem_list("robots table", location, problems))
     return versions
+
+
+_ROBOTS_LINE = re.compile(r"(?i)\s*(user-agent|disallow|allow|sitemap|crawl-delay)\s*:")
+
+
+def _is_robots_txt(path: Path) -> bool:
+    """Whether the first line that is neither blank nor a comment is a robots.txt line."""
+    try:
+        head = read_regular(path, 4096).decode("utf-8", "replace").lstrip("\ufeff")
+    except NotReadable:
+        return False
+    for line in head.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return _ROBOTS_LINE.match(line) is not None
+    return False
 
 
 def _read_jsonl(location: str) -> tuple[list[RobotsVersion], list[str]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import datetime, timezone
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -22,9 +23,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
-from matcher import records
+from matcher import health, records
 from matcher.directives import PageDirectivesTable
-from matcher.line_auditor import LineAuditor, robots_by_host
+from matcher.line_auditor import LineAuditor, RobotsByHost, robots_by_host
 from matcher.logformats.timestamps import time_zone
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
 from matcher.printable import printable
@@ -35,7 +36,9 @@ from matcher.records import (
     DNS_ANSWERS_TABLE,
     INDEXING_FINDINGS_TABLE,
     REPORT_COUNTS_TABLE,
+    ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    SIGNATURE_REUSE_TABLE,
     SUMMARY_TABLE,
     VERDICTS_TABLE,
     VIOLATIONS_TABLE,
@@ -52,12 +55,15 @@ from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
 from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import ReadLogLines, first_lines
+from pipeline.graph.robots_fetches import FollowRobotsFetches
+from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
+from pipeline.graph.signature_reuse import SignatureReuse
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
-# the between-captures changes, the robots versions and the report's counts).
+# the between-captures changes, the reused signatures, the robots versions and the report's counts).
 RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
@@ -89,13 +95,17 @@ def build(
     if dns is not None:
         lookups = ResolveDistinct(dns.resolver, dns.record)
         dns_answers = pipeline | "ResolveLogClients" >> ResolveLogClients(logs, auditor, lookups)
-    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers)
+    prior = prior_fetches(settings.inputs.prior_run) if settings.inputs.prior_run else ()
+    followed = pipeline | "FollowRobotsFetches" >> FollowRobotsFetches(logs, auditor, robots, dns_answers, prior)
+    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers, followed["histories"])
+    outputs[ROBOTS_FETCHES_TABLE] = followed["rows"]
     verdict_batches = outputs[VERDICT_BATCHES]
     outputs[SUMMARY_TABLE] = verdict_batches | "Summarize" >> Summarize()
     outputs[COUNTS_TABLE] = outputs | "CountOutcomes" >> CountOutcomes()
     outputs[REPORT_COUNTS_TABLE] = verdict_batches | "CountForReport" >> CountForReport(grouping)
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
+    outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
     # The report's robots.txt section draws the history the verdicts were judged by.
     outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
         lambda table: map(records.robots_version_record, table.versions())
@@ -128,14 +138,31 @@ def _build_streaming(
     batches = pipeline | "ReadLogStream" >> _log_source(settings)
     refresh = settings.stream.robots_refresh
     table = settings.inputs.robots
+    snapshot = robots_refresh.robots_snapshot(table)
+    _say_launch_health(settings, auditor, snapshot)
     if refresh:
         robots = pipeline | "RefreshRobotsTable" >> robots_refresh.RefreshRobotsTable(table, refresh)
     else:
-        robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_refresh.robots_snapshot(table)])
+        robots = pipeline | "ReadRobotsTable" >> beam.Create([snapshot])
     outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns)
     if dns is None or not dns.record:
         outputs.pop(DNS_ANSWERS_TABLE, None)
     return _with_crawl_delay(outputs, settings, bounded=False)
+
+
+def _say_launch_health(settings: RunSettings, auditor: LineAuditor, robots: RobotsByHost) -> None:
+    """A stream has no closing summary, so what run health can tell at launch is said now."""
+    today = datetime.now(timezone.utc).date()
+    dns = settings.identity.dns
+    found = health.launch_findings(
+        health.uncovered_crawlers(auditor.registry, auditor.ranges, today, dns), dns,
+        settings.inputs.default_host, tuple(robots),
+    )
+    for finding in found:
+        print(f"crawl-audit: run health: [{finding.check}] {printable(finding.problem)}", file=sys.stderr)
+        for detail in finding.details:
+            print(f"  {printable(detail)}", file=sys.stderr)
+        print(f"  fix: {printable(finding.fix)}", file=sys.stderr)
 
 
 def _log_source(settings: RunSettings) -> beam.PTransform:
@@ -194,9 +221,11 @@ def _whole_table_formats(output_format: str) -> dict[str, str]:
     return {
         WINDOWS_TABLE: output_format,
         ROBOTS_VERSIONS_TABLE: output_format,
+        ROBOTS_FETCHES_TABLE: output_format,
         SUMMARY_TABLE: "jsonl",
         INDEXING_FINDINGS_TABLE: "jsonl",
         BETWEEN_CAPTURES_TABLE: "jsonl",
+        SIGNATURE_REUSE_TABLE: "jsonl",
     }
 
 

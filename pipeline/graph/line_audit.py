@@ -101,7 +101,7 @@ class AuditLineBatchFn(beam.DoFn):
         self.dead = Metrics.counter(self.__class__, "dead_letters")
         self.not_requests = Metrics.counter(self.__class__, "not_requests")
 
-    def process(self, batch, robots_by_host, dns_answers=None):
+    def process(self, batch, robots_by_host, dns_answers=None, fetches=None):
         if not is_line_batch(batch):
             # The unread rest of a file, or a line over the maximum, counts as one line read and
             # is its dead letter.
@@ -112,7 +112,7 @@ class AuditLineBatchFn(beam.DoFn):
             return
         path, first_number, lines = batch
         verdicts, dead, not_requests = [], 0, Counter()
-        for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host, dns_answers):
+        for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host, dns_answers, fetches):
             if kind == VERDICT:
                 verdicts.append(record)
             elif kind == DEAD_LETTER:
@@ -224,6 +224,9 @@ class AuditLogLines(beam.PTransform):
     order of auditing a line, and every consumer (the sinks, the summaries, the crawl-delay
     audit) works through a list as cheaply as through single elements.
 
+    `fetches` is the one dict `FetchKey -> FetchHistory` of a batch run's robots.txt fetches
+    (`pipeline.graph.robots_fetches`); None: each verdict is judged as when no fetch was seen.
+
     The DNS answers are a dict side input rather than joined to the lines by address: the join
     was slower at every size measured, for a lower peak memory only at a million distinct
     addresses (`bench/dns_join_bench.py`; the figures are in bench/README.md)."""
@@ -233,11 +236,13 @@ class AuditLogLines(beam.PTransform):
         auditor: LineAuditor,
         robots: beam.PCollection,
         dns: beam.PCollection | DnsSettings | None = None,
+        fetches: beam.PCollection | None = None,
     ):
         super().__init__()
         self._auditor = auditor
         self._robots = robots
         self._dns = dns
+        self._fetches = fetches
 
     def expand(self, batches):
         side_inputs = [beam.pvalue.AsSingleton(self._robots)]
@@ -247,7 +252,8 @@ class AuditLogLines(beam.PTransform):
             audit = AuditLineBatchFn(self._auditor)
             if self._dns is not None:
                 side_inputs.append(beam.pvalue.AsDict(self._dns))
-        audit_batches = beam.ParDo(audit, *side_inputs).with_output_types(VerdictBatch)
+        followed = {} if self._fetches is None else {"fetches": beam.pvalue.AsSingleton(self._fetches)}
+        audit_batches = beam.ParDo(audit, *side_inputs, **followed).with_output_types(VerdictBatch)
         audited = batches | "AuditLineBatches" >> audit_batches.with_outputs(
             DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICT_BATCHES
         )

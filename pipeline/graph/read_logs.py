@@ -1,15 +1,20 @@
-"""Log files as batches of lines: any Beam filesystem, gzip and bz2 streamed in small chunks, a
-file that breaks off read up to the break and the rest of it handed on as `UnreadableRest`, a line
-longer than `MAX_LINE_BYTES` handed on as a `LongLine` without ever being held whole."""
+"""Log files as batches of lines: any Beam filesystem, gzip, bz2, xz and zstd streamed in small
+chunks, a file that breaks off read up to the break and the rest of it handed on as
+`UnreadableRest`, a line longer than `MAX_LINE_BYTES` handed on as a `LongLine` without ever being
+held whole."""
 from __future__ import annotations
 
 import bz2
 import gzip
+import itertools
+import json
+import lzma
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 import apache_beam as beam
+import zstandard
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -86,7 +91,7 @@ def line_batches(
     first, batch = 1, []
     position = _Position()
     try:
-        for raw in split_lines(_chunks(path, position)):
+        for raw in log_lines(_chunks(path, position)):
             if isinstance(raw, _Overlong):
                 if batch:
                     yield path, first, batch
@@ -115,7 +120,7 @@ def first_lines(path: str, count: int) -> list[bytes]:
     in full reports the break)."""
     lines = []
     try:
-        for raw in split_lines(_chunks(path, _Position())):
+        for raw in log_lines(_chunks(path, _Position())):
             if isinstance(raw, bytes) and raw.strip():
                 lines.append(raw)
                 if len(lines) == count:
@@ -129,13 +134,44 @@ def first_lines(path: str, count: int) -> list[bytes]:
 
 def file_lines(path: str) -> Iterator[str | None]:
     """The lines of one log file as `line_batches` reads them, None for a line over the maximum."""
-    for raw in split_lines(_chunks(path, _Position())):
+    for raw in log_lines(_chunks(path, _Position())):
         yield None if isinstance(raw, _Overlong) else decoded(raw)
 
 
 def decoded(raw: bytes) -> str:
     # Undecodable bytes become \xNN, the escape servers use themselves.
     return raw.decode("utf-8", "backslashreplace")
+
+
+def log_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | _Overlong]:
+    """The lines of a log file (`split_lines`); a JSON export (an array of entries, or entries
+    pretty-printed over many lines, as `gcloud logging read` and consoles give them) as one compact
+    JSON line per entry, an entry longer than `limit` as an `_Overlong`.
+
+    An export is told by its first non-blank line: `[`, or a `{` that does not close on that line.
+    It is read whole (exports are written whole, and are small next to the logs they come from)."""
+    chunks = iter(chunks)
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if b"\n" in head.lstrip() or len(head) > _CHUNK_BYTES:
+            break
+    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
+    if not (first.startswith(b"[") or (first.startswith(b"{") and not first.endswith(b"}"))):
+        yield from split_lines(itertools.chain((head,), chunks), limit)
+        return
+    text = b"".join(itertools.chain((head,), chunks)).decode("utf-8", "backslashreplace").lstrip("\ufeff")
+    decoder = json.JSONDecoder()
+    position = 0
+    while True:
+        while position < len(text) and text[position] in " \t\r\n,":
+            position += 1
+        if position == len(text):
+            return
+        value, position = decoder.raw_decode(text, position)  # a ValueError ends the file: its dead letter
+        for entry in value if isinstance(value, list) else (value,):
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+            yield line if len(line) <= limit else _Overlong(line[:LONG_LINE_PREFIX_BYTES], len(line))
 
 
 def split_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | _Overlong]:
@@ -234,6 +270,9 @@ def _chunks(path: str, position: _Position) -> Iterator[bytes]:
 _STREAMING_DECOMPRESSORS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
     CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, "rb"),
+    CompressionTypes.LZMA: lambda raw: lzma.LZMAFile(raw, "rb"),
+    # zstandard comes with Beam; read_across_frames reads a file of several frames (zstd -c a b) to its end
+    CompressionTypes.ZSTD: lambda raw: zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True),
 }
 
 

@@ -22,8 +22,9 @@ from matcher.logformats.timestamps import time_zone
 # The runners Beam's DirectRunner options steer: one process, or local worker processes.
 LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"})
 # Runners on which a PeriodicImpulse side input never becomes ready, so a refreshed robots table
-# would hold the audit back forever (Beam 2.77).
-_NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner"}
+# would hold the audit back forever (Beam 2.77), or that refuse such a side input outright
+# (Prism: "Unbounded GlobalWindow Triggered SideInput ... not currently supported", apache/beam#31438).
+_NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner", "PrismRunner"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class InputSettings:
     log_timezone: str = "UTC"
     # path -> format, for `auto`: what was detected in each log file at launch (`with_file_formats`)
     file_formats: Mapping[str, str] | None = None
+    prior_run: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class OutputSettings:
     bigquery_dataset: str | None
     bigquery_method: str
     progress: str
+    # run-health checks whose finding ends a batch run with exit 1
+    fail_on: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             page_directives=args.page_directives,
             registry=args.registry,
             ranges=args.ranges,
+            prior_run=getattr(args, "prior_run", None),
         ),
         identity=IdentitySettings(
             dns=args.dns,
@@ -181,6 +186,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             bigquery_dataset=args.bigquery_dataset,
             bigquery_method=args.bigquery_method,
             progress=args.progress,
+            fail_on=args.fail_on,
         ),
         stream=StreamingSettings(
             poll_interval=args.poll_interval,

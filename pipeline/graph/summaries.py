@@ -67,6 +67,7 @@ def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
         "within_grace": counts["disallowed-within-grace"],
         "between_captures": counts["disallowed-between-captures"],
         "unknown": counts["unknown"],
+        "before_refetch": counts["disallowed-before-refetch"],
     }
 
 
@@ -90,7 +91,8 @@ class CombineReportCounts(beam.CombineFn):
 
 
 class TopDisallowedFn(beam.CombineFn):
-    """One crawler's disallowed totals and top rows, from the exact count of each distinct row."""
+    """One crawler's disallowed totals and top rows of one identity, from the exact count of each
+    distinct row."""
 
     def create_accumulator(self):
         return TopDisallowed()
@@ -113,11 +115,12 @@ class CountForReport(beam.PTransform):
     """Verdict batches -> one `ReportCounts`: what the HTML report draws, so that it need not
     read the verdicts back.
 
-    Disallowed requests are counted per distinct (crawler, path, what decided) through
+    Disallowed requests are counted per distinct (crawler, identity, path, what decided) through
     `grouping`, a transform with `GroupByKey`'s contract: a local batch run hands in one that
     groups on disk (`pipeline.local.spill`), since a local runner holds a grouped collection in
-    memory; without it the runner's `GroupByKey` groups them. What is kept per crawler after
-    that is its totals and top rows, so memory does not grow with the number of distinct paths."""
+    memory; without it the runner's `GroupByKey` groups them. What is kept per crawler and
+    identity after that is its totals and top rows, so memory does not grow with the number of
+    distinct paths."""
 
     def __init__(self, grouping: beam.PTransform | None = None):
         super().__init__()
@@ -128,7 +131,7 @@ class CountForReport(beam.PTransform):
             verdict_batches
             | "DisallowedPerBatch" >> beam.FlatMap(lambda verdicts: disallowed_keys(verdicts).items())
             | "GroupDisallowed" >> (self._grouping or beam.GroupByKey())
-            | "SumPerDisallowed" >> beam.MapTuple(lambda key, counts: (key[0], (key[1:], sum(counts))))
+            | "SumPerDisallowed" >> beam.MapTuple(lambda key, counts: (key[:2], (key[2:], sum(counts))))
             | "TopPerCrawler" >> beam.CombinePerKey(TopDisallowedFn())
         )
         return (

@@ -15,6 +15,8 @@ from typing import Sequence
 from matcher.timerange import shifted
 
 WIDTH = 900
+# The narrowest mark drawn for a value that is there, however small (a 0 s gap).
+MIN_MARK = 4.0
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
 
 
@@ -164,7 +166,10 @@ def gaps_against_delay(title: str, rows: Sequence[tuple[str, float, float | None
             f' stroke="#333333"><title>{escape(f"{label}: Crawl-delay {delay:g} s")}</title></rect>'
         )
         if gap is not None:
-            body.append(_rect(label_width, y + 5, gap * unit, bar_height - 10, "#d62728", f"{label}: smallest gap {gap:g} s"))
+            # A gap of 0 s, the worst there is, must not look like no bar at all.
+            width = max(gap * unit, MIN_MARK)
+            body.append(_rect(label_width, y + 5, width, bar_height - 10, "#d62728", f"{label}: smallest gap {gap:g} s"))
+            body.append(_text(label_width + max(width, delay * unit) + 6, y + bar_height - 5, f"{gap:g} s", "start", "tick"))
     body += _x_axis(ticks, label_width, unit, top + len(rows) * (bar_height + 8), "seconds", _number)
     return _svg(title, f"{len(rows)} crawler and host pairs; the numbers are in the table below.", height, body)
 
@@ -172,7 +177,9 @@ def gaps_against_delay(title: str, rows: Sequence[tuple[str, float, float | None
 def version_strip(
     title: str, start: datetime, end: datetime, versions: Sequence[tuple[datetime, str, str]]
 ) -> str:
-    """One host's robots.txt versions as coloured spans on a time line: (effective_from, label, colour)."""
+    """One host's robots.txt versions as coloured spans on a time line: (effective_from, label,
+    colour). Each span is numbered and set off from the next by a white gap, so two versions of
+    the same colour read as two."""
     left, height, y = 20, 80, 20
     plot = WIDTH - 2 * left
     span = (end - start) or timedelta(hours=1)
@@ -181,8 +188,61 @@ def version_strip(
         until = versions[i + 1][0] if i + 1 < len(versions) else end
         x = left + (moment - start) / span * plot
         w = (until - moment) / span * plot
-        body.append(_rect(x, y, w, 24, colour, f"{label}, from {moment:%Y-%m-%d %H:%M} UTC"))
+        body.append(
+            f'<rect x="{x:.1f}" y="{y}" width="{max(w, MIN_MARK):.1f}" height="24" fill="{colour}" stroke="#ffffff"'
+            f' stroke-width="2" class="version"><title>{escape(f"version {i + 1}: {label}, from {moment:%Y-%m-%d %H:%M} UTC")}</title></rect>'
+        )
+        if w >= 16:
+            body.append(_text(x + w / 2, y + 16, str(i + 1), "middle", "version-number"))
     body.append(_text(left, y + 44, f"{start:%Y-%m-%d %H:%M}", "start", "tick"))
     body.append(_text(WIDTH - left, y + 44, f"{end:%Y-%m-%d %H:%M}", "end", "tick"))
     body.append(_text(WIDTH / 2, y + 58, "time (UTC)", "middle", "axis-label"))
     return _svg(title, f"{len(versions)} versions; listed in the table below.", height, body)
+
+
+def fetch_timeline(
+    title: str,
+    start: datetime,
+    end: datetime,
+    changes: Sequence[datetime],
+    rows: Sequence[tuple[str, Sequence[datetime], Sequence[datetime]]],
+) -> str:
+    """One row per reader: (label, its robots.txt fetches, those that were its first after a
+    change); dashed lines at the changes, the first fetches after them drawn larger."""
+    left, top, row_h = 190, 20, 26
+    plot = WIDTH - left - 20
+    height = top + row_h * len(rows) + 50
+    span = (end - start) or timedelta(hours=1)
+
+    def x_of(moment: datetime) -> float:
+        return left + (moment - start) / span * plot
+
+    body = []
+    for i, (label, fetches, firsts) in enumerate(rows):
+        y = top + row_h * i + row_h / 2
+        body.append(_text(left - 8, y + 4, label, "end", "tick"))
+        body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot}" y2="{y:.1f}" class="axis"/>')
+        for moment in fetches:
+            first = moment in firsts
+            body.append(
+                f'<circle cx="{x_of(moment):.1f}" cy="{y:.1f}" r="{6 if first else 3}"'
+                f' fill="{PALETTE[3] if first else PALETTE[0]}"><title>{escape(label)}:'
+                f' {"first fetch after a change" if first else "fetch"} {moment:%Y-%m-%d %H:%M:%S} UTC</title></circle>'
+            )
+    bottom = top + row_h * len(rows)
+    for moment in changes:
+        x = x_of(moment)
+        body.append(
+            f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{bottom:.1f}" class="marker">'
+            f"<title>robots.txt changed {moment:%Y-%m-%d %H:%M:%S} UTC</title></line>"
+        )
+    body.append(_text(left, bottom + 18, f"{start:%Y-%m-%d %H:%M}", "start", "tick"))
+    body.append(_text(WIDTH - 20, bottom + 18, f"{end:%Y-%m-%d %H:%M}", "end", "tick"))
+    body.append(_text(left + plot / 2, bottom + 36, "time (UTC)", "middle", "axis-label"))
+    return _svg(
+        title,
+        f"{len(rows)} readers, {len(changes)} robots.txt changes; dashed lines mark the changes, large red dots"
+        " each reader's first fetch after one.",
+        height,
+        body,
+    )

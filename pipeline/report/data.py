@@ -4,19 +4,18 @@ lists and per-bucket totals are kept, so the report stays small however many req
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from matcher import records
 from matcher.report_counts import ReportCounts
 from matcher.timerange import from_micros, micros, parse_timestamp
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
+from pipeline.tables.run_folder import read_manifest
 from pipeline.report import whatif
-from pipeline.tables.run_folder import RunFolderError, read_manifest
+from pipeline.report.counts import report_counts
 
 TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
@@ -26,8 +25,10 @@ _BUCKETS = (timedelta(hours=1), timedelta(days=1), timedelta(weeks=1))
 
 @dataclass(frozen=True)
 class Disallowed:
-    """One disallowed path of one crawler and what decided it (`report_counts.DISALLOWED_FIELDS`, in order)."""
+    """One disallowed path of one crawler, the identity of the requests, and what decided it
+    (`report_counts.DISALLOWED_FIELDS`, in order)."""
 
+    identity: str
     host: str | None
     path: str
     decision: str
@@ -41,7 +42,8 @@ class Disallowed:
 
 @dataclass(frozen=True)
 class CrawlerDisallowed:
-    """One crawler's disallowed requests: exact totals, and the most requested rows in order."""
+    """One crawler's disallowed requests of one identity: exact totals, and the most requested rows
+    in order."""
 
     requests: int
     distinct: int
@@ -61,9 +63,12 @@ class ReportData:
     robots_versions: list[dict]
     whatif: dict | None
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
-    disallowed: dict[str, CrawlerDisallowed] = field(default_factory=dict)
+    # crawler -> identity -> its disallowed requests
+    disallowed: dict[str, dict[str, CrawlerDisallowed]] = field(default_factory=lambda: defaultdict(dict))
+    counts: ReportCounts = field(default_factory=ReportCounts)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
+    robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
         """The robots.txt versions of the `top` hosts with most requests (then by name)."""
@@ -109,13 +114,16 @@ def gather(out: str) -> ReportData:
     )
     for row in data.robots_versions:
         row["effective_from"] = tables.moment(row["effective_from"])
-    counts = _report_counts(out)
+    # A run from before the table was written has none: its section says no fetch was recorded.
+    if records.ROBOTS_FETCHES_TABLE in read_manifest(out)["tables"]:
+        data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
+    counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
-    for crawler, of in counts.disallowed.items():
-        top = tuple((_disallowed(fields), n) for fields, n in of.top)
-        data.disallowed[crawler] = CrawlerDisallowed(of.requests, of.distinct, top)
+    for (crawler, identity), of in counts.disallowed.items():
+        top = tuple((_disallowed(identity, fields), n) for fields, n in of.top)
+        data.disallowed[crawler][identity] = CrawlerDisallowed(of.requests, of.distinct, top)
     for (crawler, ip), n in counts.spoofed_addresses.items():
         data.spoofing[crawler].requests += n
         data.spoofing[crawler].addresses[ip] += n
@@ -124,29 +132,8 @@ def gather(out: str) -> ReportData:
     return data
 
 
-def _disallowed(fields: tuple) -> Disallowed:
-    row = Disallowed(*fields)
+def _disallowed(identity: str, fields: tuple) -> Disallowed:
+    row = Disallowed(identity, *fields)
     if row.version_from is None:
         return row
     return dataclasses.replace(row, version_from=parse_timestamp(row.version_from))
-
-
-def _report_counts(out: str) -> ReportCounts:
-    """The counts the run wrote; a run folder from before they were written is counted from its
-    verdicts, one at a time (slower)."""
-    listed = read_manifest(out)["tables"].get(records.REPORT_COUNTS_TABLE)
-    if listed is None:
-        return ReportCounts.of(map(_as_written, tables.rows(out, records.VERDICTS_TABLE)))
-    try:
-        (name,) = listed["files"]
-        return ReportCounts.from_json(json.loads(Path(out, name).read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as error:
-        raise RunFolderError(f"{out}: unreadable report counts ({error!r}); run the audit again") from None
-
-
-def _as_written(row: dict) -> dict:
-    """A verdict read back with its timestamps as the audit made them."""
-    version = row["robots_version"]
-    if version is not None:
-        version = {**version, "effective_from": tables.moment(version["effective_from"])}
-    return {**row, "ts": tables.moment(row["ts"]), "robots_version": version}

@@ -24,8 +24,10 @@ from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.report import whatif
 from pipeline.report import charts
+from pipeline.report import robots_readers
+from pipeline.report import health
 from pipeline.tables.run_folder import write_whole
-from pipeline.report.data import TOP_ADDRESSES, Disallowed, ReportData, gather
+from pipeline.report.data import TOP_ADDRESSES, CrawlerDisallowed, Disallowed, ReportData, gather
 
 SECTIONS = (
     ("overview", "Overview"),
@@ -35,6 +37,7 @@ SECTIONS = (
     ("spoofing", "Spoofing"),
     ("crawl-delay", "Crawl-delay"),
     ("robots-versions", "robots.txt versions"),
+    ("robots-readers", "Who reads your robots.txt"),
     ("indexing", "Indexing"),
     ("whatif", "What-if"),
 )
@@ -52,6 +55,8 @@ _DECISIONS = (
 _COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
 _IDENTITIES = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 _STATUS_COLOURS = {"ok": "#4c9a2a", "unavailable": "#9ecae1", "error": "#c0392b"}
+# Parsed versions one after another take turns in these greens, so that each change shows.
+_OK_GREENS = ("#4c9a2a", "#a1d76a", "#276419", "#7fbc41")
 
 _STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;margin:0 auto;max-width:1000px;padding:0 16px 40px}
@@ -59,6 +64,7 @@ h1{font-size:1.6em;margin:.8em 0 .2em}h2{border-bottom:2px solid #ddd;padding-bo
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td.host{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}
 th{background:#f4f4f4;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tfoot td{font-weight:600;border-top:2px solid #bbb}
 pre{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
@@ -66,9 +72,12 @@ pre.diff{background:#fafafa;border:1px solid #ddd;padding:.5em;overflow-x:auto;w
 pre.diff .add{background:#e6ffec;display:block}pre.diff .del{background:#ffebe9;display:block}
 pre.diff .hunk{color:#6a737d;display:block}
 svg.chart{max-width:100%;height:auto;display:block;margin:.5em 0}
-svg text{font-size:12px;fill:#1a1a1a}svg text.tick{font-size:11px;fill:#555}svg text.axis-label{font-size:12px;font-weight:600}
+svg text{font-size:12px;fill:#1a1a1a}svg text.version-number{font-size:11px;font-weight:600;fill:#fff;stroke:#000;stroke-width:.4}svg text.tick{font-size:11px;fill:#555}svg text.axis-label{font-size:12px;font-weight:600}
 svg .axis{stroke:#333;stroke-width:1}svg .marker{stroke:#111;stroke-width:1.5;stroke-dasharray:4 3}
 .note{color:#555}.warn{color:#a40000;font-weight:600}
+.health{border:2px solid;border-radius:4px;padding:.4em 1em;margin:1em 0}.health.bad{border-color:#c0392b;background:#fdecea}
+.health.ok{border-color:#4c9a2a;background:#eef7ea}.health h2{margin-top:.3em;border:0}.health code{background:#fff;padding:0 .2em}
+.health .detail{color:#444}
 @media print{nav{display:none}h2{break-after:avoid}table,svg{break-inside:avoid}body{max-width:none}}
 """
 
@@ -101,6 +110,7 @@ def render(data: ReportData) -> str:
         _spoofing(data),
         _crawl_delay(data),
         _robots_versions(data),
+        _robots_readers(data),
         _indexing(data),
     ]
     if data.whatif is not None:
@@ -115,7 +125,9 @@ def render(data: ReportData) -> str:
         f"<style>{_STYLE}</style></head><body>"
         "<header><h1>crawl-audit report</h1>"
         '<p class="note">Who crawled, whether robots.txt allowed it, and which rule of which version decided.</p>'
-        f"<nav><ul>{links}</ul></nav></header><main>"
+        f"<nav><ul>{links}</ul></nav></header>"
+        + health.html_banner(data.summary.health)
+        + "<main>"
         + "".join(sections)
         + "</main></body></html>\n"
     )
@@ -128,14 +140,19 @@ def _section(ident: str, intro: str, *parts: str) -> str:
 
 
 _NUM = ' class="num"'
+_HOST = ' class="host"'
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence], numeric: int, ident: str = "", foot: Sequence | None = None) -> str:
     """A table whose cells from column `numeric` on are right-aligned numbers. Every cell is
-    escaped; a list cell shows one item per line."""
+    escaped; a list cell shows one item per line. A column headed "host" is never broken inside
+    a name."""
+    hosts = {i for i, header in enumerate(headers) if header == "host"}
+
     def cells(row: Sequence, tag: str) -> str:
         return "".join(
-            f"<{tag}{_NUM if i >= numeric else ''}>{_cell(value)}</{tag}>" for i, value in enumerate(row)
+            f"<{tag}{_NUM if i >= numeric else _HOST if i in hosts else ''}>{_cell(value)}</{tag}>"
+            for i, value in enumerate(row)
         )
 
     head = f"<thead><tr>{cells(headers, 'th')}</tr></thead>"
@@ -293,31 +310,59 @@ def _decided_by(item: Disallowed) -> str:
     return f"no rule: {item.reason}"
 
 
+_DISALLOWED_HEADERS = ("host", "path", "identity", "decision", "rule as written", "line", "robots.txt version", "status", "requests")
+
+
 def _disallowed(data: ReportData) -> str:
-    crawlers = sorted(data.disallowed.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+    """Per claimed crawler, the requests its identity does not disprove, split by identity; the
+    spoofed claims apart, since they are not the crawler's requests. The run kept each identity's
+    exact totals and top rows, and a row is of one identity, so the top rows of several identities
+    are among their tops."""
+    def own(of: dict[str, CrawlerDisallowed]) -> int:
+        return sum(d.requests for identity, d in of.items() if identity != "spoofed")
+
+    crawlers = sorted(
+        data.disallowed.items(), key=lambda kv: (-own(kv[1]), -sum(d.requests for d in kv[1].values()), kv[0])
+    )
     parts = [_more(len(crawlers), TOP_CRAWLERS, "crawlers")]
-    for crawler, paths in crawlers[:TOP_CRAWLERS]:
-        top = paths.top
-        parts.append(f"<h3>{escape(crawler)}: {paths.requests:,} disallowed requests, {paths.distinct:,} distinct</h3>")
-        parts.append(
-            _table(
-                ("host", "path", "decision", "rule as written", "line", "robots.txt version", "status", "requests"),
-                [
-                    (d.host, d.path, d.decision, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line),
-                     d.version_from, d.version_status, n)
-                    for d, n in top
-                ],
-                7,
+    for crawler, of in crawlers[:TOP_CRAWLERS]:
+        split = ", ".join(f"{i} {of[i].requests:,}" for i in _IDENTITIES if i in of and i != "spoofed")
+        mine = [d for identity, d in of.items() if identity != "spoofed"]
+        if mine:
+            parts.append(
+                f'<h3 data-crawler="{escape(crawler)}">{escape(crawler)}: {own(of):,} disallowed requests ({split}),'
+                f" {sum(d.distinct for d in mine):,} distinct</h3>"
             )
-        )
+            parts.append(_disallowed_table(mine))
+        if "spoofed" in of:
+            parts.append(
+                f'<h3 data-spoofed="{escape(crawler)}">Spoofed claims of {escape(crawler)}: {of["spoofed"].requests:,}'
+                f" disallowed requests from addresses that are not {escape(crawler)}'s; never counted against it</h3>"
+            )
+            parts.append(_disallowed_table([of["spoofed"]]))
     if not crawlers:
         parts.append("<p>No request was disallowed.</p>")
     parts.append(_between_captures(data.summary.between_captures))
     return _section(
         "disallowed",
-        f"Per crawler the {TOP_PATHS} most requested disallowed paths, the rule that decided and the"
-        " robots.txt version in effect (all of them are in verdicts/).",
+        f"Per crawler the {TOP_PATHS} most requested disallowed paths, the identity of the requests, the rule"
+        " that decided and the robots.txt version in effect (all of them are in verdicts/). Verified: the"
+        " crawler's own; unverified: not proven either way; spoofed: someone else using its name.",
         *parts,
+    )
+
+
+def _disallowed_table(identities: Iterable[CrawlerDisallowed]) -> str:
+    rows = (row for of in identities for row in of.top)
+    top = sorted(rows, key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
+    return _table(
+        _DISALLOWED_HEADERS,
+        [
+            (d.host, d.path, d.identity, d.decision, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line),
+             d.version_from, d.version_status, n)
+            for d, n in top
+        ],
+        8,
     )
 
 
@@ -413,7 +458,7 @@ def _robots_versions(data: ReportData) -> str:
                                  shifted(last_seen, timedelta(hours=1)) if last_seen else None]))
         strip = charts.version_strip(
             f"robots.txt versions of {host}", versions[0]["effective_from"], end,
-            [(v["effective_from"], f"status {v['status']}", _STATUS_COLOURS[v["kind"]]) for v in versions],
+            [(v["effective_from"], f"status {v['status']}", _version_colour(versions, i)) for i, v in enumerate(versions)],
         )
         table = _table(
             ("from", "status", "sha256", "bytes"),
@@ -425,10 +470,102 @@ def _robots_versions(data: ReportData) -> str:
         parts += _changes(versions)
     return _section(
         "robots-versions",
-        "Each host's robots.txt versions on a time line (green: parsed, blue: unavailable so all"
-        " allowed, red: server error so all disallowed), and each body's changes from the body before it.",
+        "Each host's robots.txt versions on a time line, numbered (greens: parsed, a new shade for"
+        " each new version; blue: unavailable so all allowed; red: server error so all disallowed), and each body's changes from the body before it.",
         *parts,
     )
+
+
+_NO_FETCH_SEEN = (
+    "Crawlers with requests but no robots.txt fetch seen in these logs: the fixed cache grace was"
+    " assumed for them. That need not mean they never read it: a CDN or cache in front of the site"
+    " may answer /robots.txt at the edge, and the origin's logs never see it."
+)
+
+
+def _robots_readers(data: ReportData) -> str:
+    found = robots_readers.readers(data.robots_fetches)
+    unread = robots_readers.unread_by(data.summary.rows, data.robots_fetches)
+    parts = []
+    if found:
+        parts.append(_table(
+            ("host", "fetch family", "identity", "crawlers", "statuses", "versions seen", "fetches", "median interval",
+             "longest interval"),
+            [(r.host, r.family, r.identity, list(r.crawlers),
+              [f"{status}: {n:,}" for status, n in sorted(r.statuses.items())], list(r.versions), len(r.times),
+              _span(r.median_interval), _span(r.longest_interval))
+             for r in found[:TOP_ROWS]],
+            6, "robots-readers-table",
+        ))
+        parts.append(_more(len(found), TOP_ROWS, "readers"))
+        parts += _first_reads(data, found)
+    if unread:
+        parts.append(f'<h3>No robots.txt fetch seen</h3><p class="note">{escape(_NO_FETCH_SEEN)}</p>')
+        parts.append(_table(
+            ("crawler", "identity", "requests"),
+            [(row["crawler"], row["identity"], row["requests"]) for row in unread[:TOP_ROWS]],
+            2, "robots-unread-table",
+        ))
+    if not parts:
+        return _section("robots-readers", "No crawler requests, and no request for robots.txt.")
+    return _section(
+        "robots-readers",
+        "Each crawler's own requests for /robots.txt in these logs, per host, fetch family and identity"
+        " (a spoofed crawler's fetches are its own): what they got, which versions they were served and"
+        " how often they came back. Verdicts are judged by what the crawler last fetched.",
+        *parts,
+    )
+
+
+def _first_reads(data: ReportData, found) -> list[str]:
+    """Per host with changes: a time line of its readers' fetches, and how long after each change
+    each came back."""
+    reads = robots_readers.first_reads(data.robots_versions, found)
+    parts = []
+    for host in sorted({read.host for read in reads})[:TOP_HOSTS]:
+        of_host = [read for read in reads if read.host == host]
+        changes = sorted({read.changed_at for read in of_host})
+        readers_of_host = [r for r in found if r.host == host][:TOP_CRAWLERS]
+        moments = changes + [ts for r in readers_of_host for ts in r.times]
+        firsts = {(id(read.reader), read.first_fetch) for read in of_host if read.first_fetch is not None}
+        rows = [
+            (f"{r.family} ({r.identity})", r.times, [ts for ts in r.times if (id(r), ts) in firsts])
+            for r in readers_of_host
+        ]
+        parts.append(f"<h3>{escape(host)}: first fetch after each change</h3>")
+        parts.append(charts.fetch_timeline(
+            f"robots.txt fetches on {host}", min(moments), max(moments), changes, rows,
+        ))
+        parts.append(_table(
+            ("changed at", "fetch family", "identity", "first fetch after", "after"),
+            [(read.changed_at, read.reader.family, read.reader.identity, read.first_fetch or "none seen",
+              _span(read.after)) for read in of_host[:TOP_ROWS]],
+            3,
+        ))
+    return parts
+
+
+def _span(span: timedelta | None) -> str | None:
+    if span is None:
+        return None
+    seconds = int(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {seconds:02d}s"
+
+
+def _version_colour(versions: Sequence[dict], index: int) -> str:
+    """A parsed version's green differs from the parsed version's before it."""
+    kind = versions[index]["kind"]
+    if kind != "ok":
+        return _STATUS_COLOURS[kind]
+    parsed_before = sum(1 for v in versions[:index] if v["kind"] == "ok")
+    return _OK_GREENS[parsed_before % len(_OK_GREENS)]
 
 
 _UNPARSED = {

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from matcher import records
+from matcher.health import Finding
+from pipeline.report import health
 from pipeline.tables import reading as tables
 from matcher.printable import printable
 from pipeline.tables.run_folder import read_manifest
@@ -35,6 +37,7 @@ class RunSummary:
     crawl_delay_windows: Sequence[dict] = ()
     indexing_findings: Sequence[dict] = ()
     between_captures: Sequence[dict] = ()
+    health: Sequence[Finding] = ()
 
 
 def load(out: str) -> RunSummary:
@@ -52,6 +55,7 @@ def load(out: str) -> RunSummary:
         rows(records.WINDOWS_TABLE),
         rows(records.INDEXING_FINDINGS_TABLE),
         rows(records.BETWEEN_CAPTURES_TABLE),
+        health.findings(out),
     )
 
 
@@ -74,6 +78,9 @@ def render(summary: RunSummary) -> str:
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     out.extend(_indexing_section(summary.indexing_findings))
     out.extend(_between_captures_section(summary.between_captures))
+    # Last, where the eye lands when the run ends.
+    out.append("")
+    out.extend(health.text_lines(summary.health))
     return "\n".join(out)
 
 

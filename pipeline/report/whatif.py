@@ -24,7 +24,9 @@ from matcher.hosts import host_key
 from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline.tables import reading as tables
 from matcher.printable import printable
-from pipeline.tables.run_folder import write_whole
+from matcher.timerange import parse_duration
+from pipeline.report.robots_readers import readers
+from pipeline.tables.run_folder import read_manifest, write_whole
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"
@@ -91,9 +93,42 @@ def answer(question: Question, registry: Registry) -> Outcome:
     return redecide(past_requests(question, registry), robots.parse(question.proposal))
 
 
+def when_read(question: Question, outcome: Outcome) -> list[dict]:
+    """How long after the proposal went live each crawler whose requests it flips would have read
+    it, from the cadence of its robots.txt fetches on the host in this run: the same rule as the
+    audit's (docs/semantics.md § The robots.txt the crawler fetched). Until it read the proposal, a
+    request only the proposal disallows is `disallowed-before-refetch`, for at most the cache grace;
+    a crawler with no fetch seen is granted the grace, assumed."""
+    host = host_key(question.host)
+    manifest = read_manifest(question.out)
+    grace = parse_duration(manifest["options"]["cache_grace"])
+    rows = list(tables.rows(question.out, records.ROBOTS_FETCHES_TABLE)) if records.ROBOTS_FETCHES_TABLE in manifest["tables"] else []
+    by_reader = {(r.family, r.identity): r for r in readers([row for row in rows if row["host"] == host])}
+    flipped = sorted({(f.crawler, f.identity) for f in outcome.flips if f.crawler is not None})
+    answers = []
+    for crawler, identity in flipped:
+        # its own family's fetches, or those of the family it fetched under
+        reader = by_reader.get((crawler, identity)) or next(
+            (r for (_, ident), r in by_reader.items() if ident == identity and crawler in r.crawlers), None
+        )
+        typical = None if reader is None else reader.median_interval
+        longest = None if reader is None else reader.longest_interval
+        answers.append({
+            "crawler": crawler,
+            "identity": identity,
+            "fetches": 0 if reader is None else len(reader.times),
+            "typical_s": None if typical is None else typical.total_seconds(),
+            "longest_s": None if longest is None else longest.total_seconds(),
+            "grace_s": grace.total_seconds(),
+            "grace_assumed": reader is None or typical is None,
+        })
+    return answers
+
+
 def summary(question: Question, outcome: Outcome, top: int = 10) -> dict:
     """The JSON the report's `whatif` section is drawn from."""
     return {
+        "when_read": when_read(question, outcome),
         "host": host_key(question.host),
         "proposal": question.proposal_name,
         "proposal_sha256": hashlib.sha256(question.proposal).hexdigest(),
@@ -180,8 +215,28 @@ def render(digest: dict) -> str:
             out.append(f"{name} ({crawler['identity']}): {crawler['requests'][change]:,} {_CHANGE_WORDS[change]}")
             for flip in flips:
                 out.append(f"  {flip['requests']:>9,}  {flip['path']}  {flip_rule_text(flip)}")
+    for reader in digest.get("when_read", ()):
+        out.append(when_read_text(reader))
     # Paths, hosts and crawler names come from log lines: escaped before they reach a terminal.
     return "\n".join(map(printable, out))
+
+
+def when_read_text(reader: dict) -> str:
+    """One crawler's expected read of the proposal, for a person."""
+    name = f"{reader['crawler']} ({reader['identity']})"
+    if reader["grace_assumed"]:
+        seen = "one robots.txt fetch" if reader["fetches"] == 1 else "no robots.txt fetch"
+        return f"{name}: {seen} seen on this host; the cache grace ({_hours(reader['grace_s'])}) is assumed"
+    excused = min(reader["longest_s"], reader["grace_s"])
+    return (
+        f"{name}: would read it about {_hours(reader['typical_s'])} after it went live (at most"
+        f" {_hours(reader['longest_s'])} in this run's {reader['fetches']} fetches); until then, for at most"
+        f" {_hours(excused)}, its requests the proposal disallows would be disallowed-before-refetch, after it violations"
+    )
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h"
 
 
 def flip_rule_text(flip: dict) -> str:

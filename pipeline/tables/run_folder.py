@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
+from matcher.records import SCHEMA_VERSION
 from matcher.timerange import duration_text
 
 
@@ -175,6 +176,7 @@ def manifest(
     return {
         "format": MANIFEST_FORMAT,
         "format_version": MANIFEST_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "crawl_audit_version": crawl_audit_version(),
         "completed": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "inputs": {
@@ -184,6 +186,7 @@ def manifest(
             "page_directives": inputs.page_directives,
             "registry": inputs.registry,
             "ranges": inputs.ranges,
+            "prior_run": inputs.prior_run,
             "dns": identity.dns,
             "dns_server": identity.dns_server,
         },

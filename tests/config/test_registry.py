@@ -121,6 +121,13 @@ def test_every_range_source_has_an_https_url(registry):
         assert source.url.startswith("https://"), source.name
 
 
+def test_the_key_directories_operators_document_are_listed(registry):
+    # OpenAI documents ChatGPT agent's key directory; no other registry operator documents one
+    assert {name: (d.operator, d.url) for name, d in registry.key_directories.items()} == {
+        "openai": ("OpenAI", "https://chatgpt.com/.well-known/http-message-signatures-directory"),
+    }
+
+
 # ------------------------------------------------------------------------------ validation
 
 
@@ -197,6 +204,14 @@ def _bad_source_url(document):
     document["range_sources"]["examplebot"]["url"] = "ftp://example.com/r.json"
 
 
+def _key_directory(**fields):
+    def mutate(document):
+        entry = {"operator": "Example", "url": "https://example.com/.well-known/http-message-signatures-directory",
+                 "source": "https://example.com/bots", "signers": "ExampleBot", **fields}
+        document["key_directories"] = {"example": {k: v for k, v in entry.items() if v is not None}}
+    return mutate
+
+
 def _unknown_top_level(document):
     document["crawler"] = []
 
@@ -242,6 +257,9 @@ def _unknown_top_level(document):
         (_unused_source, "range_sources 'spare'", None, "no crawler uses it"),
         (_bad_source_url, "range_sources 'examplebot'", "url", "http(s) URL"),
         (_unknown_top_level, "top level", "crawler", "unknown key"),
+        (_key_directory(url="http://example.com/keys"), "key_directories 'example'", "url", "https URL"),
+        (_key_directory(operator="Nobody"), "key_directories 'example'", "operator", "no crawler of the registry"),
+        (_key_directory(source=None), "key_directories 'example'", "source", "missing"),
     ],
 )
 def test_validation_errors_name_file_entry_and_field(tmp_path, mutate, entry, field, words):

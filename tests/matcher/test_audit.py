@@ -111,6 +111,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "identity": "verified",
         "identity_method": "ip-range",
         "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28",
+        "signature": None,
         "honours_robots": True,
         "honours_crawl_delay": False,
         "robots_version": {
@@ -129,6 +130,11 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "crawl_delay_line": None,
         "indexing": None,
         "indexing_unseen": False,
+        "robots_fetch": None,
+        "grace_assumed": False,
+        "unread_change": None,
+        "unread_for_s": None,
+        "signature": None,
     }
 
 
@@ -174,9 +180,12 @@ def test_a_ranges_folder_with_damaged_files_still_proves_what_it_can():
     # tests/data/ranges: bingbot's prefix carries a zero-width space, Google's list is replaced in June
     ranges = load_ranges(REPO / "tests" / "data" / "ranges")
     assert ranges.problems
-    bing = audit(request("/docs/", user_agent=BINGBOT, ip="203.0.113.9"), SOURCE, REGISTRY, ranges, WWW)
-    assert (bing["identity"], bing["identity_evidence"]) == ("verified", "203.0.113.0/26 in bingbot snapshot 2026-01-01")
-    google = audit(request("/docs/", ip="192.0.2.7"), SOURCE, REGISTRY, ranges, WWW)
+    june = datetime(2026, 6, 20, tzinfo=timezone.utc)
+    bing = audit(request("/docs/", user_agent=BINGBOT, ip="203.0.113.9", at=june), SOURCE, REGISTRY, ranges, WWW)
+    assert (bing["identity"], bing["identity_evidence"]) == (
+        "verified", "203.0.113.0/26 in bingbot snapshot 2026-01-01 (stale: 170 days before the request; run update-ranges)"
+    )
+    google = audit(request("/docs/", ip="192.0.2.7", at=june), SOURCE, REGISTRY, ranges, WWW)
     assert (google["identity"], google["identity_evidence"]) == (
         "spoofed", "not in google-common-crawlers snapshot 2026-06-01"
     )

@@ -18,6 +18,9 @@ from matcher.reverse_dns import DnsAnswer, Lookup
 from range_fixtures import JAN, JUN, at, crawler, range_document, range_index, sample_index
 
 
+MAY = date(2026, 5, 25)
+
+
 @pytest.fixture(scope="module")
 def index() -> RangeIndex:
     return sample_index()
@@ -55,8 +58,8 @@ def test_ip_outside_the_ranges_is_spoofed_with_the_snapshot_checked(index):
 
 def test_another_operators_range_does_not_verify(index):
     # 203.0.113.130 is a GPTBot address: a "bingbot" from there is a fake
-    assert verify(crawler("GPTBot"), "203.0.113.130", at("2026-02-01"), index).status == "verified"
-    assert verify(crawler("bingbot"), "203.0.113.130", at("2026-02-01"), index).status == "spoofed"
+    assert verify(crawler("GPTBot"), "203.0.113.130", at("2026-01-20"), index).status == "verified"
+    assert verify(crawler("bingbot"), "203.0.113.130", at("2026-01-20"), index).status == "spoofed"
 
 
 # --------------------------------------------------------------------- snapshot choice
@@ -69,7 +72,8 @@ def test_another_operators_range_does_not_verify(index):
         ("2026-01-01", "verified", "spoofed"),  # on the snapshot's own day
         ("2026-05-31", "verified", "spoofed"),
         ("2026-06-01", "spoofed", "verified"),  # a new snapshot takes over on its day
-        ("2027-01-01", "spoofed", "verified"),
+        ("2026-07-01", "spoofed", "verified"),
+        ("2027-01-01", "unverified", "verified"),  # the June snapshot is stale by then
     ],
 )
 def test_the_snapshot_in_force_on_the_request_day_is_used(index, when, old_net, new_net):
@@ -90,6 +94,53 @@ def test_a_request_older_than_every_snapshot_has_no_range_evidence(index):
     gptbot = verify(crawler("GPTBot"), "203.0.113.130", at("2015-03-01"), index)
     assert gptbot.status == "unverified" and "covers 2015-03-01" in gptbot.evidence
     assert undeclared("192.0.2.7", at("2015-03-01"), index) is None
+
+
+# ----------------------------------------------------------------- the edges of the history
+
+
+def test_before_the_first_snapshot_a_later_snapshot_within_30_days_proves_the_address(index):
+    # the first Google snapshot is 2026-01-01; 2025-12-02 is 30 days before it
+    result = verify(crawler("Googlebot"), "192.0.2.7", at("2025-12-02"), index)
+    assert result == IdentityResult(
+        "verified", "ip-range",
+        "192.0.2.0/24 in google-common-crawlers snapshot 2026-01-01 (later: 30 days after the request)", "Google",
+    )
+    one_day = verify(crawler("GPTBot"), "203.0.113.130", at("2025-12-31"), index)
+    assert one_day.evidence.endswith("snapshot 2026-01-01 (later: 1 day after the request)")
+
+
+def test_before_the_first_snapshot_absence_never_makes_a_request_spoofed(index):
+    # not in the later snapshot: unverified, not spoofed; ranges are added as crawlers grow
+    missed = verify(crawler("GPTBot"), "192.0.2.7", at("2025-12-20"), index)
+    assert (missed.status, missed.evidence) == (
+        "unverified", "no snapshot of openai-gptbot covers 2025-12-20 (first 2026-01-01)"
+    )
+    # in the later snapshot, but taken 31 days after the request: too late to speak for it
+    assert verify(crawler("Googlebot"), "192.0.2.7", at("2025-12-01"), index).status == "unverified"
+
+
+def test_a_later_snapshot_proves_only_what_it_holds_of_the_right_crawler(index):
+    # Bing's January list does not prove a GPTBot claim from its address, before or after
+    assert verify(crawler("GPTBot"), "203.0.113.9", at("2025-12-20"), index).status == "unverified"
+    # the June Google snapshot is not "within 30 days" of a December request
+    assert verify(crawler("Googlebot"), "198.51.100.7", at("2025-12-20"), index).status == "unverified"
+
+
+def test_more_than_30_days_after_the_history_the_snapshot_is_stale(index):
+    # the last Google snapshot is 2026-06-01: on 2026-07-01 it is in force, on 2026-07-02 stale
+    assert verify(crawler("Googlebot"), "203.0.113.5", at("2026-07-01"), index).status == "spoofed"
+    missed = verify(crawler("Googlebot"), "203.0.113.5", at("2026-07-02"), index)
+    assert (missed.status, missed.method) == ("unverified", "reverse-dns")
+    assert missed.evidence == (
+        f"{DNS_OFF_EVIDENCE}; not in google-common-crawlers snapshot 2026-06-01"
+        " (stale: 31 days before the request; run update-ranges)"
+    )
+    held = verify(crawler("Googlebot"), "198.51.100.7", at("2026-07-02"), index)
+    assert (held.status, held.evidence) == (
+        "verified",
+        "198.51.100.0/24 in google-common-crawlers snapshot 2026-06-01 (stale: 31 days before the request; run update-ranges)",
+    )
 
 
 def test_the_request_day_is_taken_in_utc(index):
@@ -164,16 +215,16 @@ def test_partly_loaded_sources_do_not_prove_a_fake():
 
 def test_spoofed_evidence_names_every_source_checked():
     full = range_index(
-        ("google-user-triggered-fetchers", JAN, range_document("192.0.2.0/24")),
+        ("google-user-triggered-fetchers", MAY, range_document("192.0.2.0/24")),
         ("google-user-triggered-fetchers-google", JUN, range_document("192.0.2.0/24")),
-        ("google-user-triggered-agents", JAN, range_document("192.0.2.0/24")),
+        ("google-user-triggered-agents", MAY, range_document("192.0.2.0/24")),
     )
-    result = verify(crawler("Google-Read-Aloud"), "198.51.100.9", at("2026-07-01"), full)
+    result = verify(crawler("Google-Read-Aloud"), "198.51.100.9", at("2026-06-20"), full)
     assert result.status == "spoofed"
     assert result.evidence == (
-        "not in google-user-triggered-fetchers snapshot 2026-01-01, "
+        "not in google-user-triggered-fetchers snapshot 2026-05-25, "
         "google-user-triggered-fetchers-google snapshot 2026-06-01, "
-        "google-user-triggered-agents snapshot 2026-01-01"
+        "google-user-triggered-agents snapshot 2026-05-25"
     )
 
 
@@ -217,9 +268,11 @@ def _answer(ip: str, *ptr: str, forward: dict | None = None, error: str | None =
     return DnsAnswer(ip, Lookup(tuple(ptr), error), lookups, WHEN)
 
 
-def _dns_verify(name: str, ip: str, answer: DnsAnswer | None, ranges: RangeIndex | None = None) -> IdentityResult:
+def _dns_verify(
+    name: str, ip: str, answer: DnsAnswer | None, ranges: RangeIndex | None = None, when: datetime | None = None
+) -> IdentityResult:
     answers = {} if answer is None else {answer.ip: answer}
-    return verify(crawler(name), ip, at("2026-03-01"), ranges or range_index(), answers)
+    return verify(crawler(name), ip, when or at("2026-03-01"), ranges or range_index(), answers)
 
 
 GOOD = _answer("192.0.2.10", "crawl-192-0-2-10.googlebot.com", forward={"crawl-192-0-2-10.googlebot.com": ["192.0.2.10"]})
@@ -342,8 +395,8 @@ def test_ranges_are_checked_before_dns_and_dns_after_a_miss(index):
 
 
 def test_dns_changes_nothing_for_crawlers_without_suffixes(index):
-    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index).status == "spoofed"
-    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index).method == "ip-range"
+    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index, when=at("2026-01-20")).status == "spoofed"
+    assert _dns_verify("GPTBot", "192.0.2.10", GOOD, index, when=at("2026-01-20")).method == "ip-range"
     assert _dns_verify("Bytespider", "192.0.2.10", GOOD).status == "unverifiable"
     assert _dns_verify("Google-Extended", "192.0.2.10", GOOD).status == "spoofed"
     assert _dns_verify("Google-Extended", "192.0.2.10", GOOD).method == "robots-only"

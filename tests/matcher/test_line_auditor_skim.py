@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher import crawl_delay, records
+from matcher.health import identity_note
 from matcher.clientip import trusted_proxies
 from pipeline.graph import build as graph
 from pipeline.local import workers as local_workers
@@ -218,7 +219,7 @@ def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeyp
 
 def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     """What the report counts, from the verdict rows the run wrote, one row at a time."""
-    sections = ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents")
+    sections = ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents", "unjudged", "identity_notes")
     counts = {name: Counter() for name in sections}
     for row in tables.rows(str(out), records.VERDICTS_TABLE):
         crawler = row["crawler"] if row["crawler"] is not None else row["operator"]
@@ -229,9 +230,14 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
         if row["decision"].startswith("disallowed"):
             version = row["robots_version"] or {"effective_from": None, "status": None}
             counts["disallowed"][
-                crawler, row["host"], row["path"], row["decision"], row["reason"], row["rule_kind"],
+                crawler, row["identity"], row["host"], row["path"], row["decision"], row["reason"], row["rule_kind"],
                 row["rule_pattern"], row["rule_line"], version["effective_from"], version["status"],
             ] += 1
+        elif row["decision"] == "unknown":
+            counts["unjudged"][row["reason"], row["host"], hour.date().isoformat()] += 1
+        note = identity_note(row["identity"], row["identity_method"], row["identity_evidence"])
+        if note is not None:
+            counts["identity_notes"][crawler, note, hour.date().isoformat()] += 1
         if row["identity"] == "spoofed":
             counts["spoofed_addresses"][crawler, row["client_ip"]] += 1
             counts["spoofed_user_agents"][crawler, row["user_agent"]] += 1
@@ -239,14 +245,15 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
 
 
 def _as_shown(every_disallowed: Counter) -> tuple[Counter, Counter]:
-    """Of every disallowed row, what the report shows: per crawler its ten most requested rows
-    (ties by path, then the other fields, nulls first), and its requests and distinct rows."""
+    """Of every disallowed row, what the report shows: per crawler and identity its ten most
+    requested rows (ties by path, then the other fields, nulls first), and its requests and
+    distinct rows."""
     top, totals = Counter(), Counter()
-    for crawler in {key[0] for key in every_disallowed}:
-        rows = [(key, n) for key, n in every_disallowed.items() if key[0] == crawler]
-        rows.sort(key=lambda row: (-row[1], row[0][2], [(v is not None, v) for v in row[0][1:]]))
+    for crawler, identity in {key[:2] for key in every_disallowed}:
+        rows = [(key, n) for key, n in every_disallowed.items() if key[:2] == (crawler, identity)]
+        rows.sort(key=lambda row: (-row[1], row[0][3], [(v is not None, v) for v in row[0][2:]]))
         top.update(dict(rows[:10]))
-        totals[crawler, sum(n for _, n in rows), len(rows)] = 1
+        totals[crawler, identity, sum(n for _, n in rows), len(rows)] = 1
     return top, totals
 
 

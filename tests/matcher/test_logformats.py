@@ -533,6 +533,16 @@ _ONE_REQUEST = {
     "haproxy": '66.249.66.1:33317 [10/Oct/2026:20:55:36.000] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a?x=1 HTTP/1.1"',
     "traefik": f'66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET /a?x=1 HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "r@docker" "-" 0ms',
     "squid": "1791665736.000 180 66.249.66.1 TCP_MISS/200 411 GET /a?x=1 - HIER_DIRECT/93.184.216.34 text/html",
+    "caddy": json.dumps({"ts": INSTANT_UNIX, "request": {"client_ip": "66.249.66.1", "method": "GET", "uri": "/a?x=1",
+                         "headers": {"User-Agent": [GOOGLEBOT]}}, "status": 200}),
+    "traefik_json": json.dumps({"StartUTC": "2026-10-10T20:55:36Z", "ClientHost": "66.249.66.1", "RequestMethod": "GET",
+                                "RequestPath": "/a?x=1", "request_User-Agent": GOOGLEBOT}),
+    "nginx_json": json.dumps({"time_local": "10/Oct/2026:20:55:36 +0000", "remote_addr": "66.249.66.1", "request_method": "GET",
+                              "request_uri": "/a?x=1", "http_user_agent": GOOGLEBOT}),
+    "fastly": json.dumps({"time_start": "2026-10-10T20:55:36Z", "client_ip": "66.249.66.1", "request": "GET", "url": "/a?x=1",
+                          "request_user_agent": GOOGLEBOT}),
+    "akamai_ds2": json.dumps({"reqTimeSec": str(INSTANT_UNIX), "cliIP": "66.249.66.1", "reqMethod": "GET", "reqPath": "/a",
+                              "queryStr": "x=1", "UA": GOOGLEBOT.replace("+", "%2B").replace(" ", "+")}),
 }
 # Formats that log no User-Agent by default.
 _NO_USER_AGENT = {"common", "haproxy", "squid"}

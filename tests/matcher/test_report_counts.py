@@ -7,7 +7,7 @@ import dataclasses
 import json
 import shutil
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import apache_beam as beam
@@ -36,6 +36,7 @@ def verdict(**changes) -> dict:
         "ts": datetime(2026, 11, 2, 10, 15, 30, 250, tzinfo=UTC), "host": "www.example.com",
         "client_ip": "66.249.66.1", "user_agent": "Googlebot/2.1", "path": "/private/a",
         "crawler": "Googlebot", "operator": "Google", "identity": "verified",
+        "identity_method": "ip-range", "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28",
         "robots_version": {"effective_from": datetime(2026, 11, 1, tzinfo=UTC), "status": "200", "sha256": "0" * 64},
         "rule_kind": "disallow", "rule_pattern": "/private/", "rule_line": 4,
         "decision": "disallowed", "reason": "rule",
@@ -99,17 +100,49 @@ def test_each_count_takes_the_verdicts_it_is_about():
     assert counts.timeline == {("Googlebot", ten): 4, ("Googlebot", eleven): 1, ("(none)", ten): 1}
     since = "2026-11-01T00:00:00Z"
     rule = ("rule", "disallow", "/private/", 4)
-    assert counts.disallowed == {"Googlebot": CrawlerDisallowed(3, 3, (
+    assert counts.disallowed == {("Googlebot", "verified"): CrawlerDisallowed(3, 3, (
         ((None, "/private/a", "disallowed-between-captures", *rule, None, None), 1),
         (("www.example.com", "/private/a", "disallowed", *rule, since, "200"), 1),
         (("www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"), 1),
     ))}
     assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
     assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
+    assert counts.unjudged == {} and counts.identity_notes == {}
+
+
+def test_disallowed_requests_are_counted_apart_by_identity():
+    since = "2026-11-01T00:00:00Z"
+    row = ("www.example.com", "/private/a", "disallowed", "rule", "disallow", "/private/", 4, since, "200")
+    counts = ReportCounts.of([verdict(), verdict(identity="spoofed"), verdict(identity="spoofed"), verdict(identity="unverified")])
+    assert counts.disallowed == {
+        ("Googlebot", "verified"): CrawlerDisallowed(1, 1, ((row, 1),)),
+        ("Googlebot", "spoofed"): CrawlerDisallowed(2, 1, ((row, 2),)),
+        ("Googlebot", "unverified"): CrawlerDisallowed(1, 1, ((row, 1),)),
+    }
+    assert ReportCounts.from_json(json.loads(json.dumps(counts.to_json()))) == counts
+
+
+def test_run_health_counts_what_went_unjudged_and_what_kept_identities_open():
+    day = date(2026, 11, 2)
+    counts = ReportCounts.of([
+        verdict(decision="unknown", reason="no-host", host=None),
+        verdict(decision="unknown", reason="unknown-host", host="www.example.org"),
+        verdict(decision="unknown", reason="unknown-host", host="www.example.org"),
+        verdict(identity="unverified", identity_method="reverse-dns",
+                identity_evidence="dns-off: needs reverse DNS; no range snapshot for google-common-crawlers"),
+        verdict(identity="unverified", identity_method="reverse-dns", identity_evidence="dns-off: needs reverse DNS; not in x"),
+        verdict(identity="spoofed", identity_method="reverse-dns", identity_evidence="PTR of 66.249.66.1: nxdomain"),
+        verdict(identity="unverified", identity_method="reverse-dns", identity_evidence="PTR of 66.249.66.1: timeout"),
+    ])
+    assert counts.unjudged == {("no-host", None, day): 1, ("unknown-host", "www.example.org", day): 2}
+    assert counts.identity_notes == {
+        ("Googlebot", "no-range-snapshot", day): 1, ("Googlebot", "dns-off", day): 1,
+        ("Googlebot", "dns-nxdomain", day): 1, ("Googlebot", "dns-failed", day): 1,
+    }
 
 
 def test_the_report_names_the_disallowed_fields_in_their_order():
-    assert tuple(f.name for f in dataclasses.fields(Disallowed)) == report_counts.DISALLOWED_FIELDS
+    assert tuple(f.name for f in dataclasses.fields(Disallowed)) == ("identity", *report_counts.DISALLOWED_FIELDS)
 
 
 OFFSETS = st.sampled_from([UTC, timezone(timedelta(hours=-11)), timezone(timedelta(hours=5, minutes=45))])
@@ -137,6 +170,8 @@ VERDICTS = st.builds(
     )),
     rule_line=st.one_of(st.none(), st.integers(1, 500)),
     decision=st.sampled_from(["allowed", "disallowed", "disallowed-within-grace", "unknown"]),
+    reason=st.sampled_from(["rule", "no-host", "unknown-host"]),
+    identity_evidence=st.sampled_from([None, "dns-off: needs reverse DNS", "no range snapshot for bingbot"]),
 )
 
 
@@ -156,18 +191,20 @@ def test_batch_counts_add_up_to_the_whole_and_survive_the_file(batches):
 
 
 def reference_top(counts: Counter) -> dict:
-    """Per crawler: all requests, all distinct rows, and the TOP_PATHS most requested, by sorting
-    every row of the crawler (most requested, then path, then the other fields nulls first)."""
+    """Per crawler and identity: all requests, all distinct rows, and the TOP_PATHS most requested,
+    by sorting every row of the crawler and identity (most requested, then path, then the other
+    fields nulls first)."""
     result = {}
-    for name in {key[0] for key in counts}:
-        rows = [(key[1:], n) for key, n in counts.items() if key[0] == name]
+    for name in {key[:2] for key in counts}:
+        rows = [(key[2:], n) for key, n in counts.items() if key[:2] == name]
         ordered = sorted(rows, key=lambda row: (-row[1], row[0][1], [(v is not None, v) for v in row[0]]))
         result[name] = CrawlerDisallowed(sum(n for _, n in rows), len(rows), tuple(ordered[:TOP_PATHS]))
     return result
 
 
 ROW = st.tuples(
-    st.sampled_from(["Googlebot", "bingbot"]), st.sampled_from([None, "a.example"]), st.text("/ab", max_size=3),
+    st.sampled_from(["Googlebot", "bingbot"]), st.sampled_from(["verified", "spoofed"]),
+    st.sampled_from([None, "a.example"]), st.text("/ab", max_size=3),
     st.just("disallowed"), st.just("rule"), st.just("disallow"), st.just("/"), st.sampled_from([None, 1, 2]),
     st.just(None), st.just("200"),
 )
@@ -181,8 +218,9 @@ def test_the_top_rows_and_totals_are_those_of_the_whole_in_any_parts(counts, par
     assert report_counts.top_disallowed(counts) == expected
     items = list(counts.items())
     merged = {}
-    for number, ((name, *fields), n) in enumerate(items):
-        merged.setdefault(name, [TopDisallowed() for _ in range(parts)])[number % parts].add(tuple(fields), n)
+    for number, ((name, identity, *fields), n) in enumerate(items):
+        tops = merged.setdefault((name, identity), [TopDisallowed() for _ in range(parts)])
+        tops[number % parts].add(tuple(fields), n)
     for name, tops in merged.items():
         total = TopDisallowed()
         for top in reversed(tops):

@@ -130,3 +130,26 @@ def test_cleaned_line_drops_blanks_line_endings_and_a_byte_order_mark(line, clea
 @pytest.mark.parametrize("line", ["", "\n", " \t\r\n", "\ufeff", "\ufeff \n"])
 def test_a_blank_line_is_an_error(line):
     assert reason(cleaned_line, line) == "blank"
+
+
+# ------------------------------------------------------------ signature headers as each format writes them
+
+from matcher.logformats.fields import apache_header, nginx_header, w3c_header, w3c_signature_header  # noqa: E402
+
+SIGNATURE_AGENT = '"https://chatgpt.com"'
+SIGNATURE_INPUT = 'sig1=("@authority" "signature-agent");created=1735689600;keyid="k\\1";tag="web-bot-auth"'
+SIGNATURE = "sig1=:u+/9kw==:, sig2=:ab+c:"
+
+
+def test_each_formats_escaping_is_undone_byte_for_byte():
+    # nginx (escape=default): `"`, `\` and non-ASCII bytes as \xHH
+    assert nginx_header(r"\x22https://chatgpt.com\x22") == SIGNATURE_AGENT
+    assert nginx_header(SIGNATURE_INPUT.replace("\\", r"\x5C").replace('"', r"\x22")) == SIGNATURE_INPUT
+    assert nginx_header(r"caf\xC3\xA9 \n") == "café \\n"  # a backslash nginx did not write stays
+    # Apache: \" and \\, \xHH for other bytes
+    assert apache_header(r"\"https://chatgpt.com\"") == SIGNATURE_AGENT
+    assert apache_header(SIGNATURE_INPUT.replace("\\", "\\\\").replace('"', '\\"')) == SIGNATURE_INPUT
+    # W3C: spaces as +, but + inside a base64 byte sequence is a digit
+    assert w3c_header(SIGNATURE_INPUT.replace(" ", "+")) == SIGNATURE_INPUT
+    assert w3c_signature_header(SIGNATURE.replace(" ", "+")) == SIGNATURE
+    assert {nginx_header("-"), apache_header(""), w3c_header("-"), w3c_signature_header("-")} == {None}

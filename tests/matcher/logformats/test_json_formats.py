@@ -4,26 +4,43 @@ from __future__ import annotations
 
 import pytest
 
-from matcher.logformats import JSON_FIELDS, PRESETS
+from matcher.logformats import JSON_FIELDS, PRESETS, parser_for
 from matcher.logformats.json_formats import check_mapping
 
 
 def test_a_mapping_is_split_into_paths_once():
     assert check_mapping({"ts": "time", "client_ip": "request.client.ip", "request": "req"}) == {
-        "ts": ("time",), "client_ip": ("request", "client", "ip"), "request": ("req",),
+        "ts": (("time",),), "client_ip": (("request", "client", "ip"),), "request": (("req",),),
     }
+
+
+def test_a_path_may_name_alternatives_the_first_present_wins():
+    assert check_mapping({"ts": "time|t.0", "client_ip": "ip", "request": "r"})["ts"] == (("time",), ("t", "0"))
+    parse = parser_for("jsonl", mapping={"ts": "time|t.0", "client_ip": "ip", "request": "r"})
+    line = '{"t": ["2026-11-02T10:00:00Z"], "time": "", "ip": "66.249.66.1", "r": "GET / HTTP/1.1"}'
+    assert parse(line).ts.isoformat() == "2026-11-02T10:00:00+00:00"
+
+
+def test_a_query_field_is_joined_to_the_target():
+    parse = parser_for("jsonl", mapping={"ts": "t", "client_ip": "ip", "method": "m", "target": "p", "query": "q"})
+    line = '{"t": 1793613600, "ip": "66.249.66.1", "m": "GET", "p": "/a", "q": "b=1"}'
+    assert parse(line).path == "/a?b=1"
+    assert parse(line.replace('"b=1"', '"-"')).path == "/a"
 
 
 def test_method_and_target_may_stand_for_the_request_line():
     paths = check_mapping({"ts": "t", "client_ip": "ip", "method": "m", "target": "headers.0"})
-    assert paths["target"] == ("headers", "0")
+    assert paths["target"] == (("headers", "0"),)
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_passes_the_check_and_maps_only_known_fields(name):
     paths = check_mapping(PRESETS[name])
     assert set(paths) <= set(JSON_FIELDS)
-    assert all(paths[field] == tuple(source.split(".")) for field, source in PRESETS[name].items())
+    assert all(
+        paths[field] == tuple(tuple(path.split(".")) for path in source.split("|"))
+        for field, source in PRESETS[name].items()
+    )
 
 
 @pytest.mark.parametrize(
@@ -33,6 +50,7 @@ def test_every_preset_passes_the_check_and_maps_only_known_fields(name):
         ({"ts": "t", "client_ip": "ip", "request": ""}, "must be a dotted field path, got ''"),
         ({"ts": "t", "client_ip": "ip", "request": "a..b"}, "must be a dotted field path"),
         ({"ts": "t", "client_ip": "ip", "request": ".a"}, "must be a dotted field path"),
+        ({"ts": "t", "client_ip": "ip", "request": "a|"}, "must be a dotted field path"),
         ({"ts": "t", "client_ip": "ip", "request": 7}, "must be a dotted field path, got 7"),
         ({"client_ip": "ip", "request": "r"}, "a mapping needs 'ts', 'client_ip'"),
         ({"ts": "t", "request": "r"}, "a mapping needs 'ts', 'client_ip'"),

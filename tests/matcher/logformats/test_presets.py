@@ -67,6 +67,27 @@ EXPECTED = {
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 2390282, None, GOOGLEBOT, None),
         (at(1), "2001:db8::9", "www.example.com", "GET", "/p", "/p", 0, 0, "https://www.example.com/", "curl/8.5.0", "192.0.2.5"),
     ],
+    "caddy": [
+        (at(0, 524102), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 10900, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, 0, "https://www.example.com/", "curl/8.5.0", None),
+    ],
+    "traefik_json": [
+        (at(0, 123456), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (at(1), "2001:db8::5", "www.example.com", "GET", "/p", "/p", 404, 19, None, "curl/8.5.0", None),
+    ],
+    "nginx_json": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),
+        "no-request",
+    ],
+    "fastly": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, None, "https://www.example.com/", "curl/8.5.0", None),
+    ],
+    "akamai_ds2": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 4995, None, GOOGLEBOT, None),
+        (at(1, 250000), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, None, "https://www.example.com/", "curl/8.5.0", None),
+    ],
 }
 
 

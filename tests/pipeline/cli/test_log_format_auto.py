@@ -68,3 +68,52 @@ def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp
     assert manifest["options"]["log_timezone"] == "Europe/Paris"
     assert run_audit(_argv(log, tmp_path / "out2", "--log-timezone=Mars/Olympus")) == 2
     assert "--log-timezone: unknown time zone 'Mars/Olympus'" in capsys.readouterr().err
+
+
+def test_the_servers_own_format_string_is_read_and_a_broken_one_refused_at_launch(tmp_path, capsys):
+    log = tmp_path / "vhost.log"
+    log.write_text(f'www.example.com 66.249.66.1 [2026-11-02T10:00:00+00:00] "GET /a HTTP/1.1" 200 "{GOOGLEBOT}"\n')
+    spec = 'nginx:$host $remote_addr [$time_iso8601] "$request" $status "$http_user_agent"'
+    assert run_audit(_argv(log, tmp_path / "out", f"--log-format={spec}")) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["counts"]["verdicts"] == 1 and manifest["options"]["log_format"] == spec
+    capsys.readouterr()
+    assert run_audit(_argv(log, tmp_path / "out2", '--log-format=nginx:$host "$request"')) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("crawl-audit: ") and "lacks the client address" in said and "\n" not in said
+
+
+def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
+    import lzma
+
+    import zstandard
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log.xz").write_bytes(lzma.compress(("<190>Nov  2 10:00:00 web1 nginx: " + COMBINED).encode() * 2))
+    frames = zstandard.ZstdCompressor().compress(CLOUDFLARE.encode()) * 2  # two frames, as `zstd -c a b` writes
+    (logs / "b.log.zst").write_bytes(frames)
+    assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
+    printed = capsys.readouterr().out
+    assert f"log format of {logs / 'a.log.xz'}: syslog+combined (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 sample lines)" in printed
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
+
+
+def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry(tmp_path, capsys):
+    entry = {"timestamp": "2026-11-02T10:00:00.123456789Z", "httpRequest": {
+        "remoteIp": "66.249.66.1:9989", "requestMethod": "GET", "requestUrl": "https://www.example.com/a",
+        "status": 200, "userAgent": GOOGLEBOT}}
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "array.json").write_text(json.dumps([entry, entry], indent=2))
+    (logs / "pretty.json").write_text(json.dumps(entry, indent=2) + "\n" + json.dumps(entry, indent=2) + "\n")
+    assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
+    printed = capsys.readouterr().out
+    assert f"log format of {logs / 'array.json'}: gcp_lb (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'pretty.json'}: gcp_lb (2 of 2 sample lines)" in printed
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
+    verdicts = [json.loads(line) for part in (tmp_path / "out" / "verdicts").glob("part*") for line in part.read_text().splitlines()]
+    assert {v["client_ip"] for v in verdicts} == {"66.249.66.1:9989"} and {v["identity"] for v in verdicts} <= {"verified", "unverified"}

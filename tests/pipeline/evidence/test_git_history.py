@@ -1,8 +1,6 @@
 """`crawl-audit history import-git`, `history show` and `history diff` on a repository the test makes."""
 from __future__ import annotations
 
-import os
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -12,44 +10,23 @@ from pipeline.cli import main as cli
 from pipeline.evidence.git_history import GitError, import_git, read_deploys
 from pipeline.evidence.robots_table import read_robots_table
 
+from helpers import git_commit, git_in
+
 V1 = b"User-agent: *\nDisallow: /private\n\nUser-agent: Googlebot\nUser-agent: Bingbot\nDisallow: /tmp\n"
 V2 = b"User-agent: *\nAllow: /private\nDisallow: /search\nCrawl-delay: 5\n\nUser-agent: Googlebot\nUser-agent: Bingbot\nDisallow: /tmp\n"
-
-
-def _git(repo: Path, *args: str, when: str = "2026-01-01T00:00:00Z") -> str:
-    env = {
-        **os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
-        "GIT_AUTHOR_NAME": "Site Owner", "GIT_AUTHOR_EMAIL": "owner@site.example",
-        "GIT_COMMITTER_NAME": "Site Owner", "GIT_COMMITTER_EMAIL": "owner@site.example",
-        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull,
-    }
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
-
-
-def _commit(repo: Path, when: str, files: dict[str, bytes | None]) -> str:
-    for name, content in files.items():
-        path = repo / name
-        if content is None:
-            _git(repo, "rm", "-q", name)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-            _git(repo, "add", name)
-    _git(repo, "commit", "-q", "-m", f"change at {when}", when=when)
-    return _git(repo, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> tuple[Path, list[str]]:
     repo = tmp_path / "site"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git_in(repo, "init", "-q", "-b", "main")
     commits = [
-        _commit(repo, "2026-01-01T10:00:00Z", {"public/robots.txt": V1}),
-        _commit(repo, "2026-01-02T10:00:00Z", {"public/index.html": b"<html></html>"}),
-        _commit(repo, "2026-02-01T10:00:00+02:00", {"public/robots.txt": V2}),
-        _commit(repo, "2026-03-01T10:00:00Z", {"public/robots.txt": None}),
-        _commit(repo, "2026-04-01T10:00:00Z", {"public/robots.txt": V1}),
+        git_commit(repo, "2026-01-01T10:00:00Z", {"public/robots.txt": V1}),
+        git_commit(repo, "2026-01-02T10:00:00Z", {"public/index.html": b"<html></html>"}),
+        git_commit(repo, "2026-02-01T10:00:00+02:00", {"public/robots.txt": V2}),
+        git_commit(repo, "2026-03-01T10:00:00Z", {"public/robots.txt": None}),
+        git_commit(repo, "2026-04-01T10:00:00Z", {"public/robots.txt": V1}),
     ]
     return repo, commits
 

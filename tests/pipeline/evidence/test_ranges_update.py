@@ -191,3 +191,30 @@ def test_an_untrusted_certificate_is_refused(tmp_path, server):
     (download,) = ranges_update.update_ranges(registry, tmp_path / "ranges", DAY)  # system CAs only
     assert download.saved is None
     assert "certificate not trusted" in download.problems[-1]
+
+
+def test_update_ranges_saves_into_the_user_data_folder_which_run_and_verify_read(server, tmp_path, tls, monkeypatch, capsys):
+    """Without --ranges the snapshots go to the user's data folder, never into the installed
+    package, and `verify` reads them from there."""
+    import config
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    package = Path(config.__file__).parent
+    before = sorted(path.relative_to(package) for path in package.rglob("*") if "__pycache__" not in path.parts)
+    registry = _registry(tmp_path, server, {"bingbot": "/bingbot.json"})
+    assert crawl_audit(["update-ranges", "--registry", str(registry), "--ca-file", str(tls.ca)]) == 0
+    (saved,) = (data / "crawl-audit" / "ranges" / "bingbot").glob("*.json")
+    assert saved.read_bytes() == BING_BODY
+    assert f"-> {saved}" in capsys.readouterr().out
+    assert sorted(path.relative_to(package) for path in package.rglob("*") if "__pycache__" not in path.parts) == before
+    assert crawl_audit(["verify", "192.0.2.1", "Bot0/1.0", "--registry", str(registry)]) == 0
+    assert "verified" in capsys.readouterr().out
+
+
+def test_without_snapshots_in_the_data_folder_verify_says_unverified_not_an_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "never-made"))
+    assert crawl_audit(["verify", "66.249.66.1", "Googlebot/2.1"]) == 1
+    out = capsys.readouterr().out
+    assert "unverified" in out and "no range snapshot" in out
+    assert not (tmp_path / "never-made").exists()  # reading makes nothing

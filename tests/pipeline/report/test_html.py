@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -236,6 +237,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
             "ts": f"2026-{8 + i % 3:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z", "host": f"h{i % 400}.example",
             "client_ip": f"203.0.113.{i % 250}", "user_agent": f"{crawler}/1.0 (+https://example.org/{i % 50})",
             "path": f"/p/{i % 40_000}", "crawler": crawler, "operator": None, "identity": identity,
+            "identity_method": "ip-range", "identity_evidence": None,
             "robots_version": {"effective_from": "2026-08-01T00:00:00Z", "status": "200", "sha256": "0" * 64},
             "rule_kind": "disallow", "rule_pattern": "/p/", "rule_line": 3, "decision": decision, "reason": "rule",
         })
@@ -279,3 +281,22 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     _, changes_shown, last = dom.table("between-captures-table")
     assert len(changes_shown) + 1 == html_report.TOP_ROWS and htmldom.number(changes_shown[0][5]) == 150
     assert last[:2] == ["h50.example", "bot1"]  # the 100th largest of 150
+
+
+def test_whatif_says_when_each_crawler_would_read_the_proposal_from_its_fetches(whatif_out, tmp_path, capsys):
+    proposed = tmp_path / "robots-next.txt"
+    proposed.write_text(PROPOSAL)
+    assert cli.main(["whatif", str(whatif_out), "--host", "www.example.com", "--proposed", str(proposed)]) == 0
+    printed = capsys.readouterr().out
+    digest = json.loads((whatif_out / "whatif" / "summary.json").read_text())
+    by_crawler = {(r["crawler"], r["identity"]): r for r in digest["when_read"]}
+    fetched = sorted(
+        tables.moment(row["ts"]) for row in tables.rows(whatif_out, "robots_fetches")
+        if (row["host"], row["family"], row["identity"]) == ("www.example.com", "Google", "verified")
+    )
+    gaps = [(b - a).total_seconds() for a, b in zip(fetched, fetched[1:])]
+    googlebot = by_crawler["Googlebot", "verified"]
+    assert (googlebot["typical_s"], googlebot["longest_s"]) == (statistics.median(gaps), max(gaps))
+    assert not googlebot["grace_assumed"] and googlebot["fetches"] == len(fetched)
+    assert by_crawler["Googlebot", "spoofed"]["grace_assumed"]
+    assert "Googlebot (spoofed): no robots.txt fetch seen on this host" in printed

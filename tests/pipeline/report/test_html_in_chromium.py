@@ -6,47 +6,17 @@ it and its absence is a failure.
 from __future__ import annotations
 
 import json
-import os
+from collections import Counter
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import htmldom
+from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
 from helpers import REPO, read_jsonl, run_audit, write_jsonl
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
-
-FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--enable-logging=stderr", "--v=0",
-)
-# Chromium logs every console message, CSP violations included, as `INFO:CONSOLE...] "text"`.
-CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\] (.*)")
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        message = "chromium not found (Debian: apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must have it")
-        pytest.skip(message)
-    return found
-
-
-def browse(chromium: str, page: Path, profile: Path, *action: str) -> tuple[str, list[str]]:
-    """Run one headless action on a page from disk: its stdout and the console messages logged."""
-    result = subprocess.run(
-        [chromium, *FLAGS, f"--user-data-dir={profile}", *action, page.as_uri()],
-        capture_output=True, text=True, timeout=180, check=False,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout, [m.group(1) for m in CONSOLE.finditer(result.stderr)]
 
 
 def test_the_console_check_sees_a_csp_violation(chromium, tmp_path):
@@ -86,6 +56,22 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     counts = json.loads((sample_report / "counts.json").read_text())
     assert htmldom.number(totals[2]) == counts["verdicts"]
     assert [htmldom.number(c) for c in totals[3:]] == [sum(s[c] for s in summary) for c in columns[1:]]
+
+
+def test_who_reads_your_robots_txt_shows_the_run_s_fetches(chromium, sample_report, tmp_path):
+    dom_text, console = browse(chromium, sample_report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    dom = htmldom.read(dom_text)
+    _, *rows = dom.tables["robots-readers-table"]  # no footer
+    fetches = read_jsonl(sample_report / "robots_fetches", "part*")
+    expected = Counter((f["host"], f["family"], f["identity"]) for f in fetches)
+    assert {(r[0], r[1], r[2]): htmldom.number(r[6]) for r in rows} == dict(expected)
+    _, *unread = dom.tables["robots-unread-table"]
+    assert [(r[0], r[1]) for r in unread] == [("Googlebot", "spoofed")]
+    section = htmldom.read(dom_text[dom_text.index('<section id="robots-readers"'):]).text
+    assert "CDN" in section and "no robots.txt fetch seen" in section.lower()
+    # one dot per fetch on the time lines of the hosts whose robots.txt changed
+    assert dom_text.count("<circle") == sum(n for (host, _, _), n in expected.items())
 
 
 def test_a_screenshot_of_the_sample_report(chromium, sample_report, tmp_path):
@@ -147,7 +133,7 @@ def hostile_report(tmp_path_factory) -> Path:
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav", "ul", "li", "a",
     "main", "section", "p", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "details", "summary", "pre",
-    "span", "svg", "desc", "rect", "text", "line", "br", "strong",
+    "span", "svg", "desc", "rect", "text", "line", "circle", "br", "strong", "code",
 }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 
+from matcher import records
 from helpers import BINGBOT, log_line, run_audit, write_jsonl
 from pipeline.graph import build as graph
 from pipeline.report import text as report
@@ -55,7 +56,7 @@ def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
     assert _files(out) == listed | {MANIFEST, "report.html"}
     assert set(manifest["tables"]) == {
         "verdicts", "dead_letters", "crawl_delay_violations", "crawl_delay_windows", "summary",
-        "indexing_findings", "between_captures", "robots_versions", "counts", "report_counts",
+        "indexing_findings", "between_captures", "signature_reuse", "robots_versions", "robots_fetches", "counts", "report_counts",
     }
     assert manifest["tables"]["verdicts"]["format"] == "jsonl"
     assert manifest["tables"]["counts"] == {"format": "json", "files": ["counts.json"]}
@@ -66,6 +67,7 @@ def test_a_run_writes_a_manifest_that_lists_every_file(site, capsys):
     assert manifest["inputs"]["robots"] == str(site / "robots.jsonl")
     assert manifest["options"]["format"] == "jsonl" and manifest["options"]["log_format"] == "host_combined"
     assert manifest["format"] == "crawl-audit-run" and manifest["format_version"] == 1
+    assert manifest["schema_version"] == records.SCHEMA_VERSION
     assert manifest["crawl_audit_version"]
     assert sorted(p.name for p in site.iterdir()) == ["access.log", "out", "robots.jsonl"]  # nothing left aside
 

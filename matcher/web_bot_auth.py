@@ -1,0 +1,362 @@
+"""Web Bot Auth after the fact: a logged request's HTTP Message Signature (RFC 9421, profiled by
+draft-ietf-webbotauth-httpsig-protocol) checked against a dated snapshot of the key directory
+of the operator its crawler claims.
+
+The signature base is rebuilt from the components as logged: `@authority` is the Host as the
+log wrote it (port included, case kept), a header component is the logged header value with
+its surrounding blanks removed. A component the log does not carry leaves the signature
+undecided, never failed. Only signatures tagged `web-bot-auth` and made with Ed25519 count.
+
+The validity window (`check_window`): `created` may lie at most `CLOCK_SKEW` after the
+request's time, `expires` at most `CLOCK_SKEW` before it; a signature without either is not a
+Web Bot Auth signature. Logs stamp a request when it was received or when its answer was
+finished, a few seconds apart, hence the skew.
+"""
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Literal
+
+import http_sfv
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from matcher.in_effect import index_in_effect
+
+__all__ = [
+    "CLOCK_SKEW",
+    "DIRECTORY_PATH",
+    "KeyDirectories",
+    "KeySnapshot",
+    "LoggedRequest",
+    "Signature",
+    "SignatureCheck",
+    "SignedRequest",
+    "check_request",
+    "check_window",
+    "parse_key_snapshot",
+    "parse_signatures",
+    "signature_agent_url",
+    "signature_base",
+    "verify_signature",
+]
+
+CLOCK_SKEW = timedelta(seconds=60)
+DIRECTORY_PATH = "/.well-known/http-message-signatures-directory"
+TAG = "web-bot-auth"
+_DERIVED = frozenset({"@method", "@authority", "@path", "@query", "@request-target"})
+
+Outcome = Literal["verified", "spoofed", "unverified"]
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """What a log line tells of a signed request: the method, the authority and the target as
+    written, and the header fields it carries by lower-case name."""
+
+    method: str
+    authority: str | None
+    target: str
+    fields: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Signature:
+    label: str
+    components: tuple[str, ...]
+    params_text: str  # the serialized inner list: the value of `@signature-params`
+    params: Mapping[str, object]
+    value: bytes
+
+    @property
+    def keyid(self) -> str | None:
+        keyid = self.params.get("keyid")
+        return keyid if isinstance(keyid, str) else None
+
+
+@dataclass(frozen=True)
+class KeySnapshot:
+    """One dated copy of a key directory: raw Ed25519 public keys by key id (the JWK `kid` and
+    its RFC 7638 thumbprint), each with its `nbf`/`exp` bounds when the directory gives them.
+    Raw bytes rather than key objects: the index travels to workers pickled."""
+
+    directory: str
+    operator: str
+    taken: date
+    keys: Mapping[str, tuple[bytes, int | None, int | None]] = field(repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.directory} keys {self.taken.isoformat()}"
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """A logged request with its `Signature-Input` and `Signature` headers."""
+
+    request: LoggedRequest
+    signature_input: str
+    signature: str
+
+    @property
+    def value(self) -> str:
+        """The signature as sent: the same value on two requests is one signature used twice."""
+        return self.signature
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    status: Outcome
+    evidence: str
+    operator: str | None = None
+
+
+class KeyDirectories:
+    """Every directory's dated key snapshots, and each directory's URL and operator by name."""
+
+    def __init__(
+        self,
+        snapshots: Iterable[KeySnapshot] = (),
+        urls: Mapping[str, str] | None = None,
+        operators: Mapping[str, str] | None = None,
+    ):
+        by_directory: dict[str, list[KeySnapshot]] = {}
+        for snapshot in sorted(snapshots, key=lambda s: (s.directory, s.taken)):
+            by_directory.setdefault(snapshot.directory, []).append(snapshot)
+        self._snapshots = {name: tuple(items) for name, items in by_directory.items()}
+        self._days = {name: [s.taken for s in items] for name, items in by_directory.items()}
+        self.urls = dict(urls or {})
+        self.operators = dict(operators or {})
+
+    def __bool__(self) -> bool:
+        return bool(self._snapshots)
+
+    def snapshot_at(self, directory: str, day: date) -> KeySnapshot | None:
+        items = self._snapshots.get(directory)
+        index = index_in_effect(self._days[directory], day) if items else -1
+        return items[index] if index >= 0 else None
+
+    def in_force(self, day: date) -> list[KeySnapshot]:
+        return [s for s in (self.snapshot_at(name, day) for name in self._snapshots) if s is not None]
+
+    def of_operator(self, operator: str) -> list[str]:
+        return [name for name, owner in self.operators.items() if owner == operator]
+
+
+def parse_key_snapshot(directory: str, operator: str, taken: date, document: object) -> tuple[KeySnapshot | None, tuple[str, ...]]:
+    """A JWKS (`{"keys": [...]}`); keys that are not Ed25519 public keys are reported and skipped."""
+    name = f"{directory}/{taken.isoformat()}.json"
+    keys = document.get("keys") if isinstance(document, dict) else None
+    if not isinstance(keys, list):
+        return None, (f"{name}: no 'keys' list; snapshot ignored",)
+    problems: list[str] = []
+    found: dict[str, tuple[bytes, int | None, int | None]] = {}
+    for index, jwk in enumerate(keys):
+        key = _ed25519_key(jwk)
+        if key is None:
+            problems.append(f"{name}: keys[{index}] is not an Ed25519 public key (kty OKP, crv Ed25519, x); ignored")
+            continue
+        bounds = (key, _epoch(jwk.get("nbf")), _epoch(jwk.get("exp")))
+        found[_thumbprint(jwk["x"])] = bounds
+        if isinstance(jwk.get("kid"), str):
+            found[jwk["kid"]] = bounds
+    if not found:
+        problems.append(f"{name}: no usable key; snapshot ignored")
+        return None, tuple(problems)
+    return KeySnapshot(directory, operator, taken, found), tuple(problems)
+
+
+def parse_signatures(signature_input: str, signature: str) -> tuple[list[Signature], str | None]:
+    """Every labelled signature of the two headers; a problem when they cannot be read."""
+    try:
+        inputs = http_sfv.Dictionary()
+        inputs.parse(signature_input.encode("latin-1"))
+        values = http_sfv.Dictionary()
+        values.parse(signature.encode("latin-1"))
+    except (ValueError, UnicodeEncodeError) as error:
+        return [], f"unreadable signature headers ({error})"
+    signatures = []
+    for label, member in inputs.items():
+        value = values.get(label) if label in values else None
+        if not isinstance(member, http_sfv.InnerList) or value is None or not isinstance(value.value, bytes):
+            continue
+        components = tuple(item.value for item in member if isinstance(item.value, str))
+        params = {name: _plain(v) for name, v in member.params.items()}
+        signatures.append(Signature(label, components, str(member), params, value.value))
+    return signatures, None
+
+
+def signature_base(signature: Signature, request: LoggedRequest) -> tuple[bytes | None, str | None]:
+    """The RFC 9421 signature base, or the component the log does not carry."""
+    lines = []
+    for component in signature.components:
+        value = _component(component, request)
+        if value is None:
+            return None, component
+        lines.append(f'"{component}": {value}')
+    lines.append(f'"@signature-params": {signature.params_text}')
+    return "\n".join(lines).encode("utf-8", "surrogateescape"), None
+
+
+def verify_signature(key: bytes, base: bytes, value: bytes) -> bool:
+    """Whether `value` is the Ed25519 signature of `base` by the raw public key `key`."""
+    try:
+        _public_key(key).verify(value, base)
+    except InvalidSignature:
+        return False
+    return True
+
+
+def check_window(signature: Signature, at: datetime) -> str | None:
+    """Why `created`/`expires` do not hold the request's time, or None when they do."""
+    created, expires = _epoch(signature.params.get("created")), _epoch(signature.params.get("expires"))
+    if created is None or expires is None:
+        return "signature without created and expires"
+    moment = at.timestamp()
+    skew = CLOCK_SKEW.total_seconds()
+    if created > moment + skew:
+        return f"signature created {_when(created)}, after the request"
+    if expires < moment - skew:
+        return f"signature expired {_when(expires)}, before the request"
+    return None
+
+
+def signature_agent_url(value: str) -> str | None:
+    """The directory URL a Signature-Agent names: an sf-string, or a dictionary of them (the
+    first member), an origin gaining the well-known path."""
+    text = value.strip()
+    url = None
+    for kind in (http_sfv.Item, http_sfv.Dictionary):
+        parsed = kind()
+        try:
+            parsed.parse(text.encode("latin-1"))
+        except (ValueError, UnicodeEncodeError):
+            continue
+        first = parsed if kind is http_sfv.Item else next(iter(parsed.values()), None)
+        url = getattr(first, "value", None)
+        break
+    if not isinstance(url, str) or not url.startswith("https://"):
+        return None
+    origin, slash, path = url[len("https://"):].partition("/")
+    return f"https://{origin.lower()}{DIRECTORY_PATH}" if not path.strip("/") else url
+
+
+def check_request(signed: SignedRequest, operator: str, directories: KeyDirectories, at: datetime) -> SignatureCheck:
+    """The Web Bot Auth verdict of a signed request claiming a crawler of `operator`."""
+    request = signed.request
+    own = directories.of_operator(operator)
+    signatures, problem = parse_signatures(signed.signature_input, signed.signature)
+    if problem is not None:
+        return SignatureCheck("unverified", problem)
+    tagged = [s for s in signatures if s.params.get("tag") == TAG]
+    if not tagged:
+        return SignatureCheck("unverified", f"no signature tagged {TAG}")
+    signature = tagged[0]
+    keyid = signature.keyid
+    if keyid is None:
+        return SignatureCheck("unverified", f"signature {signature.label} names no keyid")
+    alg = signature.params.get("alg")
+    if alg is not None and alg != "ed25519":
+        return SignatureCheck("unverified", f"signature {signature.label} uses {alg}, not ed25519")
+    day = at.astimezone(timezone.utc).date()
+    # the claimed operator's own directories are searched first
+    in_force = sorted(directories.in_force(day), key=lambda s: s.directory not in own)
+    holder = _holder(in_force, keyid, at)
+    if holder is None:
+        covering = [directories.snapshot_at(name, day) for name in own]
+        shown = ", ".join(s.label for s in covering if s is not None)
+        if shown:
+            return SignatureCheck("unverified", f"keyid {keyid} not in {shown} (a rotated key?)")
+        names = ", ".join(own) or f"no key directory of {operator}"
+        return SignatureCheck("unverified", f"no key snapshot for {names} on {day.isoformat()}")
+    snapshot, key = holder
+    if snapshot.operator != operator:
+        return SignatureCheck(
+            "spoofed", f"keyid {keyid} is a key of {snapshot.operator} ({snapshot.label}), not of {operator}",
+            snapshot.operator,
+        )
+    agent = request.fields.get("signature-agent")
+    named = signature_agent_url(agent) if agent is not None else None
+    if named is not None and snapshot.directory in directories.urls and named != directories.urls[snapshot.directory]:
+        return SignatureCheck("spoofed", f"Signature-Agent names {named}, but keyid {keyid} is in {snapshot.label}")
+    base, missing = signature_base(signature, request)
+    if base is None:
+        return SignatureCheck("unverified", f"signed component {missing} is not in the log")
+    if not verify_signature(key, base, signature.value):
+        return SignatureCheck("spoofed", f"bad signature for keyid {keyid} ({snapshot.label})")
+    outside = check_window(signature, at)
+    if outside is not None:
+        return SignatureCheck("spoofed", f"{outside} (keyid {keyid}, {snapshot.label})")
+    return SignatureCheck("verified", f"keyid {keyid} in {snapshot.label}", operator)
+
+
+@functools.lru_cache(maxsize=256)
+def _public_key(raw: bytes) -> Ed25519PublicKey:
+    return Ed25519PublicKey.from_public_bytes(raw)
+
+
+def _holder(snapshots: Iterable[KeySnapshot], keyid: str, at: datetime) -> tuple[KeySnapshot, bytes] | None:
+    moment = at.timestamp()
+    for snapshot in snapshots:
+        entry = snapshot.keys.get(keyid)
+        if entry is None:
+            continue
+        key, not_before, expires = entry
+        if (not_before is None or not_before <= moment) and (expires is None or moment <= expires):
+            return snapshot, key
+    return None
+
+
+def _component(name: str, request: LoggedRequest) -> str | None:
+    if name not in _DERIVED:
+        value = request.fields.get(name)
+        return value.strip(" \t") if value is not None else None
+    if name == "@method":
+        return request.method
+    if name == "@authority":
+        return request.authority
+    path, question, query = request.target.partition("?")
+    if name == "@path":
+        return path
+    if name == "@query":
+        return "?" + query if question else "?"
+    return request.target
+
+
+def _ed25519_key(jwk: object) -> bytes | None:
+    """The raw public key of an Ed25519 JWK; None for anything else, a private key included."""
+    if not isinstance(jwk, dict) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
+        return None
+    x = jwk.get("x")
+    if not isinstance(x, str) or "d" in jwk:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(x + "=" * (-len(x) % 4))
+        _public_key(raw)
+    except ValueError:
+        return None
+    return raw
+
+
+def _thumbprint(x: str) -> str:
+    """RFC 7638: SHA-256 of the required members, sorted, without blanks; base64url unpadded."""
+    members = json.dumps({"crv": "Ed25519", "kty": "OKP", "x": x}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(members.encode()).digest()).rstrip(b"=").decode()
+
+
+def _plain(value: object) -> object:
+    return str(value) if isinstance(value, http_sfv.Token) else value
+
+
+def _epoch(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _when(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,106 @@
+"""The server's own format string (`apache:` LogFormat, `nginx:` log_format) compiled into a
+layout: it reads what the server wrote, field by field, as the named formats do."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import GOOGLEBOT
+from matcher.logformats import LogParseError, is_zoneless, parser_for
+
+UTC = timezone.utc
+AT = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
+APACHE_COMBINED = 'apache:%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"'
+NGINX_MAIN = ('nginx:$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
+              '"$http_referer" "$http_user_agent" "$http_x_forwarded_for"')
+
+
+def fields(record):
+    return (record.ts, record.host, record.client_ip, record.method, record.target, record.path, record.status,
+            record.size, record.referer, record.user_agent, record.forwarded_for)
+
+
+def outcome(parse, line):
+    try:
+        return fields(parse(line))
+    except LogParseError as error:
+        return error.reason
+
+
+texts = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=30)
+requests = st.one_of(
+    st.builds(lambda m, p: f"{m} /{p} HTTP/1.1", st.sampled_from(["GET", "HEAD", "POST"]), texts.map(lambda t: t.replace('"', "%22"))),
+    st.sampled_from(["-", "OPTIONS * HTTP/1.1", "CONNECT x.test:443 HTTP/1.1", r"\x16\x03\x01", r"GET /a\"b HTTP/1.1"]),
+)
+quoted = st.one_of(st.just("-"), texts.map(lambda t: t.replace("\\", "\\\\").replace('"', '\\"')))
+
+
+@settings(max_examples=300, deadline=None)
+@given(request=requests, status=st.sampled_from(["200", "404", "-"]), size=st.sampled_from(["0", "512", "-"]),
+       referer=quoted, user_agent=st.one_of(quoted, st.just(GOOGLEBOT)), forwarded=quoted)
+def test_the_apache_and_nginx_format_strings_read_lines_as_the_named_formats_do(
+    request, status, size, referer, user_agent, forwarded
+):
+    combined = f'66.249.66.1 - - [02/Nov/2026:11:00:00 +0100] "{request}" {status} {size} "{referer}" "{user_agent}"'
+    assert outcome(parser_for(APACHE_COMBINED), combined) == outcome(parser_for("combined"), combined)
+    main = f'{combined} "{forwarded}"'
+    assert outcome(parser_for(NGINX_MAIN), main) == outcome(parser_for("combined"), main)
+
+
+def test_apache_vhost_headers_times_and_durations():
+    spec = 'apache:%v:%p %a %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %D "%{X-Forwarded-For}i" %{Host}i'
+    line = f'www.example.com:443 66.249.66.1 - - 2026-11-02 11:00:00 "GET /a?b=1 HTTP/1.1" 200 512 "-" "{GOOGLEBOT}" 1234 "198.51.100.1" other.example'
+    record = parser_for(spec, zone=timezone(timedelta(hours=1)))(line)
+    assert fields(record) == (AT, "www.example.com", "66.249.66.1", "GET", "/a?b=1", "/a?b=1", 200, 512, None,
+                              GOOGLEBOT, "198.51.100.1")
+    assert is_zoneless(spec) and not is_zoneless(APACHE_COMBINED)
+
+
+def test_apache_method_path_and_query_instead_of_the_request_line_and_epoch_times():
+    spec = "apache:%a [%{msec}t] %m %U%q %>s"
+    record = parser_for(spec)("66.249.66.1 [1793613600000] GET /a?b=1 200")
+    assert (record.ts, record.method, record.path, record.status) == (AT, "GET", "/a?b=1", 200)
+
+
+def test_nginx_iso_time_host_and_msec():
+    spec = 'nginx:$host $remote_addr [$time_iso8601] "$request" $status $bytes_sent "$http_user_agent" $msec'
+    line = f'www.example.com 66.249.66.1 [2026-11-02T11:00:00+01:00] "GET /a HTTP/2.0" 200 5 "{GOOGLEBOT}" 1793613600.123'
+    record = parser_for(spec)(line)
+    assert (record.ts, record.host, record.path, record.user_agent) == (AT, "www.example.com", "/a", GOOGLEBOT)
+    msec_only = parser_for('nginx:$remote_addr $msec "$request_method" "$request_uri"')
+    assert msec_only('66.249.66.1 1793613600.250 "GET" "/p"').ts == AT + timedelta(milliseconds=250)
+
+
+def test_a_client_address_with_its_port_is_the_address():
+    assert parser_for('nginx:$remote_addr:$remote_port [$time_local] "$request"')(
+        '66.249.66.1:5000 [02/Nov/2026:10:00:00 +0000] "GET / HTTP/1.1"').client_ip == "66.249.66.1"
+    record = parser_for('apache:%{c}a %h %t "%r"')('10.0.0.1 [2001:db8::1]:443 [02/Nov/2026:10:00:00 +0000] "GET / HTTP/1.1"')
+    assert record.client_ip == "2001:db8::1"
+
+
+@pytest.mark.parametrize(("spec", "missing"), [
+    ('apache:%l %t "%r"', "the client address"),
+    ('apache:%h "%r"', "the time"),
+    ("apache:%h %t %>s", "the request"),
+    ('nginx:$remote_addr "$request"', "the time"),
+    ("nginx:$remote_addr $time_local $request_method", "the request"),
+])
+def test_a_format_that_cannot_give_a_verdict_is_refused_with_what_it_lacks(spec, missing):
+    with pytest.raises(ValueError, match=missing):
+        parser_for(spec)
+
+
+def test_unsupported_time_directives_and_kinds_are_refused():
+    with pytest.raises(ValueError, match="%Q is not supported"):
+        parser_for('apache:%h %{%Q}t "%r"')
+    with pytest.raises(ValueError, match="apache:FORMAT or nginx:FORMAT"):
+        parser_for('caddy:%h %t "%r"')
+
+
+def test_trailing_content_the_format_does_not_name_is_no_match():
+    with pytest.raises(LogParseError) as caught:
+        parser_for(APACHE_COMBINED)(f'66.249.66.1 - - [02/Nov/2026:11:00:00 +0100] "GET / HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" extra')
+    assert caught.value.reason == "no-match"

@@ -1,0 +1,175 @@
+"""Web Bot Auth (`matcher.web_bot_auth`): RFC 9421's own Ed25519 example, the signature base from
+logged components, the validity window, and the verdicts against key snapshots made here."""
+from __future__ import annotations
+
+import base64
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from matcher.web_bot_auth import (
+    KeyDirectories,
+    LoggedRequest,
+    SignedRequest,
+    check_request,
+    parse_key_snapshot,
+    parse_signatures,
+    signature_agent_url,
+    signature_base,
+    verify_signature,
+)
+
+# RFC 9421 Appendix B.1.4 (test-key-ed25519, public part) and B.2.6 (signing with it)
+RFC_KEY = {"kty": "OKP", "crv": "Ed25519", "kid": "test-key-ed25519", "x": "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"}
+RFC_INPUT = 'sig-b26=("date" "@method" "@path" "@authority" "content-type" "content-length");created=1618884473;keyid="test-key-ed25519"'
+RFC_SIGNATURE = "sig-b26=:wqcAqbmYJ2ji2glfAMaRy4gruYYnx2nEFN2HN6jrnDnQCK1u02Gb04v9EDgwUPiu4A0w6vuQv5lIp5WPpBKRCw==:"
+RFC_REQUEST = LoggedRequest(
+    "POST", "example.com", "/foo?param=Value&Pet=dog",
+    {"date": "Tue, 20 Apr 2021 02:07:55 GMT", "content-type": "application/json", "content-length": "18"},
+)
+RFC_BASE = (
+    '"date": Tue, 20 Apr 2021 02:07:55 GMT\n'
+    '"@method": POST\n'
+    '"@path": /foo\n'
+    '"@authority": example.com\n'
+    '"content-type": application/json\n'
+    '"content-length": 18\n'
+    '"@signature-params": ("date" "@method" "@path" "@authority" "content-type" "content-length")'
+    ';created=1618884473;keyid="test-key-ed25519"'
+)
+
+
+def test_the_rfc_9421_ed25519_example_verifies():
+    (signature,), problem = parse_signatures(RFC_INPUT, RFC_SIGNATURE)
+    assert problem is None and signature.keyid == "test-key-ed25519"
+    base, missing = signature_base(signature, RFC_REQUEST)
+    assert (base, missing) == (RFC_BASE.encode(), None)
+    snapshot, problems = parse_key_snapshot("rfc", "Example", date(2021, 4, 20), {"keys": [RFC_KEY]})
+    assert problems == ()
+    key = snapshot.keys["test-key-ed25519"][0]
+    assert verify_signature(key, base, signature.value)
+    # one byte of one component changed: the same signature no longer holds
+    changed = LoggedRequest("POST", "example.com:443", RFC_REQUEST.target, RFC_REQUEST.fields)
+    assert not verify_signature(key, signature_base(signature, changed)[0], signature.value)
+
+
+def test_a_component_the_log_does_not_carry_is_named():
+    (signature,), _ = parse_signatures(RFC_INPUT, RFC_SIGNATURE)
+    bare = LoggedRequest("POST", "example.com", "/foo", {})
+    assert signature_base(signature, bare) == (None, "date")
+
+
+@pytest.mark.parametrize(
+    "header, url",
+    [
+        ('"https://chatgpt.com"', "https://chatgpt.com/.well-known/http-message-signatures-directory"),
+        ('sig1="https://Agent.Example/"', "https://agent.example/.well-known/http-message-signatures-directory"),
+        ('"https://agent.example/keys.json"', "https://agent.example/keys.json"),
+        ('"http://agent.example"', None),
+        ("not a structured field (", None),
+    ],
+)
+def test_the_signature_agent_names_a_directory(header, url):
+    assert signature_agent_url(header) == url
+
+
+# ------------------------------------------------------------------ verdicts on logged requests
+
+NOW = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
+OWN, OTHER = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+
+
+def jwk(private: Ed25519PrivateKey, kid: str) -> dict:
+    raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return {"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": base64.urlsafe_b64encode(raw).rstrip(b"=").decode()}
+
+
+def directories() -> KeyDirectories:
+    own, _ = parse_key_snapshot("openai", "OpenAI", date(2026, 11, 1), {"keys": [jwk(OWN, "own-1")]})
+    other, _ = parse_key_snapshot("elsewhere", "Elsewhere", date(2026, 11, 1), {"keys": [jwk(OTHER, "other-1")]})
+    urls = {"openai": "https://chatgpt.com/.well-known/http-message-signatures-directory", "elsewhere": "https://elsewhere.example/.well-known/http-message-signatures-directory"}
+    return KeyDirectories([own, other], urls, {"openai": "OpenAI", "elsewhere": "Elsewhere"})
+
+
+def signed(private, kid: str, *, authority: str = "www.example.com:8443", created: datetime = NOW, lifetime: int = 300):
+    request = LoggedRequest("GET", authority, "/page", {"signature-agent": '"https://chatgpt.com"'})
+    params = (
+        f'("@authority" "signature-agent");created={int(created.timestamp())};'
+        f'expires={int(created.timestamp()) + lifetime};keyid="{kid}";alg="ed25519";tag="web-bot-auth"'
+    )
+    (signature,), _ = parse_signatures(f"sig1={params}", "sig1=:AA==:")
+    base, _ = signature_base(signature, request)
+    value = base64.b64encode(private.sign(base)).decode()
+    return request, f"sig1={params}", f"sig1=:{value}:"
+
+
+def test_valid_tampered_expired_and_foreign_signatures():
+    keys = directories()
+    def check(request, signature_input, signature, at=NOW):
+        return check_request(SignedRequest(request, signature_input, signature), "OpenAI", keys, at)
+
+    good = check(*signed(OWN, "own-1"))
+    assert (good.status, good.evidence) == ("verified", "keyid own-1 in openai keys 2026-11-01")
+    request, signature_input, signature = signed(OWN, "own-1")
+    # the port is part of @authority as logged: a log that dropped it cannot prove the signature
+    moved = LoggedRequest(request.method, "www.example.com", request.target, request.fields)
+    assert check(moved, signature_input, signature).status == "spoofed"
+    expired = check(*signed(OWN, "own-1", created=NOW - timedelta(hours=1)))
+    assert expired.status == "spoofed" and "expired 2026-11-02T09:05:00Z" in expired.evidence
+    foreign = check(*signed(OTHER, "other-1"))
+    assert foreign == type(foreign)(
+        "spoofed", "keyid other-1 is a key of Elsewhere (elsewhere keys 2026-11-01), not of OpenAI", "Elsewhere"
+    )
+    rotated = check(*signed(OWN, "own-2"))
+    assert (rotated.status, rotated.evidence) == ("unverified", "keyid own-2 not in openai keys 2026-11-01 (a rotated key?)")
+    before = check(*signed(OWN, "own-1", created=NOW - timedelta(days=5)), at=NOW - timedelta(days=5))
+    assert (before.status, before.evidence) == ("unverified", "no key snapshot for openai on 2026-10-28")
+
+
+def test_a_signature_logged_by_iis_verifies_after_its_plus_signs_are_undone():
+    from matcher.audit import signed_request
+    from matcher.logformats import parser_for
+
+    # a signature whose base64 holds a `+`, which must survive the W3C reading
+    request, signature_input, signature = next(
+        made for made in (signed(OWN, "own-1", created=NOW - timedelta(seconds=s)) for s in range(200)) if "+" in made[2]
+    )
+    fields = "date time c-ip cs-method cs-uri-stem cs-uri-query cs-host cs(User-Agent) cs(Signature-Agent) cs(Signature-Input) cs(Signature) sc-status"
+    values = [
+        "2026-11-02", "10:00:00", "192.0.2.10", "GET", "/page", "-", "www.example.com:8443", "ChatGPT-User/1.0",
+        request.fields["signature-agent"], signature_input, signature, "200",
+    ]
+    parse = parser_for("w3c")
+    with pytest.raises(ValueError):
+        parse("#Fields: " + fields)
+    record = parse(" ".join(value.replace(" ", "+") for value in values))
+    assert (record.host, record.signed.authority, record.signed.signature) == ("www.example.com", "www.example.com:8443", signature)
+    result = check_request(signed_request(record), "OpenAI", directories(), NOW)
+    assert result.status == "verified", result.evidence
+
+
+@pytest.mark.parametrize(
+    "kind, spec, escape",
+    [
+        ("apache", '%h %l %u %t "%r" %>s %b "%{Host}i" "%{User-Agent}i" "%{Signature-Agent}i" "%{Signature-Input}i" "%{Signature}i"',
+         lambda value: value.replace("\\", "\\\\").replace('"', '\\"')),
+        ("nginx", '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_host" '
+         '"$http_user_agent" "$http_signature_agent" "$http_signature_input" "$http_signature"',
+         lambda value: value.replace("\\", "\\x5C").replace('"', "\\x22")),
+    ],
+)
+def test_a_signature_logged_through_a_format_string_verifies(kind, spec, escape):
+    from matcher.audit import signed_request
+    from matcher.logformats import parser_for
+
+    request, signature_input, signature = signed(OWN, "own-1")
+    headers = [request.fields["signature-agent"], signature_input, signature]
+    line = (
+        '192.0.2.10 - - [02/Nov/2026:10:00:00 +0000] "GET /page HTTP/1.1" 200 512 "www.example.com:8443" '
+        '"ChatGPT-User/1.0" ' + " ".join(f'"{escape(value)}"' for value in headers)
+    )
+    record = parser_for(f"{kind}:{spec}")(line)
+    assert record.signed.signature_input == signature_input and record.signed.authority == "www.example.com:8443"
+    assert check_request(signed_request(record), "OpenAI", directories(), NOW).status == "verified"
