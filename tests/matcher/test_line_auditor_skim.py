@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from matcher import crawl_delay, records
 from matcher.health import identity_note
 from matcher.clientip import trusted_proxies
+from matcher.robots_fetches import FetchHistory
 from pipeline.graph import build as graph
 from pipeline.local import workers as local_workers
 from pipeline.tables import reading as tables
@@ -146,13 +147,21 @@ def _straightforward(logs: str) -> dict[str, list]:
     settings = run_settings(_argv(logs, "unused"))[0]
     auditor = dataclasses.replace(graph.line_auditor(settings), skim=False)
     verdicts, dead_letters, counts, not_requests = [], [], Counter(lines=0, skipped=0), Counter()
+    files = {}
     for path in sorted(Path(logs).parent.glob(Path(logs).name)):
         with gzip.open(path, "rt", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            lines = handle.read().splitlines()
+            files[path] = handle.read().splitlines()
+    # The robots.txt fetches of the whole run, found before any line is judged, as a batch run does.
+    found = defaultdict(list)
+    for path, lines in files.items():
+        for key, fetch in auditor.robots_fetches((str(path), 1, lines)):
+            found[key].append(fetch)
+    fetches = {key: FetchHistory(held) for key, held in found.items()}
+    for path, lines in files.items():
         for first in range(0, len(lines), LINES_PER_BATCH):
             batch = lines[first : first + LINES_PER_BATCH]
             counts["lines"] += len(batch)
-            for kind, record in auditor.audit_lines(str(path), first + 1, batch, ROBOTS_BY_HOST):
+            for kind, record in auditor.audit_lines(str(path), first + 1, batch, ROBOTS_BY_HOST, None, fetches):
                 if kind == VERDICT:
                     verdicts.append(record)
                 elif kind == DEAD_LETTER:
