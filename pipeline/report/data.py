@@ -121,15 +121,22 @@ def gather(out: str) -> ReportData:
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
-    for (crawler, identity), of in counts.disallowed.items():
-        top = tuple((_disallowed(identity, fields), n) for fields, n in of.top)
-        data.disallowed[crawler][identity] = CrawlerDisallowed(of.requests, of.distinct, top)
+    data.disallowed.update(disallowed_by_crawler(counts))
     for (crawler, ip), n in counts.spoofed_addresses.items():
         data.spoofing[crawler].requests += n
         data.spoofing[crawler].addresses[ip] += n
     for (crawler, user_agent), n in counts.spoofed_user_agents.items():
         data.spoofing[crawler].user_agents[user_agent] += n
     return data
+
+
+def disallowed_by_crawler(counts: ReportCounts) -> dict[str, dict[str, CrawlerDisallowed]]:
+    """The counted disallowed requests as the page reads them: crawler -> identity -> its rows."""
+    by_crawler: dict[str, dict[str, CrawlerDisallowed]] = defaultdict(dict)
+    for (crawler, identity), of in counts.disallowed.items():
+        top = tuple((_disallowed(identity, fields), n) for fields, n in of.top)
+        by_crawler[crawler][identity] = CrawlerDisallowed(of.requests, of.distinct, top)
+    return by_crawler
 
 
 def _disallowed(identity: str, fields: tuple) -> Disallowed:

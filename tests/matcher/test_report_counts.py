@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from collections import Counter
 from datetime import date, datetime, timedelta, timezone
@@ -22,7 +23,7 @@ from matcher import report_counts
 from matcher.report_counts import TOP_PATHS, CrawlerDisallowed, ReportCounts, TopDisallowed, hour, label
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
-from pipeline.report.data import Disallowed
+from pipeline.report.data import Disallowed, disallowed_by_crawler
 from pipeline.tables.run_folder import MANIFEST
 from pipeline.graph.summaries import CountForReport
 from pipeline.local.spill import grouping_on_disk
@@ -120,6 +121,24 @@ def test_disallowed_requests_are_counted_apart_by_identity():
         ("Googlebot", "unverified"): CrawlerDisallowed(1, 1, ((row, 1),)),
     }
     assert ReportCounts.from_json(json.loads(json.dumps(counts.to_json()))) == counts
+
+
+def test_the_page_shows_the_top_rows_of_a_crawlers_own_identities_together():
+    """Kept per identity, the top rows of verified and unverified requests together are those of
+    all of them: each row is of one identity."""
+    verdicts = []
+    for number in range(15):
+        verdicts += [verdict(path=f"/private/v{number:02}")] * (number + 1)
+        verdicts += [verdict(path=f"/private/u{number:02}", identity="unverified")] * (2 * number + 1)
+        verdicts += [verdict(path=f"/private/s{number:02}", identity="spoofed")] * 100
+    counts = ReportCounts.from_json(json.loads(json.dumps(ReportCounts.of(verdicts).to_json())))
+    shown = disallowed_by_crawler(counts)["Googlebot"]
+    every = Counter(v["path"] for v in verdicts if v["identity"] != "spoofed")
+    table = html_report._disallowed_table([shown["verified"], shown["unverified"]])
+    paths = re.findall(r"/private/[uvs]\d\d", table)
+    assert paths == sorted(every, key=lambda path: (-every[path], path))[:TOP_PATHS]
+    assert (shown["verified"].requests, shown["unverified"].requests, shown["spoofed"].requests) == (120, 225, 1500)
+    assert shown["verified"].distinct == shown["unverified"].distinct == 15
 
 
 def test_run_health_counts_what_went_unjudged_and_what_kept_identities_open():
