@@ -69,7 +69,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from matcher import crawl_delay, records
 from matcher.robots_fetches import FetchHistory
-from matcher.report_counts import ReportCounts
+from matcher.report_counts import ReportCounts, disallowed_keys, top_disallowed
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
     DEAD_LETTERS_TABLE,
@@ -217,6 +217,7 @@ class LoopOutputs:
         self._straddled: Counter = Counter()
         self._delays: dict[tuple, list] = {}
         self._report = ReportCounts()
+        self._disallowed: Counter = Counter()
 
     def take(self, kind: str, record: dict | None) -> None:
         self.counts[self._TALLIES[kind]] += 1
@@ -233,6 +234,7 @@ class LoopOutputs:
             self._straddled.update(change_straddled(record))
             self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))
             self._report.add((record,))
+            self._disallowed.update(disallowed_keys((record,)))
 
     def __enter__(self) -> "LoopOutputs":
         return self
@@ -246,6 +248,7 @@ class LoopOutputs:
             self._write_rows(BETWEEN_CAPTURES_TABLE, (between_captures_row(k, n) for k, n in self._straddled.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
             (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
+            self._report.disallowed = top_disallowed(self._disallowed)
             report_counts = json.dumps(self._report.to_json(), sort_keys=True)
             (self.out / "report_counts.json").write_text(report_counts + "\n", "utf-8")
 

@@ -1,27 +1,32 @@
-"""Client addresses as log fields carry them, and the UTC day a request falls on."""
+"""Addresses as logs, headers, DNS answers and the command line write them, and the UTC day a
+request falls on.
+
+This is the one reading of an address: the audit's client field, each `X-Forwarded-For` hop, a
+DNS record, `--trusted-proxies` and `verify` all go through `parse_ip`, so one address is one
+address whatever its spelling. Brackets and a port are dropped (`[2001:db8::1]:443`,
+`192.0.2.1:8080`), an IPv4-mapped IPv6 address is its IPv4 address, and a zone id
+(`fe80::1%eth0`) is kept: it says the client was on the server's own link, which no public
+record can speak for (`reverse_dns_problem`).
+"""
 from __future__ import annotations
 
 import functools
 import ipaddress
-import re
 import socket
 from datetime import date, datetime, timezone
 
-__all__ = ["Address", "Network", "parse_ip", "request_day"]
+__all__ = ["Address", "Network", "parse_ip", "parse_network", "request_day", "reverse_dns_problem"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-_MAX_IP_TEXT = 64
-# A port after a dotted quad or a bracketed address; a bare IPv6 address ends in a group, never
-# in `]:port`, and a dotted quad has no colon before it.
-_WITH_PORT = re.compile(r"(\[[^\]]*\]|[0-9.]{7,15}):[0-9]{1,5}\Z", re.ASCII)
+# Room for the longest address with brackets, a zone id of an interface name and a port.
+_MAX_IP_TEXT = 80
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
 
 
 def parse_ip(text: str) -> Address | None:
-    """The client address of a log field; `::ffff:a.b.c.d` is `a.b.c.d`; a port after it
-    (`a.b.c.d:9989`, `[2001:db8::1]:443`, as load balancers and proxies log the peer) is not
-    part of it; None when unparseable."""
+    """The address `text` names, or None when it names none (a host name, "unknown", junk)."""
     # no address is this long; the bound keeps junk fields out of the cache
     return _parse_ip(text) if len(text) <= _MAX_IP_TEXT else None
 
@@ -30,11 +35,15 @@ def parse_ip(text: str) -> Address | None:
 @functools.lru_cache(maxsize=1 << 17)
 def _parse_ip(text: str) -> Address | None:
     candidate = text.strip()
-    with_port = _WITH_PORT.match(candidate)
-    if with_port:
-        candidate = with_port.group(1)
-    if candidate.startswith("[") and candidate.endswith("]"):
-        candidate = candidate[1:-1]
+    if candidate.startswith("["):
+        inside, closed, port = candidate[1:].partition("]")
+        if not closed or (port and not _is_port(port[1:] if port[0] == ":" else "")):
+            return None
+        candidate = inside
+    elif candidate.count(":") == 1:  # a.b.c.d:port; an IPv6 address has several colons
+        candidate, _, port = candidate.partition(":")
+        if not _is_port(port):
+            return None
     # A dotted quad the C parser takes is one `ip_address` takes alike (four decimal octets up to
     # 255, no leading zero), at a third of the cost; anything else is left to `ip_address`.
     try:
@@ -48,6 +57,27 @@ def _parse_ip(text: str) -> Address | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address
+
+
+def _is_port(text: str) -> bool:
+    return 0 < len(text) <= 5 and text.isascii() and text.isdigit()
+
+
+def parse_network(text: str) -> Network:
+    """A network in CIDR form or a single address, read as `parse_ip` reads clients: an
+    IPv4-mapped network (`::ffff:10.0.0.0/104`) is its IPv4 network (`10.0.0.0/8`), so it holds
+    the clients it was written for. ValueError when `text` is neither."""
+    network = ipaddress.ip_network(text.strip(), strict=False)
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen >= 96 and network.subnet_of(_MAPPED):
+        return ipaddress.IPv4Network((network.network_address.ipv4_mapped, network.prefixlen - 96))
+    return network
+
+
+def reverse_dns_problem(address: Address) -> str | None:
+    """Why reverse DNS cannot speak for `address`, or None when it can be looked up."""
+    if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+        return f"{address} carries a zone id: an address scoped to the server's own link has no reverse DNS"
+    return None
 
 
 def request_day(at: date | datetime) -> date:

@@ -206,6 +206,7 @@ def audit(
         "client_ip": client_ip,
         "method": request.method,
         "path": request.path,
+        "target_host": request.target_host if request.target_host != host else None,
         "status": request.status,
         "user_agent": request.user_agent,
         "source": source,

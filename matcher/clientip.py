@@ -13,7 +13,7 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from matcher.addresses import Network, parse_ip
+from matcher.addresses import Network, parse_ip, parse_network
 
 __all__ = ["NO_PROXIES", "TrustedProxies", "trusted_proxies"]
 
@@ -31,7 +31,7 @@ class TrustedProxies:
             return connecting
         hop = connecting
         for entry in reversed(forwarded_for.split(",")):
-            hop = host_of(entry)
+            hop = _hop(entry)
             if not self._trusted(hop):
                 return hop
         return hop
@@ -45,23 +45,36 @@ class TrustedProxies:
 NO_PROXIES = TrustedProxies()
 
 
+# A proxy is trusted to name the client; trusting a network this broad would let most of the
+# internet name any address it likes through X-Forwarded-For. Networks a site runs itself
+# (RFC 1918, unique-local) may be any size.
+_BROADEST_PUBLIC_PREFIX = {4: 8, 6: 19}
+_PRIVATE = tuple(ipaddress.ip_network(text) for text in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
+
+
 def trusted_proxies(specs: Iterable[str]) -> TrustedProxies:
-    """Networks from CIDR or address strings; ValueError names the first that is neither."""
-    networks = []
-    for spec in specs:
-        text = spec.strip()
-        try:
-            networks.append(ipaddress.ip_network(text, strict=False))
-        except ValueError:
-            raise ValueError(f"not a network or address: {spec!r} (e.g. 10.0.0.0/8, 2001:db8::/32)") from None
-    return TrustedProxies(tuple(networks))
+    """Networks from CIDR or address strings, read as `addresses.parse_network` reads them;
+    ValueError names the first that is not a network or is too broad to trust."""
+    return TrustedProxies(tuple(_trusted_network(spec) for spec in specs))
 
 
-def host_of(entry: str) -> str:
-    """An `X-Forwarded-For` entry without its port: `[2001:db8::1]:443` -> `2001:db8::1`."""
-    text = entry.strip()
-    if text.startswith("["):
-        return text[1:].split("]", 1)[0]
-    if text.count(":") == 1:  # a.b.c.d:port; a bare IPv6 address has several colons
-        return text.split(":", 1)[0]
-    return text
+def _trusted_network(spec: str) -> Network:
+    try:
+        network = parse_network(spec)
+    except ValueError:
+        raise ValueError(f"not a network or address: {spec!r} (e.g. 10.0.0.0/8, 2001:db8::/32)") from None
+    broadest = _BROADEST_PUBLIC_PREFIX[network.version]
+    private = any(network.version == block.version and network.subnet_of(block) for block in _PRIVATE)
+    if not private and network.prefixlen < broadest:
+        raise ValueError(
+            f"trusted proxy network {spec.strip()!r} is too broad: any client in it could name its own "
+            f"address in X-Forwarded-For; list the proxies' own networks (public ones /{broadest} or narrower)"
+        )
+    return network
+
+
+def _hop(entry: str) -> str:
+    """An `X-Forwarded-For` entry as an address (`[2001:db8::1]:443` -> `2001:db8::1`), or as
+    written when it names none."""
+    address = parse_ip(entry)
+    return entry.strip() if address is None else str(address)

@@ -2,7 +2,8 @@
 
 `www.example.com`, `WWW.Example.COM`, `www.example.com.` and `www.example.com:443` name one
 host: one robots.txt history, one crawl-delay sequence, one `verdicts.host`. So the form is lower
-case, without the root's trailing dot and without a port. An IPv6 literal keeps the brackets a
+case, without the root's trailing dot and without a port, and a name in its IDNA A-labels, the
+form HTTP carries it in: a table's `bücher.example` is a log's `xn--bcher-kva.example`. An IPv6 literal keeps the brackets a
 URL authority gives it (`[2001:db8::1]`), in its compressed form, so `[2001:DB8:0::1]:8080`, a bare
 `2001:db8::1` and the bracketed address are one host too.
 """
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import ipaddress
 from functools import lru_cache
+
+import idna
 
 __all__ = ["host_key"]
 
@@ -27,7 +30,15 @@ def host_key(host: str) -> str:
     name, colon, port = text.rpartition(":")
     if colon and (not port or (port.isascii() and port.isdigit())):
         text = name
-    return text.rstrip(".")
+    text = text.rstrip(".")
+    return text if text.isascii() else _a_labels(text)
+
+
+def _a_labels(name: str) -> str:
+    try:
+        return idna.encode(name, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
+        return name  # no IDNA name: kept as written, so it matches only itself
 
 
 def _ipv6_literal(text: str) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Literal
 
-from matcher.addresses import Address, parse_ip, request_day
+from matcher.addresses import Address, parse_ip, request_day, reverse_dns_problem
 from matcher.agents import Crawler
 from matcher.dns_trust import distrust_of
 from matcher.ip_ranges import RangeIndex, Snapshot
@@ -93,6 +93,10 @@ def _verify_address(
     if proof is not None:
         return IdentityResult("verified", "ip-range", proof, crawler.operator)
     if dns is not None and crawler.rdns_suffixes:
+        problem = reverse_dns_problem(address)
+        if problem is not None:
+            evidence = "; ".join((problem, *_range_context(checked, missing)))
+            return IdentityResult("unverified", "reverse-dns", evidence, crawler.operator)
         answer = dns.get(str(address)) or DnsAnswer(str(address), Lookup(error=NOT_RESOLVED))
         status, evidence = confirm_reverse_dns(answer, address, crawler.rdns_suffixes)
         distrust = distrust_of(dns)
@@ -106,11 +110,14 @@ def _verify_address(
 
 def reverse_dns_address(crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex) -> str | None:
     """The address (as `verify` keys it) whose reverse DNS would decide this claim, or None when
-    DNS would not be consulted: a range proves it, the crawler has no suffixes, or the IP is bad."""
+    DNS would not be consulted: a range proves it, the crawler has no suffixes, or the IP is bad
+    or has no reverse DNS (`addresses.reverse_dns_problem`)."""
     if crawler.robots_only or not crawler.rdns_suffixes:
         return None
     address = parse_ip(ip)
     if address is None:
+        return None
+    if reverse_dns_problem(address) is not None:
         return None
     proof, _, _ = _check_ranges(crawler, address, request_day(at), ranges)
     return None if proof is not None else str(address)

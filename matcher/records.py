@@ -98,6 +98,11 @@ VERDICTS = (
     Column("client_ip", "string", "client address the identity was checked for", False),
     Column("method", "string", "HTTP method"),
     Column("path", "string", "path and query as requested"),
+    Column(
+        "target_host", "string",
+        "host an absolute-form request target named when it is not host: the client's spelling, kept"
+        " as evidence; it never picks the robots.txt",
+    ),
     Column("status", "int", "HTTP response status"),
     Column("user_agent", "string", "User-Agent as logged"),
     Column("source", "string", "log file and line number", False),

@@ -5,30 +5,56 @@ address and by User-Agent.
 Counts of parts of a run add up (`ReportCounts.merge`), so a run counts each batch of verdicts
 as it goes by and adds the batches' counts once; the report reads the sum back from
 `report_counts.json` (`to_json`, `from_json`) instead of every verdict.
+
+Disallowed requests are the exception: one crawler can ask for millions of distinct paths, and
+the page shows `TOP_PATHS` of them. So a run counts each (crawler, identity, path and what
+decided it) through a grouping (`disallowed_keys` per batch, summed per key), keeps per crawler
+and identity only the exact totals and the `TOP_PATHS` most requested (`TopDisallowed`), and only
+those are written. The rows of one identity are never among another's, so the top rows of the
+crawler's own requests (every identity but spoofed) are among the union of its identities' tops.
 """
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
+from itertools import islice
 
 from matcher.health import identity_note
 from matcher.records import rfc3339
 from matcher.timerange import LATEST, parse_timestamp, shifted
 
-__all__ = ["NO_LABEL", "DISALLOWED_FIELDS", "ReportCounts", "label", "hour", "is_disallowed", "disallowed_fields"]
+__all__ = [
+    "NO_LABEL",
+    "DISALLOWED_FIELDS",
+    "TOP_PATHS",
+    "CrawlerDisallowed",
+    "ReportCounts",
+    "TopDisallowed",
+    "label",
+    "hour",
+    "is_disallowed",
+    "disallowed_fields",
+    "disallowed_keys",
+    "top_disallowed",
+]
 
 NO_LABEL = "(none)"
 # What tells one disallowed path of a crawler from another, in order.
 DISALLOWED_FIELDS = (
     "host", "path", "decision", "reason", "rule_kind", "rule_pattern", "rule_line", "version_from", "version_status",
 )
+# The disallowed paths the report shows per crawler, most requested first.
+TOP_PATHS = 10
 _HOUR = timedelta(hours=1)
+# Verdicts `ReportCounts.of` holds at once, read from a table one at a time.
+_PART = 2000
 # Where the timestamps are among a row of `to_json`'s sections (after the label).
-_TIMESTAMP_AT = {"timeline": 1, "disallowed": 2 + DISALLOWED_FIELDS.index("version_from")}
+_TIMESTAMP_AT = {"timeline": 1}
 # Where the days are among a row of the run-health sections.
 _DAY_AT = {"unjudged": 2, "identity_notes": 2}
+_VERSION_FROM = DISALLOWED_FIELDS.index("version_from")
 
 
 def label(verdict: Mapping) -> str:
@@ -60,27 +86,108 @@ def disallowed_fields(verdict: Mapping) -> tuple:
     )
 
 
+def disallowed_keys(verdicts: Iterable[Mapping]) -> Counter:
+    """Disallowed requests of these verdicts by (label, identity, *DISALLOWED_FIELDS), the version's time as
+    RFC 3339 text: keys of plain values, which any runner's grouping can encode and compare."""
+    counts: Counter = Counter()
+    for verdict in verdicts:
+        if is_disallowed(verdict):
+            fields = list(disallowed_fields(verdict))
+            if fields[_VERSION_FROM] is not None:
+                fields[_VERSION_FROM] = rfc3339(fields[_VERSION_FROM])
+            counts[(label(verdict), verdict["identity"], *fields)] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class CrawlerDisallowed:
+    """One crawler's disallowed requests of one identity as the report shows them: the exact number of requests
+    and of distinct (path, what decided) rows, and the `TOP_PATHS` most requested rows, each
+    (DISALLOWED_FIELDS values, requests), in `TopDisallowed`'s order."""
+
+    requests: int
+    distinct: int
+    top: tuple[tuple[tuple, int], ...]
+
+
+def _rank(row: tuple[tuple, int]) -> tuple:
+    """Most requested first; ties by path, then by the other fields (nulls first)."""
+    fields, requests = row
+    return (-requests, fields[1], _row_order(list(fields)))
+
+
+class TopDisallowed:
+    """The totals and top rows of one crawler's disallowed requests of one identity, from each distinct row's
+    exact count, in any order and in parts that merge; it holds `TOP_PATHS` rows at most."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.distinct = 0
+        self.top: list[tuple[tuple, int]] = []
+
+    def add(self, fields: tuple, requests: int) -> TopDisallowed:
+        """One distinct row, with all of its requests; returns self."""
+        self.requests += requests
+        self.distinct += 1
+        self._keep([(tuple(fields), requests)])
+        return self
+
+    def merge(self, other: TopDisallowed) -> TopDisallowed:
+        """Another part's rows, none of them among this one's; returns self."""
+        self.requests += other.requests
+        self.distinct += other.distinct
+        self._keep(other.top)
+        return self
+
+    def _keep(self, rows: Sequence[tuple[tuple, int]]) -> None:
+        if len(rows) == 1 and len(self.top) == TOP_PATHS and _rank(rows[0]) >= _rank(self.top[-1]):
+            return  # the common case of a long tail: not among the top, nothing to sort
+        self.top = sorted((*self.top, *rows), key=_rank)[:TOP_PATHS]
+
+    def result(self) -> CrawlerDisallowed:
+        return CrawlerDisallowed(self.requests, self.distinct, tuple(self.top))
+
+
+def top_disallowed(counts: Mapping[tuple, int]) -> dict[tuple[str, str], CrawlerDisallowed]:
+    """Per (crawler, identity), what the report shows of `disallowed_keys` counts summed over a
+    whole run."""
+    by_crawler: dict[tuple[str, str], TopDisallowed] = {}
+    for (name, identity, *fields), requests in counts.items():
+        by_crawler.setdefault((name, identity), TopDisallowed()).add(tuple(fields), requests)
+    return {key: top.result() for key, top in by_crawler.items()}
+
+
 @dataclass
 class ReportCounts:
     """Requests counted by what the report draws; every key starts with the crawler's `label`
-    but for `hosts`."""
+    but for `hosts` and `unjudged`. `disallowed` is filled once for the whole run (`top_disallowed`); the other
+    sections add up part by part."""
 
     hosts: Counter = field(default_factory=Counter)  # host
     timeline: Counter = field(default_factory=Counter)  # (label, hour)
-    disallowed: Counter = field(default_factory=Counter)  # (label, identity, *DISALLOWED_FIELDS)
     spoofed_addresses: Counter = field(default_factory=Counter)  # (label, client_ip)
     spoofed_user_agents: Counter = field(default_factory=Counter)  # (label, user_agent)
     # what run health reads (matcher/health.py): requests no robots.txt judged, by reason, host
     # and UTC day; and what stood in the way of an identity, by crawler, note and day
     unjudged: Counter = field(default_factory=Counter)  # (reason, host, day)
     identity_notes: Counter = field(default_factory=Counter)  # (label, note, day)
+    # (label, identity) -> its totals and top rows
+    disallowed: dict[tuple[str, str], CrawlerDisallowed] = field(default_factory=dict)
 
     @classmethod
     def of(cls, verdicts: Iterable[Mapping]) -> ReportCounts:
-        return cls().add(verdicts)
+        """The counts of a whole run's verdicts, in memory: every distinct disallowed row is held
+        until the end (a run counts through a grouping instead)."""
+        counts, disallowed = cls(), Counter()
+        iterator = iter(verdicts)
+        while part := list(islice(iterator, _PART)):
+            counts.add(part)
+            disallowed.update(disallowed_keys(part))
+        counts.disallowed = top_disallowed(disallowed)
+        return counts
 
     def add(self, verdicts: Iterable[Mapping]) -> ReportCounts:
-        """Count these verdicts in; returns self."""
+        """Count these verdicts into every section but `disallowed`; returns self."""
         # The hour of the verdict before, kept as [start, end): log lines come mostly in time
         # order, and two comparisons cost a fraction of flooring each timestamp.
         start = end = LATEST
@@ -93,9 +200,7 @@ class ReportCounts:
                 day = start.date()
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
-            if is_disallowed(verdict):
-                self.disallowed[(name, verdict["identity"], *disallowed_fields(verdict))] += 1
-            elif verdict["decision"] == "unknown":
+            if verdict["decision"] == "unknown":
                 self.unjudged[verdict["reason"], verdict["host"], day] += 1
             note = identity_note(verdict["identity"], verdict["identity_method"], verdict["identity_evidence"])
             if note is not None:
@@ -106,21 +211,23 @@ class ReportCounts:
         return self
 
     def merge(self, other: ReportCounts) -> ReportCounts:
-        """Add another part's counts in; returns self."""
+        """Add another part's counts in (all but `disallowed`); returns self."""
         for name, counts in self._sections():
             counts.update(getattr(other, name))
         return self
 
     def _sections(self) -> tuple[tuple[str, Counter], ...]:
         return (
-            ("hosts", self.hosts), ("timeline", self.timeline), ("disallowed", self.disallowed),
+            ("hosts", self.hosts), ("timeline", self.timeline),
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
             ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
         )
 
     def to_json(self) -> dict:
         """One JSON document: per section a sorted list of rows, the key's values then the requests;
-        timestamps as RFC 3339 text."""
+        timestamps as RFC 3339 text. `disallowed` holds the top rows of each crawler and identity
+        [label, identity, *DISALLOWED_FIELDS, requests], and `disallowed_totals` each one's
+        [label, identity, requests, distinct rows]."""
         document = {}
         for name, counts in self._sections():
             at = _TIMESTAMP_AT.get(name)
@@ -133,6 +240,12 @@ class ReportCounts:
                     row[_DAY_AT[name]] = row[_DAY_AT[name]].isoformat()
                 rows.append([*row, n])
             document[name] = sorted(rows, key=_row_order)
+        document["disallowed"] = sorted(
+            ([*key, *fields, n] for key, of in self.disallowed.items() for fields, n in of.top), key=_row_order
+        )
+        document["disallowed_totals"] = sorted(
+            [*key, of.requests, of.distinct] for key, of in self.disallowed.items()
+        )
         return document
 
     @classmethod
@@ -148,6 +261,15 @@ class ReportCounts:
                 if name in _DAY_AT:
                     key[_DAY_AT[name]] = date.fromisoformat(key[_DAY_AT[name]])
                 section[key[0] if name == "hosts" else tuple(key)] = n
+        top: dict[tuple[str, str], list] = {}
+        for name, identity, *fields, n in document["disallowed"]:
+            top.setdefault((name, identity), []).append((tuple(fields), n))
+        counts.disallowed = {
+            (name, identity): CrawlerDisallowed(
+                requests, distinct, tuple(sorted(top.get((name, identity), ()), key=_rank))
+            )
+            for name, identity, requests, distinct in document["disallowed_totals"]
+        }
         return counts
 
 

@@ -1,7 +1,7 @@
 """HTTPS servers on 127.0.0.1 for the tests, with a test CA made by the openssl command line.
 
 The certificate names the made-up hosts the tests fetch (`site.example`, `other.example`,
-`archive.example`) and 127.0.0.1; the product code trusts it only through its explicit
+`archive.example`, the IDN `bücher.example` in its A-labels) and 127.0.0.1; the product code trusts it only through its explicit
 `ca_file` parameter, so verification stays on.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-NAMES = ("site.example", "other.example", "archive.example")
+NAMES = ("site.example", "other.example", "archive.example", "xn--bcher-kva.example")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pipeline.evidence.page_directives import read_page_directives
 from matcher.line_auditor import LineAuditor, host_versions
 from matcher.logformats import FORMATS, LogParseError, parser_for
 from pipeline.evidence.resolvers import read_snapshot
-from pipeline.graph.read_logs import split_lines
+from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, split_lines
 from pipeline.evidence.robots_table import read_robots_table
 
 BUDGET = settings(
@@ -337,7 +337,20 @@ def _within_bound(snapshot) -> None:
 @BUDGET
 @given(st.lists(st.binary(max_size=40), max_size=8))
 @example([b"a\r", b"\nb\rc\r\r\n", b"d"])
+@example([b"\r", b"\n", b"\n"])
+@example([b"\r", b"", b"\n"])
 def test_split_lines_agrees_with_universal_newlines_whatever_the_chunking(chunks):
     data = b"".join(chunks)
     # bytes.splitlines ends lines at exactly LF, CR LF and lone CR, over the whole input at once
     assert list(split_lines(chunks)) == data.splitlines()
+
+
+@BUDGET
+@given(st.lists(st.sampled_from([b"ab", b"abcdefgh", b"\r", b"\n", b"\r\n", b"xyz\n"]), max_size=12), st.integers(1, 9))
+def test_a_line_over_the_limit_is_its_prefix_and_length_whatever_the_chunking(pieces, limit):
+    data = b"".join(pieces)
+    expected = [
+        line if len(line) <= limit else (line[:LONG_LINE_PREFIX_BYTES], len(line)) for line in data.splitlines()
+    ]
+    got = [line if isinstance(line, bytes) else (line.prefix, line.length) for line in split_lines(pieces, limit)]
+    assert got == expected

@@ -38,8 +38,9 @@ Text formats (Apache mod_log_config / nginx):
 The combined family accepts one optional trailing quoted X-Forwarded-For field,
 the layout of nginx's stock `main` format; in combined_xrt it sits before the
 X-Robots-Tag field. Any other trailing content is a no-match, never ignored.
-The host is the line's own host field, else the authority of an absolute-form
-target (`GET http://host/p HTTP/1.1`), else the parser's default host, else None.
+The host is the one the server logged (the line's host field), else the parser's
+default host, else None. An absolute-form target (`GET http://host/p HTTP/1.1`)
+gives its path; its authority is kept as `LogRecord.target_host`, evidence only.
 
 JSON formats: `jsonl` with a user mapping (our field -> dotted source path) and
 the presets `cloudflare` (Logpush http_requests) and `gcp_lb` (Cloud Logging
@@ -54,7 +55,9 @@ from datetime import timezone, tzinfo
 from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
-from matcher.logformats.json_formats import JSON_FIELDS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping
+from matcher.logformats.json_formats import (
+    JSON_FIELDS, LOGGED_URL_PRESETS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping,
+)
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
 from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
 from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
@@ -120,8 +123,7 @@ def parser_for(
 ) -> Callable[[str], LogRecord]:
     """The line parser for a format named in FORMATS.
 
-    `default_host` fills the host of lines that carry none (neither a host field
-    nor an absolute-form target). `mapping` (our field -> dotted source path) is
+    `default_host` fills the host of lines whose server logged none (`fields.request_host`). `mapping` (our field -> dotted source path) is
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
     `zone` is the zone of times written without one (ZONELESS_FORMATS).
     """
@@ -139,7 +141,8 @@ def parser_for(
         if mapping:
             raise ValueError(f"format {format_name!r} is not JSON and takes no field mapping")
     if format_name in _ALIASES:
-        return TextParser(format_name, TEXT_LAYOUTS[_ALIASES[format_name]], host)
+        # the one alias, varnishncsa, synthesizes its request line from the Host header
+        return TextParser(format_name, TEXT_LAYOUTS[_ALIASES[format_name]], host, target_is_logged_url=True)
     if format_name in TEXT_LAYOUTS:
         return TextParser(format_name, TEXT_LAYOUTS[format_name], host)
     if format_name in LAYOUTS:
@@ -150,7 +153,10 @@ def parser_for(
         if format_name == "jsonl" and not mapping:
             raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
         merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
-        return JsonParser(format_name, merged, check_mapping(merged), host, PERCENT_ENCODED.get(format_name, frozenset()))
+        logged_url = format_name in LOGGED_URL_PRESETS and "host" not in merged
+        return JsonParser(
+            format_name, merged, check_mapping(merged), host, logged_url, PERCENT_ENCODED.get(format_name, frozenset())
+        )
     raise ValueError(
         f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)},"
         " or the server's own format string as apache:FORMAT or nginx:FORMAT"

@@ -161,6 +161,14 @@ def target_path(target: str) -> tuple[str, str | None]:
     raise LogParseError("bad-target", f"target is neither a path nor an http(s) URL: {target[:80]!r}")
 
 
+def request_host(logged: str | None, default_host: str | None) -> str | None:
+    """The host a request is audited under: the one the server logged, else `--default-host`.
+
+    An absolute-form target's authority is the client's choice of spelling, not the site that
+    answered, so it never picks the robots.txt (it is kept as `LogRecord.target_host`)."""
+    return logged_host(logged) or default_host
+
+
 @lru_cache(maxsize=4096)
 def logged_host(value: str | None) -> str | None:
     """A host as a log writes it, in the one form hosts are compared in (`hosts.host_key`); None

@@ -11,7 +11,9 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote_plus
 
-from matcher.logformats.fields import cleaned_line, encodable, logged_host, request_line, signed_headers, target_path
+from matcher.logformats.fields import (
+    cleaned_line, encodable, logged_host, request_host, request_line, signed_headers, target_path,
+)
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
@@ -67,7 +69,7 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "ts": "timestamp",
         "client_ip": "httpRequest.remoteIp",
         "method": "httpRequest.requestMethod",
-        "target": "httpRequest.requestUrl",  # absolute URL: the host comes from it
+        "target": "httpRequest.requestUrl",  # the URL the load balancer logged: the host comes from it
         "status": "httpRequest.status",
         "size": "httpRequest.responseSize",
         "referer": "httpRequest.referer",
@@ -148,6 +150,10 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
 PERCENT_ENCODED: Mapping[str, frozenset[str]] = MappingProxyType({
     "akamai_ds2": frozenset({"user_agent", "referer"}),
 })
+
+
+# Presets whose target is the URL the server wrote down; a user mapping's target is as the client sent it.
+LOGGED_URL_PRESETS = frozenset({"gcp_lb"})
 
 
 def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -235,6 +241,9 @@ class JsonParser:
     mapping: dict[str, str]  # plain dicts, not mapping proxies: parsers are pickled to workers
     paths: dict[str, tuple[tuple[str, ...], ...]]
     default_host: str | None
+    # The target field is the URL the server itself wrote down (a load balancer's requestUrl,
+    # built from the request it received): its host is the logged host.
+    target_is_logged_url: bool = False
     percent_encoded: frozenset[str] = frozenset()
 
     def _required(self, values: dict[str, Any], field: str) -> Any:
@@ -273,7 +282,7 @@ class JsonParser:
             if query and query != "-":
                 target = f"{target}?{query}"
         path, target_host = target_path(target)
-        host = _json_str(values.get("host"), "host")
+        host = target_host if self.target_is_logged_url else _json_str(values.get("host"), "host")
         referer = _json_str(values.get("referer"), "referer")
         user_agent = _json_str(values.get("user_agent"), "user_agent") or ""
         if self.percent_encoded:
@@ -283,7 +292,7 @@ class JsonParser:
                 user_agent = _percent_decoded(user_agent)
         return LogRecord(
             ts,
-            logged_host(host) or logged_host(target_host) or self.default_host,
+            request_host(host, self.default_host),
             client_ip,
             method,
             target,
@@ -294,6 +303,7 @@ class JsonParser:
             user_agent,
             _json_str(values.get("forwarded_for"), "forwarded_for"),
             _json_header_values(values.get("x_robots_tag")),
+            logged_host(target_host),
             signed_headers(
                 host or target_host,
                 _json_str(values.get("signature_agent"), "signature_agent"),

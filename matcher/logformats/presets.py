@@ -8,15 +8,15 @@ its access logs grow at the end.
 """
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from types import MappingProxyType
 
+from matcher.addresses import parse_ip
 from matcher.logformats.fields import (
-    cleaned_line, logged_host, request_line, signed_headers, target_path, unescaped_text,
+    cleaned_line, logged_host, request_host, request_line, signed_headers, target_path, unescaped_text,
 )
 from matcher.logformats.record import LogParseError, LogRecord, SignedHeaders
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp
@@ -35,19 +35,13 @@ def _quoted(name: str) -> str:
 
 
 def without_port(text: str) -> str:
-    """`a.b.c.d:port` or `[v6]:port` -> the address; `client:port` fields of IPv6 peers are
-    written unbracketed by some vendors, so a colon-rich text that is no address loses its last part."""
-    if text.startswith("["):
-        return text[1:].split("]", 1)[0]
-    colons = text.count(":")
-    if colons == 1:
-        return text.split(":", 1)[0]
-    if colons > 1:
-        try:
-            ipaddress.IPv6Address(text)
-        except ValueError:
-            return text.rpartition(":")[0]
-    return text
+    """`a.b.c.d:port` or `[v6]:port` -> the address, as `addresses.parse_ip` reads it; `client:port`
+    fields of IPv6 peers are written unbracketed by some vendors, so a colon-rich text that is no
+    address loses its last part. A text that names no address is left as it is."""
+    address = parse_ip(text)
+    if address is None and text.count(":") > 1:
+        address = parse_ip(text.rpartition(":")[0])
+    return text if address is None else str(address)
 
 
 @dataclass(frozen=True)
@@ -92,6 +86,9 @@ class Layout:
     time: TimeField
     client_has_port: bool = False
     prefix: re.Pattern[str] | None = None  # a prefix the program itself writes before the line, e.g. syslog's
+    # The request's URL is the one the program itself wrote down (a load balancer's
+    # `scheme://host:port/uri`, a proxy's URL), so its host is the logged host.
+    target_is_logged_url: bool = False
     # how the server escapes a header it logs (`fields.nginx_header`, `fields.apache_header`), for
     # the signature headers, which must come back byte for byte
     header: Callable[[str], str | None] | None = None
@@ -116,12 +113,12 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     "aws_alb": _layout([
         r"(?:http|https|h2|grpcs|ws|wss) (?P<time>\S+) \S+ (?P<client_ip>\S+) \S+ \S+ \S+ \S+ ",
         r"(?P<status>\d{3}|-) \S+ \S+ (?P<size>\d{1,20}|-) ", _quoted("request"), " ", _quoted("user_agent"), _REST,
-    ], ISO, client_has_port=True),
+    ], ISO, client_has_port=True, target_is_logged_url=True),
     # Classic Load Balancer access log entry (docs.aws.amazon.com, "Access logs for your Classic Load Balancer").
     "aws_elb": _layout([
         r"(?P<time>\d{4}-\S+) \S+ (?P<client_ip>\S+) \S+ \S+ \S+ \S+ (?P<status>\d{3}|-) \S+ \S+ (?P<size>\d{1,20}|-) ",
         _quoted("request"), " ", _quoted("user_agent"), _REST,
-    ], ISO, client_has_port=True),
+    ], ISO, client_has_port=True, target_is_logged_url=True),
     # Amazon S3 server access log record (docs.aws.amazon.com, "Amazon S3 server access log format").
     "aws_s3": _layout([
         r"\S+ \S+ \[(?P<time>[^\]]*)\] (?P<client_ip>\S+) \S+ \S+ \S+ \S+ ", _quoted("request"),
@@ -144,7 +141,7 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     "squid": _layout([
         r"(?P<time>\d{1,12}\.\d{1,6}) +\d+ (?P<client_ip>\S+) \S+/(?P<status>\d{3}) (?P<size>\d{1,20}) ",
         r"(?P<request>\S+ \S+) \S+ \S+ \S+",
-    ], EPOCH_SECONDS),
+    ], EPOCH_SECONDS, target_is_logged_url=True),
 })
 
 
@@ -194,7 +191,7 @@ class PresetParser:
         forwarded_for = groups.get("forwarded_for")
         return LogRecord(
             ts,
-            logged_host(groups.get("host")) or logged_host(target_host) or self.default_host,
+            request_host(target_host if layout.target_is_logged_url else groups.get("host"), self.default_host),
             client_ip,
             method,
             target,
@@ -204,6 +201,7 @@ class PresetParser:
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
+            target_host=logged_host(target_host),
             signed=_signed(groups, layout.header, target_host) if layout.header is not None else None,
         )
 

@@ -25,8 +25,10 @@ class LogRecord:
 
     `target` is the request target as written; `path` is its path+?query (equal to
     `target` for origin-form, the part after the authority for absolute-form).
-    `user_agent` is "" when the request carried none. `signed` holds the signature headers
-    when the log carries `Signature-Input` and `Signature`.
+    `user_agent` is "" when the request carried none. `target_host` is the host an
+    absolute-form target names (in the one form), None for origin-form: evidence of what the
+    client asked for, never the host the request is audited under. `signed` holds the signature
+    headers when the log carries `Signature-Input` and `Signature`.
     """
 
     ts: datetime
@@ -41,6 +43,7 @@ class LogRecord:
     user_agent: str
     forwarded_for: str | None = None
     x_robots_tag: tuple[str, ...] = ()
+    target_host: str | None = None
     signed: SignedHeaders | None = None
 
     def __init__(
@@ -57,6 +60,7 @@ class LogRecord:
         user_agent: str,
         forwarded_for: str | None = None,
         x_robots_tag: tuple[str, ...] = (),
+        target_host: str | None = None,
         signed: SignedHeaders | None = None,
     ) -> None:
         # One write instead of the frozen __init__'s twelve guarded setattr calls:
@@ -65,7 +69,8 @@ class LogRecord:
             "ts": ts, "host": host, "client_ip": client_ip, "method": method,
             "target": target, "path": path, "status": status, "size": size,
             "referer": referer, "user_agent": user_agent,
-            "forwarded_for": forwarded_for, "x_robots_tag": x_robots_tag, "signed": signed,
+            "forwarded_for": forwarded_for, "x_robots_tag": x_robots_tag, "target_host": target_host,
+            "signed": signed,
         })
 
 

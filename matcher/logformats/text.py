@@ -6,7 +6,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from matcher.logformats.fields import cleaned_line, logged_host, request_line, target_path, unescaped_text
+from matcher.logformats.fields import (
+    cleaned_line, logged_host, request_host, request_line, target_path, unescaped_text,
+)
 from matcher.logformats.record import LogParseError, LogRecord, Skim
 from matcher.logformats.timestamps import clf_timestamp
 
@@ -88,6 +90,9 @@ class TextParser:
     name: str
     layout: TextLayout
     default_host: str | None
+    # The request line is one the server wrote itself from the request (varnishncsa's `%r` is
+    # `GET http://HOST/path`, HOST from the Host header), so its host is the logged host.
+    target_is_logged_url: bool = False
 
     def __call__(self, line: str) -> LogRecord:
         text = cleaned_line(line)
@@ -108,7 +113,7 @@ class TextParser:
         path, target_host = target_path(target)
         return LogRecord(
             ts,
-            logged_host(host) or logged_host(target_host) or self.default_host,
+            request_host(target_host if self.target_is_logged_url and not host else host, self.default_host),
             client_ip,
             method,
             target,
@@ -119,6 +124,7 @@ class TextParser:
             "" if user_agent == "-" else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
             () if x_robots_tag in ("", "-") else (unescaped_text(x_robots_tag),),
+            logged_host(target_host),
         )
 
     def skim(self, line: str) -> Skim | None:

@@ -23,6 +23,7 @@ from urllib.parse import unquote, unquote_plus
 from matcher.logformats.fields import (
     cleaned_line,
     logged_host,
+    request_host,
     signed_headers,
     target_path,
     w3c_header,
@@ -176,7 +177,8 @@ class W3CParser:
         host = value("host")
         return LogRecord(
             ts,
-            logged_host(host) or logged_host(target_host) or self.default_host,
+            # cs-uri is the URI the server wrote down, so without cs-host its host is the logged one
+            request_host(host or (target_host if uri is not None else None), self.default_host),
             client_ip,
             method,
             target,
@@ -186,6 +188,7 @@ class W3CParser:
             None if referer is None else decode(referer),
             "" if user_agent is None else decode(user_agent),
             forwarded_for,
+            target_host=logged_host(target_host),
             signed=self._signed(value, host or target_host, columns.plus_is_space) if columns.signed else None,
         )
 

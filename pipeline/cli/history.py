@@ -18,6 +18,7 @@ from pathlib import Path
 from matcher import robots
 from matcher.history import RobotsHistory, RobotsVersion
 from matcher.history_diff import GroupChange, affected, diff
+from matcher.hosts import host_key
 from matcher.records import rfc3339
 from pipeline.evidence import git_history
 from pipeline.evidence.captures import HostFolder, Outcome
@@ -223,4 +224,4 @@ def connect_to(text: str) -> tuple[str, tuple[str, int]]:
     address, _, port = target.rpartition(":")
     if not host or not address or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST=ADDRESS:PORT, got {text!r}")
-    return host.lower(), (address.strip("[]"), int(port))
+    return host_key(host), (address.strip("[]"), int(port))  # the name the fetch asks for

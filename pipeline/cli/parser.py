@@ -300,7 +300,7 @@ def _run_command(commands) -> None:
     )
     outputs.add_argument(
         "--local-speedups", default=os.environ.get(LOCAL_SPEEDUPS_VARIABLE, "on"), choices=["on", "off"],
-        help="batch, local runner: worker processes forked in advance and crawl-delay grouping on disk"
+        help="batch, local runner: worker processes forked in advance and grouping on disk"
         f" (off: Beam's local runner as it comes; the default can be set in {LOCAL_SPEEDUPS_VARIABLE})",
     )
 

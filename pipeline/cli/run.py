@@ -70,7 +70,7 @@ def _run_batch(settings, options) -> int:
             started.enter_context(progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress))
             started.enter_context(_temporary_folder_of_its_own())
             with beam.Pipeline(runner=plan.runner, options=options) as pipeline:
-                outputs = build.build(pipeline, settings, plan.crawl_delay_grouping)
+                outputs = build.build(pipeline, settings, plan.grouping)
                 build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
         chosen = settings.inputs.file_formats or {}
         files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]

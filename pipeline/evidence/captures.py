@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from matcher.history import RobotsTableError
+from matcher.hosts import host_key
 from matcher.records import rfc3339
 
 OBSERVATIONS_LOG = "observations.log"
@@ -56,8 +57,9 @@ class Outcome:
 
 
 def checked_host(text: str) -> str:
-    """The folder name of a host: lower case, no trailing dot; ValueError for anything else."""
-    host = text.strip().lower().rstrip(".")
+    """The folder name of a host: its one form (`hosts.host_key`: IDNA A-labels, lower case, no
+    trailing dot), the name the robots table and the logs give it; ValueError for anything else."""
+    host = host_key(text) if ":" not in text else text
     if not _HOST.fullmatch(host):
         raise ValueError(f"not a host name: {text!r}")
     return host

@@ -12,13 +12,13 @@ A snapshot is JSON Lines, one address per line:
 
 `error` is the PTR lookup's error code and `forward_errors` those of the forward lookups:
 nxdomain and no-answer (the record does not exist), timeout, servfail, refused, unreachable,
-dns-error, or not-in-snapshot. For an address answered twice the later `resolved_at` wins (of
+dns-error, no-reverse-name (an address no reverse DNS name exists for, such as one with a zone id)
+or not-in-snapshot. For an address answered twice the later `resolved_at` wins (of
 equal times, the later line), so the records of successive runs can be concatenated. A folder
 snapshot is every `*.jsonl` file in it: the `dns_answers` table a streaming run records.
 """
 from __future__ import annotations
 
-import ipaddress
 import json
 import threading
 import time
@@ -40,7 +40,7 @@ import dns.rdatatype
 import dns.resolver
 import dns.reversename
 
-from matcher.addresses import parse_ip
+from matcher.addresses import parse_ip, reverse_dns_problem
 from matcher.agents import Registry
 from matcher.bounded import Lru
 from matcher.reverse_dns import DEFINITE_DNS_ERRORS, DnsAnswer, Lookup, under_suffix
@@ -62,6 +62,7 @@ DEFAULT_CACHE_SIZE = 100_000
 # Lookups a worker queues per thread: on a dead resolver, a few minutes of budgets.
 QUEUED_PER_THREAD = 64
 NOT_IN_SNAPSHOT = "not-in-snapshot"
+NO_REVERSE_NAME = "no-reverse-name"
 # A PTR record set naming dozens of hosts under a crawler suffix is an attack on the verifier,
 # not a crawler; confirming the first few is enough for any real operator.
 MAX_FORWARD_NAMES = 8
@@ -98,11 +99,15 @@ class LiveResolver:
         return self.timeout * (self.retries + 1)
 
     def resolve(self, address: str) -> DnsAnswer:
-        """`address` is canonical (`str(parse_ip(...))`)."""
+        """The reverse DNS of `address`, in any spelling `addresses.parse_ip` reads; an address
+        reverse DNS cannot speak for is answered `no-reverse-name` without asking."""
         deadline = time.monotonic() + self.budget
         resolved_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        ptr = self._ask(dns.reversename.from_address(address), dns.rdatatype.PTR, deadline)
-        kind = dns.rdatatype.A if ipaddress.ip_address(address).version == 4 else dns.rdatatype.AAAA
+        parsed = parse_ip(address)
+        if parsed is None or reverse_dns_problem(parsed) is not None:
+            return DnsAnswer(address, Lookup(error=NO_REVERSE_NAME), (), resolved_at)
+        ptr = self._ask(dns.reversename.from_address(str(parsed)), dns.rdatatype.PTR, deadline)
+        kind = dns.rdatatype.A if parsed.version == 4 else dns.rdatatype.AAAA
         names = [name for name in ptr.records if under_suffix(name, self.suffixes)]
         forward = tuple(
             (name, self._ask(dns.name.from_text(name), kind, deadline)) for name in names[:MAX_FORWARD_NAMES]

@@ -8,8 +8,8 @@ the robots table on the workers, so there it must be on storage they can reach.
 
 Batch and streaming share the per-line audit and the crawl-delay transform; they
 differ in the source, in how the robots table reaches the audit, and in the sinks.
-The graph is the same on every runner: what only a local run wants (its crawl-delay
-grouping on disk) is handed in, never chosen here.
+The graph is the same on every runner: what only a local run wants (its grouping on disk,
+for the crawl-delay requests and the report's disallowed paths) is handed in, never chosen here.
 """
 from __future__ import annotations
 
@@ -70,13 +70,14 @@ DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 
 
 def build(
-    pipeline: beam.Pipeline, settings: RunSettings, crawl_delay_grouping: beam.PTransform | None = None
+    pipeline: beam.Pipeline, settings: RunSettings, grouping: beam.PTransform | None = None
 ) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name.
 
-    `crawl_delay_grouping` groups a batch run's crawl-delay requests by key, a transform with
-    `GroupByKey`'s contract (see `pipeline.graph.crawl_delay`); a local batch run passes one that
-    groups on disk (`pipeline.local.spill`); without it the runner's `GroupByKey` groups them.
+    `grouping` groups what a batch run adds up by key, the crawl-delay requests and the report's
+    disallowed paths, a transform with `GroupByKey`'s contract (see `pipeline.graph.crawl_delay`);
+    a local batch run passes one that groups on disk (`pipeline.local.spill`); without it the
+    runner's `GroupByKey` groups them.
     """
     auditor = line_auditor(settings)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
@@ -101,7 +102,7 @@ def build(
     verdict_batches = outputs[VERDICT_BATCHES]
     outputs[SUMMARY_TABLE] = verdict_batches | "Summarize" >> Summarize()
     outputs[COUNTS_TABLE] = outputs | "CountOutcomes" >> CountOutcomes()
-    outputs[REPORT_COUNTS_TABLE] = verdict_batches | "CountForReport" >> CountForReport()
+    outputs[REPORT_COUNTS_TABLE] = verdict_batches | "CountForReport" >> CountForReport(grouping)
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
@@ -109,7 +110,7 @@ def build(
     outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
         lambda table: map(records.robots_version_record, table.versions())
     )
-    return _with_crawl_delay(outputs, settings, bounded=True, grouping=crawl_delay_grouping)
+    return _with_crawl_delay(outputs, settings, bounded=True, grouping=grouping)
 
 
 def line_auditor(settings: RunSettings) -> LineAuditor:

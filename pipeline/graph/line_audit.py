@@ -24,13 +24,29 @@ from matcher.reverse_dns import DnsAnswer
 from pipeline.graph.dns import DnsSettings, count_trouble
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, dead_letter
 from pipeline.evidence.resolvers import CachingResolver, LiveResolver, answer_to_json
-from pipeline.graph.read_logs import ReadLogLines, UnreadableRest
+from pipeline.graph.read_logs import MAX_LINE_BYTES, LongLine, ReadLogLines, UnreadableRest
 
 TALLY = "tally"
 # Tally keys of not-requests, one per reason: "not_request:no-request" ...
 NOT_REQUEST_KEY = "not_request:"
 VERDICT_BATCHES = "verdict_batches"
 UNREADABLE_REASON = "unreadable-rest-of-file"
+LONG_LINE_REASON = "line-too-long"
+
+
+def is_line_batch(batch) -> bool:
+    """A batch of lines, not the dead letter of a file's unread rest or of an over-long line."""
+    return not isinstance(batch, (UnreadableRest, LongLine))
+
+
+def _read_failure(batch: UnreadableRest | LongLine) -> dict:
+    if isinstance(batch, UnreadableRest):
+        return dead_letter(f"{batch.path}:{batch.line}", UNREADABLE_REASON, batch.message, "")
+    message = (
+        f"line of {batch.length:,} bytes, over the {MAX_LINE_BYTES:,}-byte maximum; "
+        f"its first {len(batch.prefix.encode('utf-8', 'backslashreplace')):,} bytes kept"
+    )
+    return dead_letter(f"{batch.path}:{batch.line}", LONG_LINE_REASON, message, batch.prefix)
 
 
 class VerdictBatch(list):
@@ -86,13 +102,12 @@ class AuditLineBatchFn(beam.DoFn):
         self.not_requests = Metrics.counter(self.__class__, "not_requests")
 
     def process(self, batch, robots_by_host, dns_answers=None, fetches=None):
-        if isinstance(batch, UnreadableRest):
-            # The unread rest of a file counts as one line read, and is its dead letter.
+        if not is_line_batch(batch):
+            # The unread rest of a file, or a line over the maximum, counts as one line read and
+            # is its dead letter.
             self.lines.inc()
             self.dead.inc()
-            yield beam.pvalue.TaggedOutput(
-                DEAD_LETTERS_TABLE, dead_letter(f"{batch.path}:{batch.line}", UNREADABLE_REASON, batch.message, "")
-            )
+            yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, _read_failure(batch))
             yield beam.pvalue.TaggedOutput(TALLY, {"lines": 1, "skipped": 0, "verdicts": 0})
             return
         path, first_number, lines = batch
@@ -148,7 +163,7 @@ class AuditWithDnsFn(AuditLineBatchFn):
         self._wait_left = self._cache.budget if self._cache is not None else 0.0
 
     def process(self, batch, robots_by_host):
-        questions = self._auditor.dns_questions(batch)
+        questions = self._auditor.dns_questions(batch) if is_line_batch(batch) else set()
         if self._cache is None:
             answers = {address: self._dns.resolver.resolve(address) for address in questions}
         else:
@@ -190,7 +205,7 @@ class ResolveLogClients(beam.PTransform):
         return (
             pbegin
             | "ReadLogLines" >> ReadLogLines(self._pattern)
-            | "LineBatchesOnly" >> beam.Filter(lambda batch: not isinstance(batch, UnreadableRest))
+            | "LineBatchesOnly" >> beam.Filter(is_line_batch)
             | "DnsQuestions" >> beam.FlatMap(self._auditor.dns_questions)
             | "Resolve" >> self._resolve
         )

@@ -1,5 +1,7 @@
-"""Log files as batches of lines: any Beam filesystem, gzip, bz2, xz and zstd streamed in small chunks, a
-file that breaks off read up to the break and the rest of it handed on as `UnreadableRest`."""
+"""Log files as batches of lines: any Beam filesystem, gzip, bz2, xz and zstd streamed in small
+chunks, a file that breaks off read up to the break and the rest of it handed on as
+`UnreadableRest`, a line longer than `MAX_LINE_BYTES` handed on as a `LongLine` without ever being
+held whole."""
 from __future__ import annotations
 
 import bz2
@@ -21,6 +23,11 @@ from pipeline.graph import progress
 from pipeline.evidence.confined import require_regular
 
 LINES_PER_BATCH = 2000
+# No log format writes a request this long (servers cap a request line and its headers at 8 to
+# 64 KiB); a longer "line" is junk, typically the zero-filled tail a crash leaves in a log file.
+MAX_LINE_BYTES = 1 << 20
+# What a dead letter keeps of a line over the maximum: enough to see what it was.
+LONG_LINE_PREFIX_BYTES = 4096
 
 
 class ReadLogLines(beam.PTransform):
@@ -55,6 +62,23 @@ class UnreadableRest:
     message: str
 
 
+@dataclass(frozen=True)
+class LongLine:
+    """A line longer than `MAX_LINE_BYTES`: its length, its first `LONG_LINE_PREFIX_BYTES`, and
+    where it is. It counts as one line read and becomes one dead letter."""
+
+    path: str
+    line: int
+    length: int
+    prefix: str
+
+
+@dataclass(frozen=True)
+class _Overlong:
+    prefix: bytes
+    length: int
+
+
 _CHUNK_BYTES = 1 << 16
 
 
@@ -68,8 +92,13 @@ def line_batches(
     position = _Position()
     try:
         for raw in log_lines(_chunks(path, position)):
-            # Undecodable bytes become \xNN, the escape servers use themselves.
-            batch.append(raw.decode("utf-8", "backslashreplace"))
+            if isinstance(raw, _Overlong):
+                if batch:
+                    yield path, first, batch
+                yield LongLine(path, first + len(batch), raw.length, decoded(raw.prefix))
+                first, batch = first + len(batch) + 1, []
+                continue
+            batch.append(decoded(raw))
             if len(batch) == size:
                 progress.file_read(path, position.file_bytes(), size)
                 yield path, first, batch
@@ -86,12 +115,13 @@ def line_batches(
 
 
 def first_lines(path: str, count: int) -> list[bytes]:
-    """Up to `count` first non-blank lines of a log file, decompressed as reading it will be; a file
-    that breaks off gives the lines before the break (reading it in full reports the break)."""
+    """Up to `count` first non-blank lines of a log file, decompressed as reading it will be, lines
+    over the maximum left out; a file that breaks off gives the lines before the break (reading it
+    in full reports the break)."""
     lines = []
     try:
         for raw in log_lines(_chunks(path, _Position())):
-            if raw.strip():
+            if isinstance(raw, bytes) and raw.strip():
                 lines.append(raw)
                 if len(lines) == count:
                     break
@@ -102,9 +132,21 @@ def first_lines(path: str, count: int) -> list[bytes]:
     return lines
 
 
-def log_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines of a log file; a JSON export (an array of entries, or entries pretty-printed over
-    many lines, as `gcloud logging read` and consoles give them) as one compact JSON line per entry.
+def file_lines(path: str) -> Iterator[str | None]:
+    """The lines of one log file as `line_batches` reads them, None for a line over the maximum."""
+    for raw in log_lines(_chunks(path, _Position())):
+        yield None if isinstance(raw, _Overlong) else decoded(raw)
+
+
+def decoded(raw: bytes) -> str:
+    # Undecodable bytes become \xNN, the escape servers use themselves.
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def log_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | _Overlong]:
+    """The lines of a log file (`split_lines`); a JSON export (an array of entries, or entries
+    pretty-printed over many lines, as `gcloud logging read` and consoles give them) as one compact
+    JSON line per entry, an entry longer than `limit` as an `_Overlong`.
 
     An export is told by its first non-blank line: `[`, or a `{` that does not close on that line.
     It is read whole (exports are written whole, and are small next to the logs they come from)."""
@@ -116,7 +158,7 @@ def log_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
             break
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
     if not (first.startswith(b"[") or (first.startswith(b"{") and not first.endswith(b"}"))):
-        yield from split_lines(itertools.chain((head,), chunks))
+        yield from split_lines(itertools.chain((head,), chunks), limit)
         return
     text = b"".join(itertools.chain((head,), chunks)).decode("utf-8", "backslashreplace").lstrip("\ufeff")
     decoder = json.JSONDecoder()
@@ -128,31 +170,54 @@ def log_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
             return
         value, position = decoder.raw_decode(text, position)  # a ValueError ends the file: its dead letter
         for entry in value if isinstance(value, list) else (value,):
-            yield json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+            yield line if len(line) <= limit else _Overlong(line[:LONG_LINE_PREFIX_BYTES], len(line))
 
 
-def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+def split_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | _Overlong]:
     """Lines of a byte stream without their ends: LF, CR LF, and a lone CR each end a line (old
-    Mac tools and some log shippers write CR alone). Linear in the input, whatever the chunking."""
+    Mac tools and some log shippers write CR alone). Linear in the input, whatever the chunking.
+
+    A line longer than `limit` is an `_Overlong`: its prefix and length. Of it, no more than
+    `limit` bytes and a chunk are held at any time, however long it runs."""
     head: list[bytes] = []  # pieces of a line that began in an earlier chunk
+    held = 0  # bytes in head
+    overlong: _Overlong | None = None  # the line being skipped, once it passed the limit
     after_cr = False
     for chunk in chunks:
         if after_cr and chunk[:1] == b"\n":
             chunk = chunk[1:]  # the LF of a CR LF split between chunks
+            after_cr = False  # it ended that CR LF: a next LF ends a line of its own
         if not chunk:
             continue
         pieces = chunk.splitlines(keepends=True)  # bytes split at LF, CR LF and CR only
         after_cr = chunk[-1:] == b"\r"
         for piece in pieces:
-            if piece[-1:] not in (b"\n", b"\r"):
-                head.append(piece)  # the last piece: the line goes on in the next chunk
+            ended = piece[-1:] in (b"\n", b"\r")
+            text = piece if not ended else piece.rstrip(b"\r\n") if piece[-2:] == b"\r\n" else piece[:-1]
+            if overlong is None and held + len(text) > limit:
+                overlong = _Overlong(b"".join(head)[:LONG_LINE_PREFIX_BYTES], held)
+                head, held = [], 0
+            if overlong is not None:
+                prefix = overlong.prefix
+                if len(prefix) < LONG_LINE_PREFIX_BYTES:
+                    prefix += text[:LONG_LINE_PREFIX_BYTES - len(prefix)]
+                overlong = _Overlong(prefix, overlong.length + len(text))
+                if ended:
+                    yield overlong
+                    overlong = None
+                continue
+            if not ended:
+                head.append(text)  # the last piece: the line goes on in the next chunk
+                held += len(text)
                 break
-            text = piece.rstrip(b"\r\n") if piece[-2:] == b"\r\n" else piece[:-1]
             if head:
                 head.append(text)
-                text, head = b"".join(head), []
+                text, head, held = b"".join(head), [], 0
             yield text
-    if head:
+    if overlong is not None:
+        yield overlong
+    elif head:
         yield b"".join(head)
 
 

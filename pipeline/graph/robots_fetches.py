@@ -22,7 +22,8 @@ from matcher.history import HostHistory
 from matcher.line_auditor import LineAuditor
 from matcher.records import robots_fetch_record
 from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch, carried_over
-from pipeline.graph.read_logs import ReadLogLines, UnreadableRest
+from pipeline.graph.line_audit import is_line_batch
+from pipeline.graph.read_logs import ReadLogLines
 
 
 class FollowRobotsFetches(beam.PTransform):
@@ -78,7 +79,7 @@ class RobotsFetchesOfBatchFn(beam.DoFn):
         self.fetches = Metrics.counter(self.__class__, "robots_fetches")
 
     def process(self, batch, dns_answers=None):
-        if isinstance(batch, UnreadableRest):
+        if not is_line_batch(batch):
             return  # the audit's own read makes it a dead letter
         found = self._auditor.robots_fetches(batch, dns_answers)
         self.fetches.inc(len(found))

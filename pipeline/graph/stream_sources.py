@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime, timedelta
+from itertools import islice
 
 import apache_beam as beam
 from apache_beam import coders
@@ -32,7 +35,9 @@ from apache_beam.utils.timestamp import Timestamp
 from matcher.logformats import AUTO, LogParseError, parser_for
 from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
 from pipeline.evidence.confined import is_url
-from pipeline.graph.read_logs import LINES_PER_BATCH, first_lines, line_batches
+from pipeline.graph.read_logs import (
+    LINES_PER_BATCH, LONG_LINE_PREFIX_BYTES, MAX_LINE_BYTES, LongLine, decoded, file_lines, first_lines, line_batches,
+)
 from pipeline.graph.sinks import beam_timestamp
 from matcher.line_auditor import UNKNOWN_FORMAT
 
@@ -107,10 +112,12 @@ def _is_regular(path: str) -> bool:
 
 
 def first_request_time(path: str, parse, search: int = _FIRST_REQUEST_SEARCH) -> datetime | None:
-    with FileSystems.open(path) as handle:
-        for _, raw in zip(range(search), iter(handle.readline, b"")):
+    with closing(file_lines(path)) as lines:
+        for line in islice(lines, search):
+            if line is None:
+                continue
             try:
-                return parse(raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace")).ts
+                return parse(line).ts
             except LogParseError:
                 continue
     return None
@@ -151,12 +158,12 @@ class ReadPubSubLines(beam.PTransform):
             | "ReadPubSub" >> beam.io.ReadFromPubSub(
                 subscription=self._subscription, with_attributes=True, timestamp_attribute=self._timestamp_attribute
             )
-            | "PubSubLines" >> beam.Map(pubsub_batch)
+            | "PubSubLines" >> beam.FlatMap(pubsub_batches)
         )
 
 
-def pubsub_batch(message) -> tuple[str, int, list[str]]:
-    return f"pubsub:{message.message_id}", 1, _lines(message.data)
+def pubsub_batches(message) -> Iterator[tuple[str, int, list[str]] | LongLine]:
+    return message_batches(f"pubsub:{message.message_id}", message.data)
 
 
 class ReadKafkaLines(beam.PTransform):
@@ -182,19 +189,35 @@ class ReadKafkaLines(beam.PTransform):
                 timestamp_policy=ReadFromKafka.create_time_policy,
                 expansion_service=self._expansion_service,
             )
-            | "KafkaLines" >> beam.Map(kafka_batch)
+            | "KafkaLines" >> beam.FlatMap(kafka_batches)
         )
 
 
-def kafka_batch(record) -> tuple[str, int, list[str]]:
+def kafka_batches(record) -> Iterator[tuple[str, int, list[str]] | LongLine]:
     """A record of `ReadFromKafka(with_metadata=True)`: a Row with topic, partition, offset, value."""
-    return f"kafka:{record.topic}/{record.partition}@{record.offset}", 1, _lines(record.value)
+    return message_batches(f"kafka:{record.topic}/{record.partition}@{record.offset}", record.value)
 
 
-def _lines(data: bytes) -> list[str]:
+def message_batches(origin: str, data: bytes) -> Iterator[tuple[str, int, list[str]] | LongLine]:
+    """The line batch of one message, cut where a line over `MAX_LINE_BYTES` stands instead as
+    its `LongLine`, as a file's batches are."""
+    first, lines = 1, []
+    for number, raw in enumerate(_raw_lines(data), start=1):
+        if len(raw) <= MAX_LINE_BYTES:
+            lines.append(decoded(raw))
+            continue
+        if lines:
+            yield origin, first, lines
+        yield LongLine(origin, number, len(raw), decoded(raw[:LONG_LINE_PREFIX_BYTES]))
+        first, lines = number + 1, []
+    if lines:
+        yield origin, first, lines
+
+
+def _raw_lines(data: bytes) -> list[bytes]:
     # Split at line feeds only, as files are read: str.splitlines would also cut at form feeds
     # and U+2028, which can sit inside a logged header.
-    lines = data.decode("utf-8", "backslashreplace").split("\n")
-    if len(lines) > 1 and lines[-1] == "":
+    lines = data.split(b"\n")
+    if len(lines) > 1 and lines[-1] == b"":
         lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    return [line.removesuffix(b"\r") for line in lines]

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 import apache_beam as beam
 
 from matcher.records import DEAD_LETTERS_TABLE
-from matcher.report_counts import ReportCounts
+from matcher.report_counts import ReportCounts, TopDisallowed, disallowed_keys
 from pipeline.graph.line_audit import NOT_REQUEST_KEY, TALLY
 
 
@@ -90,16 +90,61 @@ class CombineReportCounts(beam.CombineFn):
         return counts
 
 
+class TopDisallowedFn(beam.CombineFn):
+    """One crawler's disallowed totals and top rows of one identity, from the exact count of each
+    distinct row."""
+
+    def create_accumulator(self):
+        return TopDisallowed()
+
+    def add_input(self, top, row):
+        fields, requests = row
+        return top.add(fields, requests)
+
+    def merge_accumulators(self, accumulators):
+        merged = TopDisallowed()
+        for top in accumulators:
+            merged.merge(top)
+        return merged
+
+    def extract_output(self, top):
+        return top.result()
+
+
 class CountForReport(beam.PTransform):
     """Verdict batches -> one `ReportCounts`: what the HTML report draws, so that it need not
-    read the verdicts back."""
+    read the verdicts back.
+
+    Disallowed requests are counted per distinct (crawler, identity, path, what decided) through
+    `grouping`, a transform with `GroupByKey`'s contract: a local batch run hands in one that
+    groups on disk (`pipeline.local.spill`), since a local runner holds a grouped collection in
+    memory; without it the runner's `GroupByKey` groups them. What is kept per crawler and
+    identity after that is its totals and top rows, so memory does not grow with the number of
+    distinct paths."""
+
+    def __init__(self, grouping: beam.PTransform | None = None):
+        super().__init__()
+        self._grouping = grouping
 
     def expand(self, verdict_batches):
+        disallowed = (
+            verdict_batches
+            | "DisallowedPerBatch" >> beam.FlatMap(lambda verdicts: disallowed_keys(verdicts).items())
+            | "GroupDisallowed" >> (self._grouping or beam.GroupByKey())
+            | "SumPerDisallowed" >> beam.MapTuple(lambda key, counts: (key[:2], (key[2:], sum(counts))))
+            | "TopPerCrawler" >> beam.CombinePerKey(TopDisallowedFn())
+        )
         return (
             verdict_batches
-            | "CountPerBatch" >> beam.Map(ReportCounts.of)
+            | "CountPerBatch" >> beam.Map(lambda verdicts: ReportCounts().add(verdicts))
             | "CombineReportCounts" >> beam.CombineGlobally(CombineReportCounts())
+            | "WithTopDisallowed" >> beam.Map(_with_disallowed, beam.pvalue.AsDict(disallowed))
         )
+
+
+def _with_disallowed(counts: ReportCounts, disallowed: dict) -> ReportCounts:
+    counts.disallowed = dict(disallowed)
+    return counts
 
 
 def count_in_batch(keys_of: Callable[[dict], Iterable]) -> Callable[[list[dict]], Iterator[tuple]]:

@@ -1,13 +1,13 @@
 """What makes a batch run on the local DirectRunner faster, chosen in one place (`speedups`) and
 switched off by `--local-speedups off`. The graph is the same either way: these change which
-processes run it and where its crawl-delay grouping keeps its data, never its steps.
+processes run it and where its groupings keep their data, never its steps.
 
 - Worker processes (`workers`): a large local run reads and audits in one process per core,
   forked from a fork server that imported Beam and the audit while the graph was built
   (`fork_server`, `worker_stand_in`); a forked worker leaves without tearing its heap down.
-- The crawl-delay grouping on disk (`spill`): a local runner holds a grouped collection whole in
-  memory, so the crawl-delay requests are grouped through files instead, a shard of the keys at a
-  time.
+- The grouping on disk (`spill`): a local runner holds a grouped collection whole in memory, so
+  the crawl-delay requests and the report's disallowed paths are grouped through files instead, a
+  shard of the keys at a time.
 """
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ _GRAPH_MODULES = ("pipeline.graph.build", "pipeline.local.spill")
 @dataclass(frozen=True)
 class LocalPlan:
     """How a batch run runs: the runner to hand Beam (None: the one the options name), the
-    crawl-delay grouping to hand the graph (None: the runner's), and for the manifest the
+    grouping to hand the graph (None: the runner's), and for the manifest the
     processes a local runner reads and audits in (None on other runners)."""
 
     runner: object | None
-    crawl_delay_grouping: object | None
+    grouping: object | None
     worker_processes: int | None
 
 

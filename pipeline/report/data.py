@@ -3,20 +3,20 @@ verdicts the run wrote (`report_counts.json`), never the verdicts themselves. On
 lists and per-bucket totals are kept, so the report stays small however many requests the run had."""
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from matcher import records
 from matcher.report_counts import ReportCounts
-from matcher.timerange import from_micros, micros
+from matcher.timerange import from_micros, micros, parse_timestamp
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
 from pipeline.tables.run_folder import read_manifest
 from pipeline.report import whatif
 from pipeline.report.counts import report_counts
 
-TOP_PATHS = 10
 TOP_ADDRESSES = 5
 # The timeline is drawn in at most this many buckets: hours, else days, else weeks.
 MAX_BUCKETS = 240
@@ -40,6 +40,16 @@ class Disallowed:
     version_status: str | None
 
 
+@dataclass(frozen=True)
+class CrawlerDisallowed:
+    """One crawler's disallowed requests of one identity: exact totals, and the most requested rows
+    in order."""
+
+    requests: int
+    distinct: int
+    top: tuple[tuple[Disallowed, int], ...]
+
+
 @dataclass
 class Spoofing:
     requests: int = 0
@@ -53,7 +63,8 @@ class ReportData:
     robots_versions: list[dict]
     whatif: dict | None
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
-    disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> Disallowed -> n
+    # crawler -> identity -> its disallowed requests
+    disallowed: dict[str, dict[str, CrawlerDisallowed]] = field(default_factory=lambda: defaultdict(dict))
     counts: ReportCounts = field(default_factory=ReportCounts)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
@@ -110,11 +121,26 @@ def gather(out: str) -> ReportData:
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
-    for (crawler, *fields), n in counts.disallowed.items():
-        data.disallowed[crawler][Disallowed(*fields)] += n
+    data.disallowed.update(disallowed_by_crawler(counts))
     for (crawler, ip), n in counts.spoofed_addresses.items():
         data.spoofing[crawler].requests += n
         data.spoofing[crawler].addresses[ip] += n
     for (crawler, user_agent), n in counts.spoofed_user_agents.items():
         data.spoofing[crawler].user_agents[user_agent] += n
     return data
+
+
+def disallowed_by_crawler(counts: ReportCounts) -> dict[str, dict[str, CrawlerDisallowed]]:
+    """The counted disallowed requests as the page reads them: crawler -> identity -> its rows."""
+    by_crawler: dict[str, dict[str, CrawlerDisallowed]] = defaultdict(dict)
+    for (crawler, identity), of in counts.disallowed.items():
+        top = tuple((_disallowed(identity, fields), n) for fields, n in of.top)
+        by_crawler[crawler][identity] = CrawlerDisallowed(of.requests, of.distinct, top)
+    return by_crawler
+
+
+def _disallowed(identity: str, fields: tuple) -> Disallowed:
+    row = Disallowed(identity, *fields)
+    if row.version_from is None:
+        return row
+    return dataclasses.replace(row, version_from=parse_timestamp(row.version_from))

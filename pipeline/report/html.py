@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 
+from matcher.report_counts import TOP_PATHS
 from matcher.timerange import shifted
 from pipeline.report import text as report
 from pipeline.tables import reading as tables
@@ -25,7 +26,7 @@ from pipeline.report import charts
 from pipeline.report import robots_readers
 from pipeline.report import health
 from pipeline.tables.files import write_member, write_whole
-from pipeline.report.data import TOP_ADDRESSES, TOP_PATHS, Disallowed, ReportData, gather
+from pipeline.report.data import TOP_ADDRESSES, CrawlerDisallowed, Disallowed, ReportData, gather
 
 SECTIONS = (
     ("overview", "Overview"),
@@ -316,31 +317,31 @@ _DISALLOWED_HEADERS = ("host", "path", "identity", "decision", "rule as written"
 
 def _disallowed(data: ReportData) -> str:
     """Per claimed crawler, the requests its identity does not disprove, split by identity; the
-    spoofed claims apart, since they are not the crawler's requests."""
-    def own(paths: Counter) -> int:
-        return sum(n for d, n in paths.items() if d.identity != "spoofed")
+    spoofed claims apart, since they are not the crawler's requests. The run kept each identity's
+    exact totals and top rows, and a row is of one identity, so the top rows of several identities
+    are among their tops."""
+    def own(of: dict[str, CrawlerDisallowed]) -> int:
+        return sum(d.requests for identity, d in of.items() if identity != "spoofed")
 
-    crawlers = sorted(data.disallowed.items(), key=lambda kv: (-own(kv[1]), -sum(kv[1].values()), kv[0]))
+    crawlers = sorted(
+        data.disallowed.items(), key=lambda kv: (-own(kv[1]), -sum(d.requests for d in kv[1].values()), kv[0])
+    )
     parts = [_more(len(crawlers), TOP_CRAWLERS, "crawlers")]
-    for crawler, paths in crawlers[:TOP_CRAWLERS]:
-        by_identity = Counter()
-        for d, n in paths.items():
-            by_identity[d.identity] += n
-        split = ", ".join(f"{i} {by_identity[i]:,}" for i in _IDENTITIES if by_identity[i] and i != "spoofed")
-        mine = {d: n for d, n in paths.items() if d.identity != "spoofed"}
-        spoofed = {d: n for d, n in paths.items() if d.identity == "spoofed"}
+    for crawler, of in crawlers[:TOP_CRAWLERS]:
+        split = ", ".join(f"{i} {of[i].requests:,}" for i in _IDENTITIES if i in of and i != "spoofed")
+        mine = [d for identity, d in of.items() if identity != "spoofed"]
         if mine:
             parts.append(
-                f'<h3 data-crawler="{escape(crawler)}">{escape(crawler)}: {own(paths):,} disallowed requests ({split}),'
-                f" {len(mine):,} distinct</h3>"
+                f'<h3 data-crawler="{escape(crawler)}">{escape(crawler)}: {own(of):,} disallowed requests ({split}),'
+                f" {sum(d.distinct for d in mine):,} distinct</h3>"
             )
             parts.append(_disallowed_table(mine))
-        if spoofed:
+        if "spoofed" in of:
             parts.append(
-                f'<h3 data-spoofed="{escape(crawler)}">Spoofed claims of {escape(crawler)}: {by_identity["spoofed"]:,}'
+                f'<h3 data-spoofed="{escape(crawler)}">Spoofed claims of {escape(crawler)}: {of["spoofed"].requests:,}'
                 f" disallowed requests from addresses that are not {escape(crawler)}'s; never counted against it</h3>"
             )
-            parts.append(_disallowed_table(spoofed))
+            parts.append(_disallowed_table([of["spoofed"]]))
     if not crawlers:
         parts.append("<p>No request was disallowed.</p>")
     parts.append(_between_captures(data.summary.between_captures))
@@ -353,8 +354,9 @@ def _disallowed(data: ReportData) -> str:
     )
 
 
-def _disallowed_table(paths: dict) -> str:
-    top = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
+def _disallowed_table(identities: Iterable[CrawlerDisallowed]) -> str:
+    rows = (row for of in identities for row in of.top)
+    top = sorted(rows, key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
     return _table(
         _DISALLOWED_HEADERS,
         [

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from datetime import date, datetime, timedelta, timezone
+
+import pytest
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from matcher.addresses import parse_ip, request_day
+from matcher.addresses import parse_ip, parse_network, request_day, reverse_dns_problem
 
 
 def test_parse_ip_unwraps_ipv4_mapped_addresses():
@@ -26,16 +29,49 @@ def test_a_port_after_the_address_is_not_part_of_it():
     assert parse_ip("example.com:80") is None
 
 
+@pytest.mark.parametrize("text, address", [
+    ("192.0.2.1:8080", "192.0.2.1"),
+    ("[2001:db8::1]:443", "2001:db8::1"),
+    ("[2001:DB8:0::1]", "2001:db8::1"),
+    ("[::ffff:192.0.2.7]:80", "192.0.2.7"),
+    ("fe80::1%eth0", "fe80::1%eth0"),
+    ("[fe80::1%eth0]:443", "fe80::1%eth0"),
+])
+def test_ports_brackets_and_zone_ids_are_read_one_way(text, address):
+    assert str(parse_ip(text)) == address
+
+
+@pytest.mark.parametrize("text", ["192.0.2.1:", "192.0.2.1:http", "[2001:db8::1]x", "[2001:db8::1", "192.0.2.1:123456"])
+def test_a_port_that_is_no_port_makes_no_address(text):
+    assert parse_ip(text) is None
+
+
+def test_a_zone_id_has_no_reverse_dns_and_a_plain_address_has():
+    assert "zone id" in reverse_dns_problem(parse_ip("fe80::1%eth0"))
+    assert reverse_dns_problem(parse_ip("fe80::1")) is None
+    assert reverse_dns_problem(parse_ip("192.0.2.1")) is None
+
+
+def test_a_mapped_network_is_its_ipv4_network():
+    assert parse_network("::ffff:10.0.0.0/104") == ipaddress.ip_network("10.0.0.0/8")
+    assert parse_network("::ffff:192.0.2.1") == ipaddress.ip_network("192.0.2.1/32")
+    assert parse_network("2001:db8::/32") == ipaddress.ip_network("2001:db8::/32")
+    assert parse_network("::/0") == ipaddress.ip_network("::/0")  # broader than the mapped block: kept
+
+
 def reference_parse_ip(text: str):
-    """A log field's address by `ipaddress` alone, as `parse_ip` defines it."""
+    """A log field's address by `ipaddress` alone, as `parse_ip` defines it: brackets, then a
+    port after them or after an IPv4 address, are dropped."""
     candidate = text.strip()
-    host, colon, port = candidate.rpartition(":")
-    if colon and port.isascii() and port.isdigit() and len(port) <= 5 and (
-        host.startswith("[") and host.endswith("]") or (host and set(host) <= set("0123456789.") and 7 <= len(host) <= 15)
-    ):
-        candidate = host
-    if candidate.startswith("[") and candidate.endswith("]"):
-        candidate = candidate[1:-1]
+    if candidate.startswith("["):
+        inside, closed, port = candidate[1:].partition("]")
+        if not closed or (port and not re.fullmatch(r":[0-9]{1,5}", port)):
+            return None
+        candidate = inside
+    elif candidate.count(":") == 1:
+        candidate, _, port = candidate.partition(":")
+        if not re.fullmatch(r"[0-9]{1,5}", port):
+            return None
     try:
         address = ipaddress.ip_address(candidate)
     except ValueError:
@@ -60,6 +96,8 @@ _octet_like = st.one_of(st.integers(0, 300).map(str), st.text("0123456789", max_
 @example("1.2.3.4:80")
 @example("[::1]:0")
 @example("[1.2.3.4]:99999")
+@example("[::1]:8080")
+@example("1.2.3.4:٤")
 def test_parse_ip_takes_the_addresses_ipaddress_takes(text):
     assert parse_ip(text) == reference_parse_ip(text)
 

@@ -101,6 +101,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "client_ip": GOOGLE_IP,
         "method": "GET",
         "path": "/docs/",
+        "target_host": None,
         "status": 200,
         "user_agent": GOOGLEBOT,
         "source": SOURCE,

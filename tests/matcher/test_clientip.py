@@ -3,6 +3,7 @@ as the hops are proxies the site trusts."""
 from __future__ import annotations
 
 import ipaddress
+import re
 
 import pytest
 from hypothesis import example, given
@@ -58,6 +59,24 @@ def test_the_first_bad_network_is_named_with_an_example_of_a_good_one():
     assert str(caught.value) == "not a network or address: 'proxy.example' (e.g. 10.0.0.0/8, 2001:db8::/32)"
 
 
+def test_a_mapped_network_holds_the_clients_it_was_written_for():
+    proxies = trusted_proxies(["::ffff:10.0.0.0/104"])
+    assert proxies.networks == (ipaddress.ip_network("10.0.0.0/8"),)
+    assert proxies.client("::ffff:10.0.0.5", "66.249.66.1") == "66.249.66.1"
+    assert proxies.client("10.0.0.5", "66.249.66.1") == "66.249.66.1"
+
+
+@pytest.mark.parametrize("spec", ["0.0.0.0/0", "::/0", "::ffff:0.0.0.0/96", "64.0.0.0/7", "2001::/16", "2000::/3"])
+def test_a_public_network_too_broad_to_trust_is_refused(spec):
+    with pytest.raises(ValueError, match=f"trusted proxy network '{re.escape(spec)}' is too broad"):
+        trusted_proxies([spec])
+
+
+@pytest.mark.parametrize("spec", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fd00::/8", "66.0.0.0/8", "2600::/19"])
+def test_private_networks_of_any_size_and_public_ones_up_to_the_bound_are_trusted(spec):
+    assert trusted_proxies([spec]).networks == (ipaddress.ip_network(spec),)
+
+
 # Against a reference that lists the chain's hosts and reads them from the right: addresses whose
 # trust is known by construction, written the ways X-Forwarded-For entries come.
 
@@ -85,7 +104,8 @@ def reference_client(connecting: str, header: str | None, chain: list[tuple[str,
     if not header or connecting not in TRUSTED:
         return connecting
     untrusted = [host for host, _ in chain if host not in TRUSTED]
-    return untrusted[-1] if untrusted else chain[0][0]
+    hop = untrusted[-1] if untrusted else chain[0][0]
+    return "10.0.0.7" if hop == "::ffff:10.0.0.7" else hop  # a hop is named as its address
 
 
 @given(st.sampled_from(TRUSTED + UNTRUSTED[:3]), st.none() | st.lists(hops, min_size=1, max_size=5))

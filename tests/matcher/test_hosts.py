@@ -101,3 +101,13 @@ def test_one_host_through_a_whole_run(tmp_path: Path, capsys):
     windows = read_jsonl(out / "crawl_delay_windows")
     assert [(w["host"], w["requests"], w["violations"]) for w in windows] == [("www.example.com", 6, 4)]
 
+
+
+@pytest.mark.parametrize("spelling", ["bücher.example", "BÜCHER.Example.", "xn--bcher-kva.example", "XN--BCHER-KVA.example:8080"])
+def test_an_idn_is_one_host_in_its_a_labels(spelling):
+    assert host_key(spelling) == "xn--bcher-kva.example"
+
+
+def test_a_name_idna_refuses_is_kept_as_written_and_matches_only_itself():
+    assert host_key("a\u200d.example") == "a\u200d.example"  # a joiner outside its context
+    assert host_key("a\u200d.example") != host_key("a.example")

@@ -172,10 +172,24 @@ def test_crawler_without_any_method_is_unverifiable(index):
     assert result.status == "unverifiable" and result.operator == "ByteDance"
 
 
-@pytest.mark.parametrize("ip", ["not-an-ip", "", "999.1.1.1", "192.0.2.7:443443", "192.0.2.7:"])
+@pytest.mark.parametrize("ip", ["not-an-ip", "", "999.1.1.1", "192.0.2.7:443443", "192.0.2.7:", "192.0.2.7:http", "[192.0.2.7]x"])
 def test_invalid_client_ip_is_unverified_not_spoofed(index, ip):
     result = verify(crawler("Googlebot"), ip, at("2026-03-01"), index)
     assert (result.status, result.evidence) == ("unverified", "invalid client ip")
+
+
+def test_an_address_with_a_zone_id_is_unverified_with_its_reason_and_asks_no_dns(index):
+    googlebot = crawler("Googlebot")
+    result = verify(googlebot, "fe80::1%eth0", at("2026-03-01"), index, dns={})
+    assert result.status == "unverified" and result.method == "reverse-dns"
+    assert result.evidence.startswith("fe80::1%eth0 carries a zone id")
+    assert reverse_dns_address(googlebot, "[fe80::1%eth0]:443", at("2026-03-01"), index) is None
+
+
+def test_a_port_and_brackets_name_the_same_address(index):
+    googlebot = crawler("Googlebot")
+    assert reverse_dns_address(googlebot, "[2001:db8::7]:443", at("2026-03-01"), index) == "2001:db8::7"
+    assert reverse_dns_address(googlebot, "198.51.100.9:8080", at("2026-03-01"), index) == "198.51.100.9"
 
 
 def test_no_snapshot_loaded_is_never_spoofed():

@@ -254,6 +254,19 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     return counts
 
 
+def _as_shown(every_disallowed: Counter) -> tuple[Counter, Counter]:
+    """Of every disallowed row, what the report shows: per crawler and identity its ten most
+    requested rows (ties by path, then the other fields, nulls first), and its requests and
+    distinct rows."""
+    top, totals = Counter(), Counter()
+    for crawler, identity in {key[:2] for key in every_disallowed}:
+        rows = [(key, n) for key, n in every_disallowed.items() if key[:2] == (crawler, identity)]
+        rows.sort(key=lambda row: (-row[1], row[0][3], [(v is not None, v) for v in row[0][2:]]))
+        top.update(dict(rows[:10]))
+        totals[crawler, identity, sum(n for _, n in rows), len(rows)] = 1
+    return top, totals
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path, monkeypatch, capsys, workers):
     logs = _generated_logs(tmp_path / "logs")
@@ -264,10 +277,13 @@ def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]["worker_processes"] == workers
     expected = _report_counts_one_by_one(tmp_path / "out")
     document = json.loads((tmp_path / "out" / "report_counts.json").read_text("utf-8"))
+    totals = Counter({tuple(row): 1 for row in document.pop("disallowed_totals")})
     written = {name: Counter({tuple(key): n for *key, n in rows}) for name, rows in document.items()}
-    assert written == expected
+    every_disallowed = expected["disallowed"]
+    expected["disallowed"], expected_totals = _as_shown(every_disallowed)
+    assert written == expected and totals == expected_totals
     # The generated log holds what each count is about.
     labels, hours = map(set, zip(*expected["timeline"]))
     assert {"Googlebot", "bingbot", "Google", "Microsoft"} <= labels  # claimed, and undeclared named by operator
     assert "2026-11-03T00:00:00Z" in hours  # 02/Nov/2026:23:59:59 -0100, past midnight in UTC
-    assert len(expected["disallowed"]) > 10 and len(expected["spoofed_addresses"]) > 10
+    assert len(every_disallowed) > 10 and len(expected["spoofed_addresses"]) > 10

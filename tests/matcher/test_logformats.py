@@ -105,9 +105,11 @@ def test_the_host_field_is_kept_in_the_form_robots_tables_are_keyed_by(field, ho
 
 
 @pytest.mark.parametrize("field", ["-", ".", ":443", "..:80"])
-def test_a_host_field_with_nothing_of_a_host_falls_back_to_the_target_authority(field):
+def test_a_host_field_with_nothing_of_a_host_falls_back_to_the_default_host_never_the_target(field):
     line = f'{field} 203.0.113.9 - - [10/Oct/2026:13:55:36 -0700] "GET http://Shop.Example/x HTTP/1.1" 200 1 "-" "-"'
-    assert parser_for("host_combined")(line).host == "shop.example"
+    record = parser_for("host_combined")(line)
+    assert (record.host, record.target_host) == (None, "shop.example")
+    assert parser_for("host_combined", default_host="Site.Example")(line).host == "site.example"
     assert parser_for("host_combined")(line.replace("http://Shop.Example", "")).host is None
 
 
@@ -175,11 +177,11 @@ def test_bad_clf_time(logged: str):
 # ------------------------------------------------------------ request line
 
 
-def test_absolute_form_target_gives_path_and_host():
+def test_absolute_form_target_gives_its_path_and_keeps_its_host_as_evidence_only():
     line = combined("GET http://WWW.Example.com:8080/p%20x?q=1 HTTP/1.1")
     record = parser_for("combined", default_host="fallback.example")(line)
     assert record.target == "http://WWW.Example.com:8080/p%20x?q=1"
-    assert (record.path, record.host) == ("/p%20x?q=1", "www.example.com")
+    assert (record.path, record.host, record.target_host) == ("/p%20x?q=1", "fallback.example", "www.example.com")
 
 
 @pytest.mark.parametrize(("target", "path"), [
@@ -189,14 +191,24 @@ def test_absolute_form_target_gives_path_and_host():
 ])
 def test_absolute_form_without_path(target: str, path: str):
     record = parser_for("combined")(combined(f"GET {target} HTTP/1.1"))
-    assert (record.path, record.host) == (path, "example.com")
+    assert (record.path, record.host, record.target_host) == (path, None, "example.com")
 
 
 def test_line_host_wins_over_the_absolute_target_host():
     line = ('site.example 192.0.2.1 - - [10/Oct/2026:13:55:36 -0700] '
             '"GET http://other.example/x HTTP/1.1" 200 1 "-" "-"')
     record = parser_for("host_combined")(line)
-    assert (record.host, record.path) == ("site.example", "/x")
+    assert (record.host, record.path, record.target_host) == ("site.example", "/x", "other.example")
+
+
+def test_a_json_target_url_is_evidence_but_the_load_balancers_url_is_the_logged_host():
+    mapping = {"ts": "t", "client_ip": "ip", "method": "m", "target": "u"}
+    line = json.dumps({"t": 1, "ip": "192.0.2.1", "m": "GET", "u": "http://other.example/x"})
+    record = parser_for("jsonl", default_host="site.example", mapping=mapping)(line)
+    assert (record.host, record.target_host) == ("site.example", "other.example")
+    own_host = parser_for("gcp_lb", mapping={"host": "httpRequest.serverName"})
+    entry = {**GCP_ENTRY, "httpRequest": {**GCP_ENTRY["httpRequest"], "serverName": "lb.example"}}
+    assert own_host(json.dumps(entry)).host == "lb.example"
 
 
 def test_percent_encoded_path_is_kept_as_written():
@@ -399,7 +411,7 @@ def test_gcp_load_balancer_entry():
     assert record == LogRecord(
         ts=INSTANT + timedelta(microseconds=123456), host="www.example.com", client_ip="2001:4860:4801:10::1",
         method="GET", target="https://WWW.Example.com/console/?a=1", path="/console/?a=1", status=302,
-        size=1467, referer="https://www.google.com/", user_agent=GOOGLEBOT,
+        size=1467, referer="https://www.google.com/", user_agent=GOOGLEBOT, target_host="www.example.com",
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from collections import Counter
 from datetime import date, datetime, timedelta, timezone
@@ -19,12 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher import report_counts
-from matcher.report_counts import ReportCounts, hour, label
+from matcher.report_counts import TOP_PATHS, CrawlerDisallowed, ReportCounts, TopDisallowed, hour, label
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
-from pipeline.report.data import Disallowed
+from pipeline.report.data import Disallowed, disallowed_by_crawler
 from pipeline.tables.run_folder import MANIFEST
 from pipeline.graph.summaries import CountForReport
+from pipeline.local.spill import grouping_on_disk
 from helpers import REPO, run_audit
 
 UTC = timezone.utc
@@ -97,16 +99,46 @@ def test_each_count_takes_the_verdicts_it_is_about():
     assert counts.hosts == {"www.example.com": 5, None: 1}
     ten, eleven = datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(2026, 11, 2, 11, tzinfo=UTC)
     assert counts.timeline == {("Googlebot", ten): 4, ("Googlebot", eleven): 1, ("(none)", ten): 1}
-    since = datetime(2026, 11, 1, tzinfo=UTC)
+    since = "2026-11-01T00:00:00Z"
     rule = ("rule", "disallow", "/private/", 4)
-    assert counts.disallowed == {
-        ("Googlebot", "verified", "www.example.com", "/private/a", "disallowed", *rule, since, "200"): 1,
-        ("Googlebot", "verified", "www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"): 1,
-        ("Googlebot", "verified", None, "/private/a", "disallowed-between-captures", *rule, None, None): 1,
-    }
+    assert counts.disallowed == {("Googlebot", "verified"): CrawlerDisallowed(3, 3, (
+        ((None, "/private/a", "disallowed-between-captures", *rule, None, None), 1),
+        (("www.example.com", "/private/a", "disallowed", *rule, since, "200"), 1),
+        (("www.example.com", "/private/a", "disallowed-within-grace", *rule, since, "200"), 1),
+    ))}
     assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
     assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
     assert counts.unjudged == {} and counts.identity_notes == {}
+
+
+def test_disallowed_requests_are_counted_apart_by_identity():
+    since = "2026-11-01T00:00:00Z"
+    row = ("www.example.com", "/private/a", "disallowed", "rule", "disallow", "/private/", 4, since, "200")
+    counts = ReportCounts.of([verdict(), verdict(identity="spoofed"), verdict(identity="spoofed"), verdict(identity="unverified")])
+    assert counts.disallowed == {
+        ("Googlebot", "verified"): CrawlerDisallowed(1, 1, ((row, 1),)),
+        ("Googlebot", "spoofed"): CrawlerDisallowed(2, 1, ((row, 2),)),
+        ("Googlebot", "unverified"): CrawlerDisallowed(1, 1, ((row, 1),)),
+    }
+    assert ReportCounts.from_json(json.loads(json.dumps(counts.to_json()))) == counts
+
+
+def test_the_page_shows_the_top_rows_of_a_crawlers_own_identities_together():
+    """Kept per identity, the top rows of verified and unverified requests together are those of
+    all of them: each row is of one identity."""
+    verdicts = []
+    for number in range(15):
+        verdicts += [verdict(path=f"/private/v{number:02}")] * (number + 1)
+        verdicts += [verdict(path=f"/private/u{number:02}", identity="unverified")] * (2 * number + 1)
+        verdicts += [verdict(path=f"/private/s{number:02}", identity="spoofed")] * 100
+    counts = ReportCounts.from_json(json.loads(json.dumps(ReportCounts.of(verdicts).to_json())))
+    shown = disallowed_by_crawler(counts)["Googlebot"]
+    every = Counter(v["path"] for v in verdicts if v["identity"] != "spoofed")
+    table = html_report._disallowed_table([shown["verified"], shown["unverified"]])
+    paths = re.findall(r"/private/[uvs]\d\d", table)
+    assert paths == sorted(every, key=lambda path: (-every[path], path))[:TOP_PATHS]
+    assert (shown["verified"].requests, shown["unverified"].requests, shown["spoofed"].requests) == (120, 225, 1500)
+    assert shown["verified"].distinct == shown["unverified"].distinct == 15
 
 
 def test_run_health_counts_what_went_unjudged_and_what_kept_identities_open():
@@ -170,10 +202,50 @@ def test_batch_counts_add_up_to_the_whole_and_survive_the_file(batches):
     assert whole.timeline == Counter((label(v), hour(v["ts"])) for v in verdicts)  # in any time order
     added = ReportCounts()
     for batch in batches:
-        added.merge(ReportCounts.of(batch))
+        added.merge(ReportCounts().add(batch))
+    added.disallowed = report_counts.top_disallowed(sum(map(report_counts.disallowed_keys, batches), Counter()))
     assert added == whole
     document = json.loads(json.dumps(whole.to_json(), sort_keys=True))
     assert ReportCounts.from_json(document) == whole
+
+
+def reference_top(counts: Counter) -> dict:
+    """Per crawler and identity: all requests, all distinct rows, and the TOP_PATHS most requested,
+    by sorting every row of the crawler and identity (most requested, then path, then the other
+    fields nulls first)."""
+    result = {}
+    for name in {key[:2] for key in counts}:
+        rows = [(key[2:], n) for key, n in counts.items() if key[:2] == name]
+        ordered = sorted(rows, key=lambda row: (-row[1], row[0][1], [(v is not None, v) for v in row[0]]))
+        result[name] = CrawlerDisallowed(sum(n for _, n in rows), len(rows), tuple(ordered[:TOP_PATHS]))
+    return result
+
+
+ROW = st.tuples(
+    st.sampled_from(["Googlebot", "bingbot"]), st.sampled_from(["verified", "spoofed"]),
+    st.sampled_from([None, "a.example"]), st.text("/ab", max_size=3),
+    st.just("disallowed"), st.just("rule"), st.just("disallow"), st.just("/"), st.sampled_from([None, 1, 2]),
+    st.just(None), st.just("200"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(ROW, st.integers(1, 4), max_size=40), st.integers(1, 4))
+def test_the_top_rows_and_totals_are_those_of_the_whole_in_any_parts(counts, parts):
+    """Rows summed per key arrive at the per-crawler combine in any order and any split."""
+    expected = reference_top(Counter(counts))
+    assert report_counts.top_disallowed(counts) == expected
+    items = list(counts.items())
+    merged = {}
+    for number, ((name, identity, *fields), n) in enumerate(items):
+        tops = merged.setdefault((name, identity), [TopDisallowed() for _ in range(parts)])
+        tops[number % parts].add(tuple(fields), n)
+    for name, tops in merged.items():
+        total = TopDisallowed()
+        for top in reversed(tops):
+            total.merge(top)
+        assert total.result() == expected[name]
+    assert TopDisallowed().result() == CrawlerDisallowed(0, 0, ())
 
 
 def test_count_for_report_combines_the_batches_of_a_pipeline():
@@ -185,6 +257,9 @@ def test_count_for_report_combines_the_batches_of_a_pipeline():
     options = PipelineOptions(["--runner=FnApiRunner"])
     with TestPipeline(options=options) as p:
         counted = p | beam.Create(batches) | CountForReport()
+        assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
+    with grouping_on_disk() as on_disk, TestPipeline(options=options) as p:  # a local run's grouping
+        counted = p | beam.Create(batches) | CountForReport(on_disk)
         assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
     with TestPipeline(options=options) as p:  # no verdicts: one empty count, so the file is always written
         counted = p | beam.Create([], reshuffle=False).with_output_types(list) | CountForReport()

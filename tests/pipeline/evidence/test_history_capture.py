@@ -144,6 +144,17 @@ def test_the_command_is_idempotent_and_refuses_a_bad_host(tls, server, tmp_path,
     assert not (tmp_path.parent / "etc").exists()
 
 
+def test_an_idn_host_is_fetched_and_kept_under_its_a_labels(tls, server, tmp_path, capsys):
+    argv = [
+        "history", "capture", "Bücher.Example", f"--into={tmp_path}", f"--ca-file={tls.ca}",
+        f"--connect-to=bücher.example=127.0.0.1:{server.port}", "--timeout=5",
+    ]
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.startswith("xn--bcher-kva.example: changed -> ")
+    assert [path.name for path in tmp_path.iterdir()] == ["xn--bcher-kva.example"]
+    assert server.seen[-1][:2] == ("xn--bcher-kva.example", "/robots.txt")
+
+
 def test_an_untrusted_certificate_makes_the_host_unreachable(server, tmp_path):
     client = robots_client(timeout=2, connect_to={"site.example": ("127.0.0.1", server.port)})  # system CAs
     (done,) = capture(["site.example"], tmp_path, client)
@@ -157,6 +168,6 @@ def test_a_host_that_is_not_a_plain_name_never_becomes_a_folder(name):
 
 
 def test_host_names_are_kept_in_the_form_lookups_compare_in():
-    assert [checked_host(name) for name in ("Site.Example.", "192.0.2.1", "xn--bcher-kva.example")] == [
-        "site.example", "192.0.2.1", "xn--bcher-kva.example"
+    assert [checked_host(name) for name in ("Site.Example.", "192.0.2.1", "xn--bcher-kva.example", "Bücher.Example")] == [
+        "site.example", "192.0.2.1", "xn--bcher-kva.example", "xn--bcher-kva.example"
     ]

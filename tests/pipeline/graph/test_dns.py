@@ -44,7 +44,7 @@ from pipeline.evidence.resolvers import (
 from pipeline.graph.line_audit import AuditLogLines, AuditWithDnsFn, ResolveLogClients
 from pipeline.graph.read_logs import ReadLogLines
 from pipeline.graph.settings import IdentitySettings
-from helpers import REPO, crawl_audit, run_settings, stream_graph
+from helpers import REPO, crawl_audit, read_jsonl, run_settings, stream_graph
 
 REGISTRY = default_registry()
 NO_RANGES = build_range_index([], {})
@@ -391,6 +391,34 @@ def test_trusted_proxies_option():
     assert _identity([]).proxies.networks == ()
     with pytest.raises(ValueError, match="--trusted-proxies: not a network or address: 'lan'"):
         _identity(["--trusted-proxies=lan"])
+    assert [str(n) for n in _identity(["--trusted-proxies=::ffff:10.0.0.0/104"]).proxies.networks] == ["10.0.0.0/8"]
+
+
+@pytest.mark.parametrize("spec", ["0.0.0.0/0", "::/0", "10.0.0.0/8,64.0.0.0/7"])
+def test_a_trusted_proxy_network_too_broad_is_a_one_line_error_at_launch(spec, tmp_path, capsys):
+    assert crawl_audit(["run", f"--trusted-proxies={spec}", f"--logs={tmp_path}/none.log", f"--out={tmp_path}/out"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("crawl-audit: ") and "too broad" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_client_behind_a_mapped_proxy_network_is_its_own_address(dns_server, tmp_path):
+    """A genuine Googlebot behind `::ffff:10.0.0.0/104` is verified; a direct client naming
+    Googlebot's address in X-Forwarded-For is judged by its own address."""
+    log = tmp_path / "access.log"
+    log.write_text("\n".join([
+        _log_line("::ffff:10.0.0.5", GOOGLEBOT, 1, "192.0.2.10"),
+        _log_line("192.0.2.60", GOOGLEBOT, 2, "192.0.2.10"),
+    ]) + "\n")
+    out = tmp_path / "out"
+    assert crawl_audit([
+        "run", f"--logs={log}", "--log-format=combined", "--default-host=example.com", f"--ranges={tmp_path}",
+        f"--robots={REPO / 'samples' / 'robots' / 'history.jsonl'}",
+        "--dns=live", f"--dns-server={dns_server.address}", "--trusted-proxies=::ffff:10.0.0.0/104",
+        f"--out={out}", "--runner=FnApiRunner",
+    ]) == 0
+    rows = sorted(read_jsonl(out / "verdicts"), key=lambda row: row["ts"])
+    assert [(row["client_ip"], row["identity"]) for row in rows] == [("192.0.2.10", "verified"), ("192.0.2.60", "spoofed")]
 
 
 def test_verify_asks_no_dns_unless_told_as_run_does(tmp_path, capsys):
@@ -412,6 +440,49 @@ def test_verify_command_live(dns_server, tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert (result["identity"], result["crawler"], result["method"]) == ("spoofed", "Googlebot", "reverse-dns")
     assert result["evidence"].startswith("PTR crawl-192-0-2-30.evilgooglebot.com not under")
+
+
+def test_a_googlebot_claim_from_a_zone_scoped_address_is_unverified_in_a_live_run(dns_server, tmp_path):
+    """One line from `fe80::1%eth0` neither stops the run nor asks DNS; the other lines are judged."""
+    log = tmp_path / "access.log"
+    log.write_text("\n".join([
+        _log_line("fe80::1%eth0", GOOGLEBOT, 1),
+        _log_line("[fe80::1%eth0]:443", GOOGLEBOT, 2),
+        _log_line("192.0.2.10", GOOGLEBOT, 3),
+        _log_line("[2001:db8::10]:443", GOOGLEBOT, 4),
+    ]) + "\n")
+    mark = dns_server.mark()
+    out = tmp_path / "out"
+    assert crawl_audit([
+        "run", f"--logs={log}", "--log-format=combined", "--default-host=example.com", f"--ranges={tmp_path}",
+        f"--robots={REPO / 'samples' / 'robots' / 'history.jsonl'}",
+        "--dns=live", f"--dns-server={dns_server.address}", f"--out={out}", "--runner=FnApiRunner",
+    ]) == 0
+    rows = sorted(read_jsonl(out / "verdicts"), key=lambda row: row["ts"])
+    assert [(row["identity"], row["identity_method"]) for row in rows] == [
+        ("unverified", "reverse-dns"), ("unverified", "reverse-dns"), ("verified", "reverse-dns"), ("verified", "reverse-dns"),
+    ]
+    assert all(row["identity_evidence"].startswith("fe80::1%eth0 carries a zone id") for row in rows[:2])
+    asked = {name for name, _ in dns_server.queries_since(mark)}
+    assert not any("fe80" in name or name.startswith("1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.e.f") for name in asked)
+    assert read_jsonl(out / "dead_letters") == []
+
+
+def test_verify_reads_a_zone_id_and_a_port_as_the_audit_does(dns_server, tmp_path, capsys):
+    argv = ["--dns=live", f"--dns-server={dns_server.address}", f"--ranges={tmp_path}", "--json"]
+    assert crawl_audit(["verify", "fe80::1%eth0", GOOGLEBOT, *argv]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert (result["identity"], result["method"]) == ("unverified", "reverse-dns")
+    assert result["evidence"].startswith("fe80::1%eth0 carries a zone id")
+    assert crawl_audit(["verify", "[::ffff:192.0.2.10]:443", GOOGLEBOT, *argv]) == 0
+    assert json.loads(capsys.readouterr().out)["evidence"].startswith("PTR crawl-192-0-2-10.googlebot.com -> A 192.0.2.10")
+
+
+def test_a_live_resolver_answers_an_address_without_a_reverse_name_without_asking(dns_server):
+    mark = dns_server.mark()
+    answer = dns_server.resolver().resolve("fe80::1%eth0")
+    assert (answer.ip, answer.ptr.error) == ("fe80::1%eth0", "no-reverse-name")
+    assert dns_server.queries_since(mark) == []
 
 
 def test_verify_command_from_a_snapshot_and_with_dns_off(tmp_path, capsys):

@@ -31,6 +31,7 @@ from pipeline.graph import build as graph
 from pipeline.graph import robots_refresh
 from pipeline.graph import sinks
 from pipeline.graph import stream_sources
+from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, MAX_LINE_BYTES, LongLine
 from pipeline.graph.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOrderFn
 from matcher.line_auditor import VERDICT, LineAuditor
 from pipeline.tables.schema import bigquery_schema
@@ -471,9 +472,20 @@ def test_pubsub_and_kafka_messages_become_named_line_batches():
     from apache_beam.io.gcp.pubsub import PubsubMessage
 
     message = PubsubMessage(b"line one\r\nline two\n", {}, message_id="17")
-    assert stream_sources.pubsub_batch(message) == ("pubsub:17", 1, ["line one", "line two"])
+    assert list(stream_sources.pubsub_batches(message)) == [("pubsub:17", 1, ["line one", "line two"])]
     record = beam.Row(topic="logs", partition=3, offset=42, value=b"\xffline")
-    assert stream_sources.kafka_batch(record) == ("kafka:logs/3@42", 1, ["\\xffline"])
+    assert list(stream_sources.kafka_batches(record)) == [("kafka:logs/3@42", 1, ["\\xffline"])]
+
+
+def test_a_message_line_over_the_maximum_is_one_long_line_between_batches():
+    from apache_beam.io.gcp.pubsub import PubsubMessage
+
+    data = b"one\n" + b"\0" * (MAX_LINE_BYTES + 1) + b"\nthree\n"
+    assert list(stream_sources.pubsub_batches(PubsubMessage(data, {}, message_id="9"))) == [
+        ("pubsub:9", 1, ["one"]),
+        LongLine("pubsub:9", 2, MAX_LINE_BYTES + 1, "\0" * LONG_LINE_PREFIX_BYTES),
+        ("pubsub:9", 3, ["three"]),
+    ]
 
 
 def test_bigquery_rows_follow_the_derived_schema():

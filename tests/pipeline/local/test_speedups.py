@@ -31,7 +31,7 @@ def test_large_local_input_is_read_in_forked_worker_processes_one_per_core(tmp_p
         assert isinstance(plan.runner, workers.ForkedWorkersRunner)
         assert plan.worker_processes == 2
         assert options.view_as(DirectOptions).direct_running_mode == "multi_processing"
-        spill = Path(plan.crawl_delay_grouping.folder)
+        spill = Path(plan.grouping.folder)
         assert spill.is_dir()
     assert not spill.exists()
 
@@ -45,7 +45,7 @@ def test_other_local_input_stays_in_one_process(tmp_path, monkeypatch, sizes, co
     settings, options, files = _plan(tmp_path, sizes)
     with local.speedups(settings, options, files) as plan:
         assert plan.runner is None and plan.worker_processes == 1
-        assert plan.crawl_delay_grouping is not None
+        assert plan.grouping is not None
 
 
 def test_a_command_line_that_chose_the_local_runners_mode_keeps_it(tmp_path, monkeypatch):
@@ -62,10 +62,10 @@ def test_switched_off_the_local_runner_runs_as_it_comes(tmp_path, monkeypatch):
         "--direct_num_workers=2",
     )
     with local.speedups(settings, options, files) as plan:
-        assert (plan.runner, plan.crawl_delay_grouping, plan.worker_processes) == (None, None, 2)
+        assert (plan.runner, plan.grouping, plan.worker_processes) == (None, None, 2)
 
 
 def test_another_runner_gets_none_of_them(tmp_path):
     settings, options, files = _plan(tmp_path, [LARGE, LARGE], "--runner=FlinkRunner")
     with local.speedups(settings, options, files) as plan:
-        assert (plan.runner, plan.crawl_delay_grouping, plan.worker_processes) == (None, None, None)
+        assert (plan.runner, plan.grouping, plan.worker_processes) == (None, None, None)
