@@ -42,8 +42,6 @@ def _counts_problem(counts: ReportCounts) -> str | None:
     sections = {
         "hosts": (counts.hosts, lambda key: isinstance(key, text)),
         "timeline": (counts.timeline, lambda key: len(key) == 2 and isinstance(key[1], datetime)),
-        # (label, identity, *DISALLOWED_FIELDS)
-        "disallowed": (counts.disallowed, lambda key: len(key) == 2 + len(DISALLOWED_FIELDS)),
         "spoofed_addresses": (counts.spoofed_addresses, lambda key: len(key) == 2),
         "spoofed_user_agents": (counts.spoofed_user_agents, lambda key: len(key) == 2),
         "unjudged": (counts.unjudged, lambda key: len(key) == 3 and isinstance(key[2], date)),
@@ -51,9 +49,20 @@ def _counts_problem(counts: ReportCounts) -> str | None:
     }
     for name, (section, key_fits) in sections.items():
         for key, n in section.items():
-            if not isinstance(n, int) or isinstance(n, bool) or not key_fits(key):
+            if not _is_count(n) or not key_fits(key):
                 return f"a {name} entry is not a key and a count: {key!r}"
+    # (label, identity) -> exact totals and the top rows of DISALLOWED_FIELDS
+    for key, of in counts.disallowed.items():
+        if len(key) != 2 or not (_is_count(of.requests) and _is_count(of.distinct)):
+            return f"a disallowed_totals entry is not a key and two counts: {key!r}"
+        for fields, n in of.top:
+            if len(fields) != len(DISALLOWED_FIELDS) or not _is_count(n):
+                return f"a disallowed entry is not a key and a count: {(*key, *fields)!r}"
     return None
+
+
+def _is_count(n) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool)
 
 
 def _as_written(row: dict) -> dict:
