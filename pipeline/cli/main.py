@@ -45,6 +45,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reader_gone()
     except Stopped as stopped:
         return _stopped(stopped)
+    except Exception as error:
+        # Beam's own runner re-raises what a transform raised, the stop included, as its own error.
+        stopped = _stop_behind(error)
+        if stopped is None:
+            raise
+        return _stopped(stopped)
+
+
+def _stop_behind(error: BaseException) -> Stopped | None:
+    """The signal's stop that `error` was raised in handling, if it was."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, Stopped):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _stopped(stopped: Stopped) -> int:
