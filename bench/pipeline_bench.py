@@ -91,7 +91,7 @@ from pipeline.evidence.robots_table import read_robots_table
 from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
 from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
-from pipeline.graph.summaries import summary_row
+from pipeline.graph.summaries import decision_counts, summary_key, summary_row
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
@@ -225,11 +225,11 @@ class LoopOutputs:
             self._dead.write(record)
         elif kind == VERDICT:
             self._verdicts.write(record)
-            key = (record["crawler"] or record["operator"], record["identity"])
+            key = summary_key(record)
             decisions = self._decisions.get(key)
             if decisions is None:
                 decisions = self._decisions[key] = Counter()
-            decisions[record["decision"]] += 1
+            decisions.update(decision_counts(record))
             self._findings.update(request_findings(record))
             self._straddled.update(change_straddled(record))
             self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))

@@ -1,5 +1,7 @@
-"""The two maintained lists of bot User-Agent patterns the registry falls back on, read from the
-packages that ship them: `crawler-user-agents` and Matomo's list inside `device-detector`."""
+"""The maintained lists of User-Agent patterns the registry falls back on, read from the packages
+that ship them: `crawler-user-agents` and Matomo's lists inside `device-detector`. One regex says
+which headers claim a crawler, another which name an automated client (HTTP library, tool,
+monitor, scanner, headless browser) rather than a declared crawler."""
 from __future__ import annotations
 
 import functools
@@ -12,6 +14,9 @@ import yaml
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # crawler-user-agents tags of tools that fetch for whoever runs them, not declared crawlers.
 _TOOL_TAGS = frozenset({"http-library", "browser-automation"})
+# Tags of automated clients: tools, and the monitors and scanners that check a site rather than
+# crawl it for an index or a corpus.
+_AUTOMATED_TAGS = _TOOL_TAGS | {"monitoring", "scanner"}
 # Patterns of crawler-user-agents that match real browsers in the public browser lists of
 # bench/recognition_bench.py (an Android build id, Sogou's mobile browser, phone and app names).
 # Sogou's crawlers are registry crawlers, so dropping `Sogou` loses none of them.
@@ -42,11 +47,31 @@ def maintained_bot_list() -> re.Pattern[str]:
     return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{matomo}))")
 
 
+@functools.cache
+def maintained_automated_list() -> re.Pattern[str]:
+    """The patterns of automated clients as one regex, compiled once per process: those of
+    crawler-user-agents tagged only as tools, monitors or scanners, and Matomo's HTTP libraries
+    (case-insensitive, from a word boundary, as Matomo applies them)."""
+    import crawleruseragents
+
+    own = [
+        item["pattern"]
+        for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
+        if item.get("tags") and set(item["tags"]) <= _AUTOMATED_TAGS and item["pattern"] not in _BROWSER_MATCHING_PATTERNS
+    ]
+    libraries = "|".join(_matomo_patterns("client/libraries.yml"))
+    return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{libraries}))")
+
+
 def matomo_bot_patterns() -> list[str]:
     """Matomo's bot patterns that Python's `re` compiles, in the list's order."""
+    return _matomo_patterns("bots.yml")
+
+
+def _matomo_patterns(name: str) -> list[str]:
     spec = importlib.util.find_spec("device_detector")  # its data only; the package is not imported
     folder = Path(spec.submodule_search_locations[0])
-    text = (folder / "regexes" / "upstream" / "bots.yml").read_text("utf-8")
+    text = (folder / "regexes" / "upstream" / name).read_text("utf-8")
     patterns = []
     for entry in yaml.load(text, Loader=_YAML_LOADER):
         try:

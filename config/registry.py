@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from config.bot_lists import maintained_bot_list
-from matcher.agents import Crawler, KeyDirectory, RangeSource, Registry
+from config.bot_lists import maintained_automated_list, maintained_bot_list
+from matcher.agents import PURPOSES, Crawler, KeyDirectory, RangeSource, Registry
 
 DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
 
@@ -30,6 +30,7 @@ _REQUIRED = {
     "robots_tokens": list,
     "honours_robots": bool,
     "honours_crawl_delay": bool,
+    "purposes": list,
 }
 _OPTIONAL = {
     "robots_only": bool,
@@ -102,7 +103,9 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
     _check_unique(origin, crawlers)
     _check_sources_used(origin, sources, crawlers)
     directories = _key_directories(origin, document.get("key_directories") or {}, {c.operator for c in crawlers})
-    return Registry(crawlers, sources, maintained_bot_list(), directories)
+    return Registry(
+        crawlers, sources, maintained_bot_list(), automated_list=maintained_automated_list(), key_directories=directories
+    )
 
 
 def _key_directories(origin: str, raw: object, operators: set[str]) -> dict[str, KeyDirectory]:
@@ -198,7 +201,19 @@ def _crawler(
         robots_fetch_family=fields.get("robots_fetch_family", crawler_class.robots_fetch_family) or fields["name"],
         range_sources=ranges,
         rdns_suffixes=suffixes,
+        purposes=_purposes(where, fields["purposes"]),
     )
+
+
+def _purposes(where: _Where, values: list) -> tuple[str, ...]:
+    if not values:
+        raise where.error("purposes", "expected at least one purpose")
+    for value in values:
+        if value not in PURPOSES:
+            raise where.error("purposes", f"{value!r} is not a purpose ({', '.join(PURPOSES)})")
+    if len(set(values)) != len(values):
+        raise where.error("purposes", "lists a purpose twice")
+    return tuple(values)
 
 
 def _fields(where: _Where, body: object, required: dict, allowed: dict) -> dict:

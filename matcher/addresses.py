@@ -15,7 +15,7 @@ import ipaddress
 import socket
 from datetime import date, datetime, timezone
 
-__all__ = ["Address", "Network", "parse_ip", "parse_network", "request_day", "reverse_dns_problem"]
+__all__ = ["Address", "Network", "parse_ip", "parse_network", "request_day", "reverse_dns_problem", "truncated"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -23,6 +23,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # Room for the longest address with brackets, a zone id of an interface name and a port.
 _MAX_IP_TEXT = 80
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+# What `truncated` keeps: the network a provider hands a customer, not the person behind it.
+_KEPT_PREFIX = {4: 24, 6: 48}
 
 
 def parse_ip(text: str) -> Address | None:
@@ -87,3 +89,12 @@ def request_day(at: date | datetime) -> date:
             at = at.astimezone(timezone.utc)
         return at.date()
     return at
+
+
+def truncated(text: str) -> str:
+    """A client address cut to its /24 (IPv4) or /48 (IPv6) network, written with its prefix
+    (`203.0.113.0/24`); text that is no address is kept as it is."""
+    address = parse_ip(text)
+    if address is None:
+        return text
+    return str(ipaddress.ip_network(f"{address}/{_KEPT_PREFIX[address.version]}", strict=False))

@@ -39,16 +39,44 @@ _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
 # `googlebot-image`, `archive.org_bot`; device names go on with letters or `_` (`cubot_p20`).
 _CRAWLER_WORD = re.compile(r"(?:bot|crawler|spider|fetcher|scraper|slurp|archiver)(?:$|[-.0-9])")
 _BROWSER_NAMES = frozenset({"mozilla", "opera", "msie", "konqueror"})
+# Browsers whose header is their name and version alone.
+_TEXT_BROWSERS = frozenset({"dillo", "lynx", "links", "elinks", "w3m", "netsurf", "amaya", "offbyone"})
 # The old security-strength field (`compatible; U; Haiku x86`), never a product.
 _SECURITY_LETTERS = frozenset({"u", "i", "n"})
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _WORD_END = re.compile(r"[\s;,()]")
 _SEPARATORS = frozenset("();,")
+# A header that is one product with a version and nothing else (`okhttp/4.9.0`, `Java/1.8.0_151`).
+_LONE_PRODUCT = re.compile(r"\s*[A-Za-z][A-Za-z0-9_.+-]*/[0-9][^\s/()]*\s*")
 _CACHE_SIZE = 1 << 14
 _UNSEEN = object()
 # Headers are cut here before reading so that hostile, huge User-Agents cannot fill the caches;
 # real crawler tokens come within the first few hundred characters.
 MAX_USER_AGENT = 2048
+
+
+# What a crawler's fetches are for (docs/semantics.md § Purpose). A client the registry does not
+# list has the purpose `unknown`.
+PURPOSES = (
+    "search-engine",
+    "ai-training",
+    "ai-search",
+    "ai-user-triggered",
+    "user-triggered",
+    "seo-tool",
+    "advertising",
+    "archiver",
+    "preview",
+    "monitor",
+    "research",
+)
+UNKNOWN_PURPOSE = "unknown"
+
+
+ClientKind = str  # "crawler" | "automated" | "browser"
+CRAWLER: ClientKind = "crawler"
+AUTOMATED: ClientKind = "automated"
+BROWSER: ClientKind = "browser"
 
 
 @dataclass(frozen=True)
@@ -86,23 +114,27 @@ class Crawler:
     robots_fetch_family: str | None = None
     range_sources: tuple[str, ...] = ()
     rdns_suffixes: tuple[str, ...] = ()
+    purposes: tuple[str, ...] = (UNKNOWN_PURPOSE,)  # `PURPOSES`, what its fetches are for
 
 
 class Registry:
-    """The known crawlers, indexed by User-Agent token for per-request lookup, and the patterns
-    of bot User-Agents that claim a crawler without being one of them (None: no such list)."""
+    """The known crawlers, indexed by User-Agent token for per-request lookup, the patterns of
+    bot User-Agents that claim a crawler without being one of them, and those of automated
+    clients (None: no such list)."""
 
     def __init__(
         self,
         crawlers: Sequence[Crawler],
         range_sources: Mapping[str, RangeSource],
         bot_list: re.Pattern[str] | None = None,
+        automated_list: re.Pattern[str] | None = None,
         key_directories: Mapping[str, KeyDirectory] | None = None,
     ):
         self.crawlers = tuple(crawlers)
         self.range_sources = dict(range_sources)
         self.key_directories = dict(key_directories or {})
         self.bot_list = bot_list
+        self.automated_list = automated_list
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}
         self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
@@ -134,7 +166,7 @@ class Registry:
         # hashes its whole program, tens of microseconds for lists this long.
         scan = self._scans.get(user_agent)
         if scan is None:
-            scan = self._scans[user_agent] = _scan(user_agent[:MAX_USER_AGENT], self.bot_list)
+            scan = self._scans[user_agent] = _scan(user_agent[:MAX_USER_AGENT], self.bot_list, self.automated_list)
         return scan
 
     def _longest(self, names: tuple[str, ...]) -> Crawler | None:
@@ -155,6 +187,8 @@ class _Scan:
     products: tuple[str, ...]  # the names of candidate products, in order
     product: str | None
     claims: bool
+    # an automated client's product token ("" when it names none); None: not an automated client
+    automated: str | None
 
 
 def product_token(user_agent: str, registry: Registry) -> str | None:
@@ -165,6 +199,20 @@ def product_token(user_agent: str, registry: Registry) -> str | None:
 def claims_crawler(user_agent: str, registry: Registry) -> bool:
     """Whether the header claims a crawler: registry name, listed bot, crawler word or contact."""
     return registry._scanned(user_agent).claims or registry.identify(user_agent) is not None
+
+
+def client_kind(user_agent: str, registry: Registry) -> ClientKind:
+    """`crawler`, `automated` or `browser`, by the rules of docs/semantics.md § Client kinds."""
+    if registry.identify(user_agent) is not None:
+        return CRAWLER
+    return AUTOMATED if registry._scanned(user_agent).automated is not None else (
+        CRAWLER if claims_crawler(user_agent, registry) else BROWSER
+    )
+
+
+def automated_token(user_agent: str, registry: Registry) -> str | None:
+    """The lower-case product token of an automated client's header, None when it names none."""
+    return registry._scanned(user_agent).automated or None
 
 
 def robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
@@ -190,7 +238,7 @@ def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     return (token,) if token and len(token) == len(text) else ()
 
 
-def _scan(user_agent: str, bot_list: re.Pattern[str] | None) -> _Scan:
+def _scan(user_agent: str, bot_list: re.Pattern[str] | None, automated_list: re.Pattern[str] | None) -> _Scan:
     words, has_contact = _words(user_agent)
     names = tuple(name for name, _ in words)
     products = tuple(name for name, candidate in words if candidate)
@@ -202,7 +250,24 @@ def _scan(user_agent: str, bot_list: re.Pattern[str] | None) -> _Scan:
     product = by_word or listed or by_compatible
     if product is None and names and names[0] not in _BROWSER_NAMES:
         product = names[0]
-    return _Scan(names, products, product, claims)
+    return _Scan(names, products, product, claims, _automated(user_agent, names, product, claims, automated_list))
+
+
+def _automated(
+    user_agent: str, names: tuple[str, ...], product: str | None, claims: bool, automated_list: re.Pattern[str] | None
+) -> str | None:
+    """The product token of an automated client ("" without one), None for any other header.
+
+    A header a list of automated clients matches is one, whatever else it says (`HeadlessChrome`
+    inside a browser's header, `UptimeRobot`); so is a header that claims no crawler and is one
+    product with its version alone (`lwp-trivial/6.03`, `Java/1.8.0_151`): browsers describe their platform.
+    """
+    listed = None if automated_list is None else _listed_name(user_agent, automated_list)
+    if listed is not None:
+        return listed or product or ""
+    if claims or not _LONE_PRODUCT.fullmatch(user_agent) or names[0] in _BROWSER_NAMES | _TEXT_BROWSERS:
+        return None
+    return product or ""
 
 
 def _listed_name(user_agent: str, bot_list: re.Pattern[str]) -> str | None:

@@ -1,12 +1,12 @@
 """One crawler request in, one explained verdict out.
 
-The claim comes from the User-Agent (a registry crawler, or an unlisted client
-that calls itself a bot), the identity from the client address (behind trusted
+The claim comes from the User-Agent (a registry crawler, an unlisted client
+that calls itself a bot, or an automated client such as an HTTP library), the identity from the client address (behind trusted
 proxies, from X-Forwarded-For) and its reverse DNS when given, and the robots
 decision from the host's history at the request's time. A request that claims
 no crawler is audited only when it comes from a crawler range (`undeclared`);
 it is then judged by the `User-agent: *` group, the rules every unnamed crawler
-must follow. Anything else is not a crawler request and gets no verdict.
+must follow. Anything else is a browser's request and gets no verdict.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from matcher import agents, identity
-from matcher.addresses import parse_ip
-from matcher.agents import Crawler, Registry
+from matcher.addresses import parse_ip, truncated
+from matcher.agents import AUTOMATED, CRAWLER, UNKNOWN_PURPOSE, ClientKind, Crawler, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
 from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
@@ -25,6 +25,7 @@ from matcher.identity import IdentityResult
 from matcher.ip_ranges import RangeIndex
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from matcher.logformats import LogRecord
+from matcher.preferences import conflicts as preference_conflicts
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots import is_robots_txt
 from matcher.normalize import normalize
@@ -47,6 +48,12 @@ __all__ = [
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
 _UNLISTED = IdentityResult("unverifiable", "none", "crawler not in the registry", None)
+# An HTTP library or tool fetches for whoever runs it: nothing names, let alone proves, who that is.
+_AUTOMATED = IdentityResult("unverifiable", "none", "automated client: nothing says who runs it", None)
+_UNKNOWN_PURPOSES = (UNKNOWN_PURPOSE,)
+# Identities whose address may be a person's: nobody can prove a crawler sent them (automated
+# clients and unlisted bots are unverifiable, browsers from crawler ranges undeclared).
+_MAYBE_A_PERSON = frozenset({"unverifiable", "undeclared"})
 
 
 @dataclass(frozen=True)
@@ -57,14 +64,26 @@ class Claim:
     tokens: tuple[str, ...]
     catch_all: bool
     registered: Crawler | None = None
+    kind: ClientKind = CRAWLER
+
+    @property
+    def purposes(self) -> tuple[str, ...]:
+        return _UNKNOWN_PURPOSES if self.registered is None else self.registered.purposes
 
 
 def claim_of(user_agent: str, registry: Registry) -> Claim | None:
-    """The crawler a User-Agent claims, or None for a client that claims none."""
+    """The crawler or automated client a User-Agent claims, or None for a browser.
+
+    An automated client answers to the group of its own product token (`User-agent: curl`)
+    and else to `*`, like an unlisted crawler."""
     crawler = registry.identify(user_agent)
     if crawler is not None:
         return Claim(crawler.name, crawler.robots_tokens, not crawler.ignores_catch_all, crawler)
-    if not agents.claims_crawler(user_agent, registry):
+    kind = agents.client_kind(user_agent, registry)
+    if kind == AUTOMATED:
+        token = agents.automated_token(user_agent, registry)
+        return Claim(token, (token,) if token else (), True, kind=AUTOMATED)
+    if kind != CRAWLER:
         return None
     token = agents.product_token(user_agent, registry)
     return Claim(token, (token,) if token else (), True)
@@ -98,7 +117,7 @@ def identity_of(
     if claim is None:
         return identity.undeclared(client_ip, at, ranges)
     if claim.registered is None:
-        return _UNLISTED
+        return _AUTOMATED if claim.kind == AUTOMATED else _UNLISTED
     return identity.verify(claim.registered, client_ip, at, ranges, dns, signed)
 
 
@@ -177,8 +196,13 @@ def audit(
     dns: Mapping[str, DnsAnswer] | None = None,
     pages: PageDirectivesTable | None = None,
     fetches: Mapping[FetchKey, FetchHistory] | None = None,
+    truncate_addresses: bool = False,
 ) -> dict | None:
-    """The verdict record (columns of `records.VERDICTS`), or None for a non-crawler.
+    """The verdict record (columns of `records.VERDICTS`), or None for a browser.
+
+    With `truncate_addresses` the client address of a request that may be a person's (an
+    automated client, an unverifiable claim, a browser's User-Agent from a crawler range) is
+    written as its /24 or /48 network: the audit needs it whole, the record does not.
 
     `proxies` picks the client address of an X-Forwarded-For chain; `dns` holds the reverse DNS
     of the addresses `dns_question` names (None: DNS off); `pages` is the page-directives table,
@@ -200,6 +224,8 @@ def audit(
     judgement = revised.judgement
     page = pages.lookup(host, request.path, request.ts) if pages is not None else None
     indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
+    if truncate_addresses and who.status in _MAYBE_A_PERSON:
+        client_ip = truncated(client_ip)
     return {
         "ts": request.ts,
         "host": host,
@@ -211,6 +237,8 @@ def audit(
         "user_agent": request.user_agent,
         "source": source,
         "crawler": claim.crawler,
+        "client_kind": claim.kind,
+        "purpose": claim.purposes,
         "operator": who.operator,
         "tokens": claim.tokens,
         "identity": who.status,
@@ -223,6 +251,8 @@ def audit(
         **_fetch_columns(revised),
         "indexing": indexing,
         "indexing_unseen": indexing_unseen(judgement.decision, indexing),
+        "preferences": judgement.preferences.record() if judgement.preferences else None,
+        "preference_conflicts": preference_conflicts(claim.purposes, judgement.preferences),
     }
 
 

@@ -157,6 +157,8 @@ class LineAuditor:
     # Lines that surely get no verdict are told apart from their sender, time and User-Agent
     # alone (`_surely_not_crawler`); off, every line is parsed and audited in full.
     skim: bool = True
+    # Write the client addresses of requests that may be a person's as their /24 or /48 (`audit`).
+    truncate_addresses: bool = False
     # host -> (fingerprint of its versions, their parsed history): a refresh that changes a
     # host's versions replaces its entry, and the least recently audited host goes first.
     _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
@@ -235,7 +237,8 @@ class LineAuditor:
                     continue
             history = self._history(request.host, robots_by_host)
             verdict = audit(
-                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches
+                request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches,
+                self.truncate_addresses,
             )
             yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
 

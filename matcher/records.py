@@ -95,7 +95,12 @@ ROBOTS_FETCH = (
 VERDICTS = (
     Column("ts", "timestamp", "request time (UTC)", False),
     Column("host", "string", "site host the request was made to"),
-    Column("client_ip", "string", "client address the identity was checked for", False),
+    Column(
+        "client_ip", "string",
+        "client address the identity was checked for; with --truncate-addresses, the /24 or /48 network"
+        " of unverifiable and undeclared clients",
+        False,
+    ),
     Column("method", "string", "HTTP method"),
     Column("path", "string", "path and query as requested"),
     Column(
@@ -107,6 +112,15 @@ VERDICTS = (
     Column("user_agent", "string", "User-Agent as logged"),
     Column("source", "string", "log file and line number", False),
     Column("crawler", "string", "crawler claimed by the User-Agent (registry name or product token)"),
+    Column(
+        "client_kind", "string",
+        "crawler | automated (HTTP library, tool, monitor, scanner, headless browser)", False,
+    ),
+    Column(
+        "purpose", "string_list",
+        "what the crawler's fetches are for (docs/semantics.md § Purpose); [unknown] when not in the registry",
+        False,
+    ),
     Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
     Column("tokens", "string_list", "robots.txt tokens tried, most specific first", False),
     Column("identity", "string", "verified | spoofed | unverified | unverifiable | undeclared", False),
@@ -165,6 +179,16 @@ VERDICTS = (
         " fetched took effect",
     ),
     Column("unread_for_s", "float", "how long that change had been in effect at ts, seconds"),
+    Column(
+        "preferences", "json",
+        "usage preferences in force for this request (docs/semantics.md § Usage preferences): content_signal,"
+        " content_usage with its line and path, license; null when the robots.txt in effect states none",
+    ),
+    Column(
+        "preference_conflicts", "string_list",
+        "'purpose: key=no' for each purpose of the crawler a preference in force refuses; never an access violation",
+        False,
+    ),
 )
 
 INDEXING_FINDINGS = (
@@ -203,6 +227,8 @@ DEAD_LETTERS = (
 SUMMARY = (
     Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
     Column("identity", "string", "identity status", False),
+    Column("client_kind", "string", "crawler | automated: automated clients are rows of their own", False),
+    Column("purpose", "string_list", "the crawler's purposes, as in verdicts", False),
     Column("requests", "int", "requests", False),
     Column("allowed", "int", "allowed", False),
     Column("disallowed", "int", "disallowed", False),
@@ -210,6 +236,10 @@ SUMMARY = (
     Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
     Column("before_refetch", "int", "disallowed only by a change the crawler had not fetched yet, within the grace", False),
+    Column(
+        "preference_conflicts", "int",
+        "requests (of any decision) whose crawler's purpose a usage preference in force refused", False,
+    ),
 )
 
 _CRAWL_DELAY_KEY = (

@@ -1,6 +1,8 @@
 """What the HTML report counts of a run's verdicts: requests per host, per crawler and hour,
 disallowed requests per crawler and what decided them, spoofed requests per claimed crawler by
-address and by User-Agent.
+address and by User-Agent; the disallowed requests of automated clients apart from the crawlers';
+fetches of llms.txt per crawler and identity; fetches whose crawler's purpose a usage preference
+in force refuses.
 
 Counts of parts of a run add up (`ReportCounts.merge`), so a run counts each batch of verdicts
 as it goes by and adds the batches' counts once; the report reads the sum back from
@@ -38,6 +40,7 @@ __all__ = [
     "disallowed_fields",
     "disallowed_keys",
     "top_disallowed",
+    "LLMS_TXT_PATHS",
 ]
 
 NO_LABEL = "(none)"
@@ -51,10 +54,18 @@ _HOUR = timedelta(hours=1)
 # Verdicts `ReportCounts.of` holds at once, read from a table one at a time.
 _PART = 2000
 # Where the timestamps are among a row of `to_json`'s sections (after the label).
-_TIMESTAMP_AT = {"timeline": 1}
+_TIMESTAMP_AT = {
+    "timeline": 1,
+    "automated_disallowed": 2 + DISALLOWED_FIELDS.index("version_from"),
+    "conflicts": 5,
+}
 # Where the days are among a row of the run-health sections.
 _DAY_AT = {"unjudged": 2, "identity_notes": 2}
 _VERSION_FROM = DISALLOWED_FIELDS.index("version_from")
+# What sites publish for language models to read (llmstxt.org): counted per crawler and identity.
+LLMS_TXT_PATHS = ("/llms.txt", "/llms-full.txt")
+AUTOMATED = "automated"
+_ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", *_DAY_AT})
 
 
 def label(verdict: Mapping) -> str:
@@ -65,6 +76,10 @@ def label(verdict: Mapping) -> str:
     if verdict["operator"] is not None:
         return verdict["operator"]
     return NO_LABEL
+
+
+def _is_llms_txt(path: str | None) -> bool:
+    return path is not None and path.partition("?")[0] in LLMS_TXT_PATHS
 
 
 def hour(ts: datetime) -> datetime:
@@ -91,7 +106,7 @@ def disallowed_keys(verdicts: Iterable[Mapping]) -> Counter:
     RFC 3339 text: keys of plain values, which any runner's grouping can encode and compare."""
     counts: Counter = Counter()
     for verdict in verdicts:
-        if is_disallowed(verdict):
+        if is_disallowed(verdict) and verdict.get("client_kind") != AUTOMATED:
             fields = list(disallowed_fields(verdict))
             if fields[_VERSION_FROM] is not None:
                 fields[_VERSION_FROM] = rfc3339(fields[_VERSION_FROM])
@@ -167,6 +182,11 @@ class ReportCounts:
     timeline: Counter = field(default_factory=Counter)  # (label, hour)
     spoofed_addresses: Counter = field(default_factory=Counter)  # (label, client_ip)
     spoofed_user_agents: Counter = field(default_factory=Counter)  # (label, user_agent)
+    # Automated clients are counted apart, never among the crawlers above.
+    automated_disallowed: Counter = field(default_factory=Counter)  # (label, identity, *DISALLOWED_FIELDS)
+    llms_txt: Counter = field(default_factory=Counter)  # (label, identity, path)
+    # Usage preferences the crawler's purpose conflicts with: kept apart from access violations.
+    conflicts: Counter = field(default_factory=Counter)  # (label, identity, conflict, host, path, version_from)
     # what run health reads (matcher/health.py): requests no robots.txt judged, by reason, host
     # and UTC day; and what stood in the way of an identity, by crawler, note and day
     unjudged: Counter = field(default_factory=Counter)  # (reason, host, day)
@@ -198,6 +218,17 @@ class ReportCounts:
                 start = hour(ts)
                 end = shifted(start, _HOUR)
                 day = start.date()
+            if _is_llms_txt(verdict["path"]):
+                self.llms_txt[name, verdict["identity"], verdict["path"].partition("?")[0]] += 1
+            for conflict in verdict.get("preference_conflicts") or ():
+                version = verdict["robots_version"] or {}
+                self.conflicts[
+                    name, verdict["identity"], conflict, verdict["host"], verdict["path"], version.get("effective_from")
+                ] += 1
+            if verdict.get("client_kind") == AUTOMATED:
+                if is_disallowed(verdict):
+                    self.automated_disallowed[(name, verdict["identity"], *disallowed_fields(verdict))] += 1
+                continue
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
             if verdict["decision"] == "unknown":
@@ -220,7 +251,8 @@ class ReportCounts:
         return (
             ("hosts", self.hosts), ("timeline", self.timeline),
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
-            ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
+            ("automated_disallowed", self.automated_disallowed), ("llms_txt", self.llms_txt),
+            ("conflicts", self.conflicts), ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
         )
 
     def to_json(self) -> dict:
@@ -254,8 +286,8 @@ class ReportCounts:
         counts = cls()
         for name, section in counts._sections():
             at = _TIMESTAMP_AT.get(name)
-            # a run from before run health was counted has none of its sections
-            for *key, n in document.get(name, ()) if name in _DAY_AT else document[name]:
+            # a run written before a section existed has none of its rows
+            for *key, n in document.get(name, ()) if name in _ADDED_LATER else document[name]:
                 if at is not None and key[at] is not None:
                     key[at] = parse_timestamp(key[at])
                 if name in _DAY_AT:

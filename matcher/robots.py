@@ -23,6 +23,8 @@ from matcher.agents import Registry
 from matcher.bounded import BoundedCache
 from matcher.matching import RuleIndex, RuleList, index_rules
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
+from matcher import preferences
+from matcher.preferences import Preferences, UsageRule
 from matcher.tokens import product_token
 
 __all__ = [
@@ -65,6 +67,10 @@ class Group:
     crawl_delay_line: int | None
     # What `rules` reads; Groups of the same rules that differ only in their Crawl-delay share it.
     _rules: _RuleTable = field(repr=False)
+    # Usage preferences (`matcher.preferences`): they decide nothing about access.
+    content_signal: preferences.Pairs = ()
+    content_signal_lines: tuple[int, ...] = ()
+    content_usage: tuple[UsageRule, ...] = ()  # longest normalized path first, then file order
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -105,6 +111,7 @@ class RobotsFile:
     groups: Mapping[str, Group]  # merged groups by lower-case token, `*` for the catch-all
     sitemaps: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]
+    licenses: tuple[str, ...] = ()  # RSL `License` URLs, for the whole site
     # Made with the file: read as a plain attribute, it costs a tenth less per decision than one
     # made on first use (`cached_property`) in bench/matcher_bench.py.
     _compiled: _CompiledRules = field(init=False, repr=False)
@@ -115,6 +122,16 @@ class RobotsFile:
     def decide(self, agent: str, url: str, registry: Registry) -> Decision:
         """Decide a URL for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
         return self._compiled.decide(agent, url, registry)
+
+    def preferences(self, group: Group | None, path: str) -> Preferences:
+        """The usage preferences in force for a request path (as a log carries it) decided by
+        `group`: the group's Content-Signal and Content-Usage, the file's License lines."""
+        if group is None:
+            return Preferences(licenses=self.licenses)
+        return preferences.in_force(
+            group.content_signal, group.content_signal_lines, group.content_usage, self.licenses,
+            normalized_request_path(path),
+        )
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         """Decide a URL for a crawler's robots tokens, most specific first."""
@@ -164,7 +181,12 @@ _FIELDS = {
     "disallow": "disallow",
     "crawl-delay": "crawl-delay",
     "sitemap": "sitemap",
+    "content-signal": "content-signal",
+    "content-usage": "content-usage",
+    "license": "license",
 }
+# Lines that carry usage preferences: they neither open, end nor split a group.
+_PREFERENCE_FIELDS = frozenset({"content-signal", "content-usage", "license"})
 _MISSPELLINGS = {
     "useragent": "user-agent",
     "user agent": "user-agent",
@@ -183,6 +205,8 @@ _MISSPELLINGS = {
 class _RawGroup:
     agents: list[tuple[str, int]] = field(default_factory=list)
     rules: list[tuple[str, str, int, str]] = field(default_factory=list)  # a Rule's fields
+    signals: list[tuple[preferences.Pairs, int]] = field(default_factory=list)
+    usage: list[UsageRule] = field(default_factory=list)
     # (seconds, line, start, end): the delay belongs to the user-agent lines agents[start:end]
     delays: list[tuple[float, int, int, int]] = field(default_factory=list)
     closed: bool = False  # a rule was seen: the next user-agent opens a new group
@@ -194,6 +218,7 @@ class _Parser:
     def __init__(self) -> None:
         self.groups: list[_RawGroup] = []
         self.sitemaps: list[str] = []
+        self.licenses: list[str] = []
         self.diagnostics: list[Diagnostic] = []
 
     def note(self, line: int, code: str, message: str) -> None:
@@ -224,10 +249,38 @@ class _Parser:
             self.note(number, "unknown-field", f"{name!r} is not a robots.txt field; ignored")
         elif canonical == "sitemap":
             self.sitemaps.append(value)
+        elif canonical in _PREFERENCE_FIELDS:
+            self.preference(number, canonical, value)
         elif canonical == "user-agent":
             self.user_agent(number, value)
         else:
             self.group_line(number, canonical, value)
+
+    def preference(self, number: int, kind: str, value: str) -> None:
+        """A usage-preference line: License for the whole file, the others for the group they
+        are written in (docs/semantics.md § Usage preferences)."""
+        if kind == "license":
+            problems = preferences.parse_license(value)
+            for problem in problems:
+                self.note(number, "invalid-license", f"license: {problem}; ignored")
+            if not problems:
+                self.licenses.append(value.strip())
+            return
+        if not self.groups:
+            self.note(number, f"{kind}-outside-group", f"{kind} before any user-agent line applies to no crawler; ignored")
+            return
+        group = self.groups[-1]
+        if kind == "content-signal":
+            pairs, problems = preferences.parse_content_signal(value)
+            if pairs:
+                group.signals.append((pairs, number))
+        else:
+            path, pairs, problems = preferences.parse_content_usage(value)
+            if pairs:
+                pattern = "/" if path is None else path
+                group.usage.append(UsageRule(pattern, normalize_pattern(pattern), pairs, number))
+        for problem in problems:
+            self.note(number, f"invalid-{kind}", f"{kind}: {problem}")
 
     def user_agent(self, number: int, value: str) -> None:
         if not self.groups or self.groups[-1].closed:
@@ -298,10 +351,10 @@ class _Parser:
                 common = merged.get(same_raws)
                 if common is None:
                     common = merged[same_raws] = self.merge(raws)
-                names, lines, rules = common
-                group = shared[key] = Group(names, lines, delay, delay_line, rules)
+                names, lines, rules, signals, signal_lines, usage = common
+                group = shared[key] = Group(names, lines, delay, delay_line, rules, signals, signal_lines, usage)
             groups[token] = group
-        return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)))
+        return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)), tuple(self.licenses))
 
     def group_token(self, value: str, line: int) -> str:
         if value == "*" or value[:1] == "*" and value[1:2] in (" ", "\t"):
@@ -314,15 +367,20 @@ class _Parser:
         return token
 
     @staticmethod
-    def merge(raws: list[_RawGroup]) -> tuple[tuple[str, ...], tuple[int, ...], _RuleTable]:
-        """The user-agents, their lines and the rules of groups naming one token."""
+    def merge(raws: list[_RawGroup]) -> tuple:
+        """The user-agents, their lines, the rules and the usage preferences of groups naming one token."""
         rules = [rule for raw in raws for rule in raw.rules if rule[3]]
         # Longest normalized pattern first, then allow before disallow, then file order.
         rules.sort(key=lambda r: (-len(r[3]), r[0] != "allow", r[2]))
+        signals, signal_lines = preferences.merge_signals(line for raw in raws for line in raw.signals)
+        usage = sorted((rule for raw in raws for rule in raw.usage), key=lambda r: (-len(r.normalized), r.line))
         return (
             tuple(value for raw in raws for value, _ in raw.agents),
             tuple(line for raw in raws for _, line in raw.agents),
             _RuleTable(tuple(rules)),
+            signals,
+            signal_lines,
+            tuple(usage),
         )
 
 

@@ -3,25 +3,29 @@
 Each past request is decided again by the proposal for the same crawler, with the token chain
 and catch-all choice its verdict was made with, as if the proposal had been the robots.txt in
 effect. The answer is the requests whose decision would flip, and the proposal's rule that
-flipped them. Requests are counted by what decides them first, so each distinct (tokens, path)
+flipped them; and the conflicts with usage preferences the proposal would create or remove, the
+crawler's purposes crossed with the preferences the proposal states for each request. Requests are counted by what decides them first, so each distinct (tokens, path)
 is decided once however often it was requested.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from matcher import robots
+from matcher.preferences import conflicts as preference_conflicts
 
 __all__ = [
     "ALLOWED_TO_DISALLOWED",
     "CHANGES",
+    "CONFLICT_CHANGES",
     "CrawlerChange",
     "DISALLOWED_TO_ALLOWED",
     "Flip",
     "Outcome",
     "PastRequest",
+    "PreferenceChange",
     "by_crawler",
     "redecide",
 ]
@@ -29,6 +33,7 @@ __all__ = [
 ALLOWED_TO_DISALLOWED = "allowed-to-disallowed"
 DISALLOWED_TO_ALLOWED = "disallowed-to-allowed"
 CHANGES = (ALLOWED_TO_DISALLOWED, DISALLOWED_TO_ALLOWED)
+CONFLICT_CHANGES = ("created", "removed")
 # Every kind of disallowed verdict: the crawler should not have fetched, whatever the nuance.
 _WAS_DISALLOWED = frozenset(
     {"disallowed", "disallowed-within-grace", "disallowed-before-refetch", "disallowed-between-captures"}
@@ -45,6 +50,20 @@ class PastRequest:
     catch_all: bool
     path: str
     decision: str
+    purposes: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()  # the verdict's preference conflicts
+
+
+@dataclass(frozen=True)
+class PreferenceChange:
+    """Requests of one crawler and identity whose conflict with a usage preference the proposal
+    would create or remove."""
+
+    crawler: str | None
+    identity: str
+    change: str  # CONFLICT_CHANGES
+    conflict: str  # "purpose: key=no"
+    requests: int
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,9 @@ class Outcome:
     flips: tuple[Flip, ...]
     unknown_now_allowed: int
     unknown_now_disallowed: int
+    preference_changes: tuple[PreferenceChange, ...] = ()
+    # (purpose, change) -> flipped requests; a crawler of several purposes counts under each
+    by_purpose: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def unchanged(self) -> int:
@@ -80,8 +102,14 @@ def redecide(requests: Mapping[PastRequest, int], proposal: robots.RobotsFile) -
     """Decide every counted request again under `proposal`; flips most requests first."""
     flips = []
     unknown = Counter()
+    conflicts: Counter = Counter()
+    by_purpose: Counter = Counter()
     for request, count in requests.items():
         decision = proposal.decide_path(request.tokens, request.path, request.catch_all)
+        now = set(preference_conflicts(request.purposes, proposal.preferences(decision.group, request.path)))
+        for change, found in (("created", now - set(request.conflicts)), ("removed", set(request.conflicts) - now)):
+            for conflict in found:
+                conflicts[request.crawler, request.identity, change, conflict] += count
         if request.decision == "unknown":
             unknown[decision.allowed] += count
             continue
@@ -89,11 +117,17 @@ def redecide(requests: Mapping[PastRequest, int], proposal: robots.RobotsFile) -
         if decision.allowed == was_allowed:
             continue
         change = DISALLOWED_TO_ALLOWED if decision.allowed else ALLOWED_TO_DISALLOWED
+        for purpose in request.purposes:
+            by_purpose[purpose, change] += count
         flips.append(
             Flip(request.crawler, request.identity, change, request.path, decision.rule, decision.reason, count)
         )
     merged = _merge(flips)
-    return Outcome(sum(requests.values()), merged, unknown[True], unknown[False])
+    changes = tuple(
+        PreferenceChange(*key, n)
+        for key, n in sorted(conflicts.items(), key=lambda kv: (-kv[1], kv[0][0] or "", kv[0][1:]))
+    )
+    return Outcome(sum(requests.values()), merged, unknown[True], unknown[False], changes, dict(by_purpose))
 
 
 def _merge(flips: Iterable[Flip]) -> tuple[Flip, ...]:

@@ -34,6 +34,23 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> Path:
     return path
 
 
+# A JSON Lines access log of tests' own: these keys name the fields (`--field-map`).
+JSONL_LOG_FIELDS = {"ts": "ts", "client_ip": "ip", "host": "host", "method": "method", "target": "target",
+                    "status": "status", "user_agent": "ua"}
+
+
+def jsonl_log_run(folder: Path, requests: Iterable[dict], *extra: str) -> list[str]:
+    """The argv of a local run over `requests` (each with the keys of `JSONL_LOG_FIELDS`) written
+    as FOLDER/access.jsonl, with FOLDER/robots.jsonl as history and the sample's ranges, into
+    FOLDER/out."""
+    write_jsonl(folder / "access.jsonl", requests)
+    return [
+        f"--logs={folder / 'access.jsonl'}", "--log-format=jsonl", f"--field-map={json.dumps(JSONL_LOG_FIELDS)}",
+        f"--robots={folder / 'robots.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
+        f"--out={folder / 'out'}", "--runner=FnApiRunner", *extra,
+    ]
+
+
 def read_jsonl(folder: Path, pattern: str = "part*.jsonl") -> list[dict]:
     """Every row of the JSON Lines files of `folder` matching `pattern`, the files in name order."""
     return [json.loads(line) for part in sorted(folder.glob(pattern)) for line in part.read_text().splitlines()]

@@ -173,7 +173,8 @@ class HostHistory:
     ) -> Judgement:
         """Judge by the parsed body of version `index`."""
         version = self._versions[index]
-        decision = self._robots_file(index).decide_path(tokens, path, catch_all)
+        parsed = self._robots_file(index)
+        decision = parsed.decide_path(tokens, path, catch_all)
         group = decision.group
         return Judgement(
             ALLOWED if decision.allowed else DISALLOWED,
@@ -183,6 +184,7 @@ class HostHistory:
             match=decision,
             crawl_delay=None if group is None else group.crawl_delay,
             crawl_delay_line=None if group is None else group.crawl_delay_line,
+            preferences=parsed.preferences(group, path),
         )
 
     def _robots_file(self, index: int) -> robots.RobotsFile:

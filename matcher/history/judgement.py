@@ -6,6 +6,7 @@ from typing import Literal
 
 from matcher import robots
 from matcher.history.versions import RobotsVersion
+from matcher.preferences import Preferences
 
 __all__ = [
     "ALLOWED",
@@ -60,3 +61,5 @@ class Judgement:
     crawl_delay_line: int | None = None
     grace_version: RobotsVersion | None = None
     later_version: RobotsVersion | None = None
+    # The usage preferences of the body that decided, for the group and path it decided by.
+    preferences: Preferences | None = None

@@ -15,6 +15,7 @@ from pathlib import Path
 from config.registry import load_registry
 from config.snapshots import KEY_DIRECTORIES, default_ranges_dir, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
+from matcher.agents import AUTOMATED
 from matcher.identity import IdentityResult, reverse_dns_address
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from pipeline.cli.terminal import say
@@ -39,6 +40,8 @@ def verify(args: argparse.Namespace) -> int:
     for problem in ranges.problems:
         print(f"crawl-audit: ranges: {printable(problem)}", file=sys.stderr)
     claim = claim_of(args.user_agent, registry)
+    if claim is not None and claim.kind == AUTOMATED:
+        claim = None  # an HTTP library or tool claims to be no crawler: there is no claim to check
     ip = args.ip.strip()
     answers = None
     if resolver is not None:

@@ -335,6 +335,13 @@ def _run_command(commands) -> None:
         "X-Forwarded-For address outside them (default: the connecting address)",
     )
 
+    identity_flags.add_argument(
+        "--truncate-addresses", action="store_true",
+        help="write the client address of automated, unverifiable and undeclared (browser-like) clients as its "
+        "/24 (IPv4) or /48 (IPv6) network, for sites that must not keep personal data; verified and spoofed "
+        "crawlers keep theirs, the evidence of their identity",
+    )
+
     streaming = command.add_argument_group("streaming (with --streaming)")
     streaming.add_argument("--streaming", action="store_true", help="run continuously on a stream of log lines")
     streaming.add_argument("--poll-interval", type=arguments.duration, metavar="DURATION", default="30s", help="how often the --logs folder is listed")

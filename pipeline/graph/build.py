@@ -129,6 +129,7 @@ def line_auditor(settings: RunSettings) -> LineAuditor:
         grace=settings.history.cache_grace,
         proxies=settings.identity.proxies,
         pages=_page_directives(inputs.page_directives),
+        truncate_addresses=settings.identity.truncate_addresses,
     )
 
 

@@ -59,6 +59,7 @@ class IdentitySettings:
     dns_retries: int
     dns_concurrency: int
     proxies: TrustedProxies
+    truncate_addresses: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             dns_retries=args.dns_retries,
             dns_concurrency=args.dns_concurrency,
             proxies=args.trusted_proxies,
+            truncate_addresses=args.truncate_addresses,
         ),
         history=HistorySettings(cache_grace=args.cache_grace, error_limit=args.error_limit),
         crawl_delay=CrawlDelaySettings(window=args.window, allowed_lateness=args.allowed_lateness),

@@ -34,7 +34,8 @@ class CountDecisions(beam.CombineFn):
 
 
 class Summarize(beam.PTransform):
-    """Verdict batches -> one row per (crawler, identity): requests and each decision's count."""
+    """Verdict batches -> one row per (crawler, identity, client kind, purpose): requests and each
+    decision's count."""
 
     def expand(self, verdict_batches):
         return (
@@ -45,29 +46,50 @@ class Summarize(beam.PTransform):
         )
 
 
-def decisions_per_crawler(verdicts: list[dict]) -> Iterator[tuple[tuple[str | None, str], Counter]]:
-    counts: dict[tuple[str | None, str], Counter] = {}
+SummaryKey = tuple[str | None, str, str, tuple[str, ...]]
+# Counted beside the decisions: requests with a usage-preference conflict, whatever their decision.
+_CONFLICTS = "preference-conflicts"
+
+
+def summary_key(verdict: dict) -> SummaryKey:
+    """The summary row a verdict is counted in."""
+    return (
+        verdict["crawler"] or verdict["operator"], verdict["identity"], verdict["client_kind"], tuple(verdict["purpose"])
+    )
+
+
+def decisions_per_crawler(verdicts: list[dict]) -> Iterator[tuple[SummaryKey, Counter]]:
+    counts: dict[SummaryKey, Counter] = {}
     for verdict in verdicts:
-        key = (verdict["crawler"] or verdict["operator"], verdict["identity"])
+        key = summary_key(verdict)
         of_key = counts.get(key)
         if of_key is None:
             of_key = counts[key] = Counter()
-        of_key[verdict["decision"]] += 1
+        of_key.update(decision_counts(verdict))
     return iter(counts.items())
 
 
-def summary_row(key: tuple[str | None, str], counts: Counter) -> dict:
-    crawler, identity = key
+def decision_counts(verdict: dict) -> tuple[str, ...]:
+    """What a verdict adds to its summary row's counts: its decision, and whether it conflicts
+    with a usage preference."""
+    return (verdict["decision"], _CONFLICTS) if verdict["preference_conflicts"] else (verdict["decision"],)
+
+
+def summary_row(key: SummaryKey, counts: Counter) -> dict:
+    crawler, identity, client_kind, purpose = key
     return {
         "crawler": crawler,
         "identity": identity,
-        "requests": sum(counts.values()),
+        "client_kind": client_kind,
+        "purpose": purpose,
+        "requests": sum(n for decision, n in counts.items() if decision != _CONFLICTS),
         "allowed": counts["allowed"],
         "disallowed": counts["disallowed"],
         "within_grace": counts["disallowed-within-grace"],
         "between_captures": counts["disallowed-between-captures"],
         "unknown": counts["unknown"],
         "before_refetch": counts["disallowed-before-refetch"],
+        "preference_conflicts": counts[_CONFLICTS],
     }
 
 

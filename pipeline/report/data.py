@@ -68,6 +68,9 @@ class ReportData:
     counts: ReportCounts = field(default_factory=ReportCounts)
     spoofing: dict[str, Spoofing] = field(default_factory=lambda: defaultdict(Spoofing))
     requests_by_host: Counter = field(default_factory=Counter)
+    automated_disallowed: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # client -> Disallowed -> n
+    llms_txt: Counter = field(default_factory=Counter)  # (crawler, identity, path) -> n
+    conflicts: Counter = field(default_factory=Counter)  # (crawler, identity, conflict, host, path, version) -> n
     robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
@@ -127,6 +130,10 @@ def gather(out: str) -> ReportData:
         data.spoofing[crawler].addresses[ip] += n
     for (crawler, user_agent), n in counts.spoofed_user_agents.items():
         data.spoofing[crawler].user_agents[user_agent] += n
+    for (client, *fields), n in counts.automated_disallowed.items():
+        data.automated_disallowed[client][Disallowed(*fields)] += n
+    data.llms_txt.update(counts.llms_txt)
+    data.conflicts.update(counts.conflicts)
     return data
 
 

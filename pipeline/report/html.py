@@ -34,6 +34,9 @@ SECTIONS = (
     ("timeline", "Timeline"),
     ("disallowed", "Disallowed"),
     ("spoofing", "Spoofing"),
+    ("preferences", "Preference conflicts"),
+    ("automated", "Automated clients"),
+    ("llms-txt", "llms.txt"),
     ("crawl-delay", "Crawl-delay"),
     ("robots-versions", "robots.txt versions"),
     ("robots-readers", "Who reads your robots.txt"),
@@ -110,6 +113,9 @@ def render(data: ReportData) -> str:
         _timeline(data),
         _disallowed(data),
         _spoofing(data),
+        _preference_conflicts(data),
+        _automated(data),
+        _llms_txt(data),
         _crawl_delay(data),
         _robots_versions(data),
         _robots_readers(data),
@@ -184,6 +190,11 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
+def _of_kind(rows: Sequence[dict], kind: str) -> list[dict]:
+    """Summary rows of crawlers or of automated clients (a run from before client kinds has only crawlers)."""
+    return [row for row in rows if row.get("client_kind", "crawler") == kind]
+
+
 def _reasons_text(reasons: dict) -> str:
     """Why lines held no request: `no-request 12, not-http 3`, or what such lines are when none."""
     if not reasons:
@@ -194,8 +205,11 @@ def _reasons_text(reasons: dict) -> str:
 def _overview(data: ReportData) -> str:
     counts = data.summary.counts
     lines = counts.get("lines", 0)
+    crawler_rows = _of_kind(data.summary.rows, "crawler")
+    automated = sum(row["requests"] for row in _of_kind(data.summary.rows, "automated"))
     where = [
-        ("crawler verdicts", counts.get("verdicts", 0)),
+        ("crawler verdicts", counts.get("verdicts", 0) - automated),
+        ("automated clients (HTTP libraries, tools, monitors, scanners)", automated),
         ("non-crawlers (counted, not written)", counts.get("skipped", 0)),
         ("not requests (" + _reasons_text(counts.get("not_request_reasons") or {}) + ")", counts.get("not_requests", 0)),
         ("dead letters (see dead_letters/)", counts.get("dead_letters", 0)),
@@ -205,9 +219,9 @@ def _overview(data: ReportData) -> str:
         f'<p class="warn">{lines - accounted:,} lines unaccounted for.</p>' if accounted != lines else ""
     )
     by_identity = Counter()
-    for row in data.summary.rows:
+    for row in crawler_rows:
         by_identity[row["identity"]] += row["requests"]
-    verdicts = counts.get("verdicts", 0)
+    verdicts = counts.get("verdicts", 0) - automated
     identities = [(i, by_identity[i], _share(by_identity[i], verdicts)) for i in _IDENTITIES if by_identity[i]]
     return _section(
         "overview",
@@ -234,7 +248,7 @@ def _ordered_summary(rows: Sequence[dict]) -> list[dict]:
 
 
 def _crawlers(data: ReportData) -> str:
-    rows = _ordered_summary(data.summary.rows)
+    rows = _ordered_summary(_of_kind(data.summary.rows, "crawler"))
     shown = rows[:TOP_CRAWLERS]
     chart = charts.stacked_bars(
         "Requests per crawler and identity, by decision",
@@ -256,7 +270,95 @@ def _crawlers(data: ReportData) -> str:
         "Per claimed crawler and identity: requests and how robots.txt decided them."
         " Within grace: disallowed by the version in effect, allowed by one the crawler may still have cached."
         " Between captures: the robots.txt changed at an unknown time, and only the older version disallowed.",
-        chart, more, table,
+        chart, more, table, _purposes(rows),
+    )
+
+
+def _purposes(rows: Sequence[dict]) -> str:
+    """Crawler requests per purpose; a crawler of several purposes counts under each."""
+    by_purpose: dict[str, list[int]] = {}
+    for row in rows:
+        for purpose in row.get("purpose") or ("unknown",):
+            counts = by_purpose.setdefault(purpose, [0] * len(_COLUMNS))
+            for i, column in enumerate(_COLUMNS):
+                counts[i] += row[column]
+    ranked = sorted(by_purpose.items(), key=lambda item: (-item[1][0], item[0]))
+    return (
+        '<h3>By purpose</h3><p class="note">What the registry says each crawler fetches for'
+        " (docs/semantics.md § Purpose); a crawler of several purposes is counted under each.</p>"
+        + _table(
+            ("purpose", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
+            [(purpose, *counts) for purpose, counts in ranked],
+            1,
+            "purpose-table",
+        )
+    )
+
+
+def _automated(data: ReportData) -> str:
+    rows = _ordered_summary(_of_kind(data.summary.rows, "automated"))
+    if not rows:
+        return _section("automated", "No request came from an automated client.")
+    table = _table(
+        ("client", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
+        [(r["crawler"] or "(none)", r["identity"]) + tuple(r[c] for c in _COLUMNS) for r in rows],
+        2,
+        "automated-table",
+        ("all automated clients", "") + tuple(sum(r[c] for r in rows) for c in _COLUMNS),
+    )
+    clients = sorted(data.automated_disallowed.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    parts = [table]
+    for client, paths in clients[:TOP_CRAWLERS]:
+        top = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
+        parts.append(f"<h3>{escape(client)}: {sum(paths.values()):,} disallowed requests</h3>")
+        parts.append(_table(
+            ("host", "path", "rule as written", "line", "requests"),
+            [(d.host, d.path, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line), n) for d, n in top],
+            4,
+        ))
+    return _section(
+        "automated",
+        "HTTP libraries, tools, monitors, scanners and headless browsers: audited by the group of their own"
+        " product token where robots.txt has one, else by the * group. Nothing proves who runs them"
+        " (identity unverifiable); they are counted here, never among the crawlers.",
+        *parts,
+    )
+
+
+def _preference_conflicts(data: ReportData) -> str:
+    intro = (
+        "Fetches by crawlers whose purpose a usage preference in force refused (Content-Signal, aipref"
+        " Content-Usage): what the site asked about the use of its content, not about access, so they are"
+        " kept apart from the disallowed requests. Each purpose of a crawler counts on its own."
+    )
+    if not data.conflicts:
+        return _section("preferences", intro + " None: no crawler fetched against a preference for its purpose.")
+    per_crawler = Counter()
+    for (crawler, identity, conflict, *_), n in data.conflicts.items():
+        per_crawler[crawler, identity, conflict] += n
+    summary = _table(
+        ("crawler", "identity", "purpose: preference", "requests"),
+        [(*key, n) for key, n in sorted(per_crawler.items(), key=lambda kv: (-kv[1], kv[0]))],
+        3,
+        "conflicts-table",
+    )
+    top = sorted(data.conflicts.items(), key=lambda kv: (-kv[1], repr(kv[0])))[:TOP_ROWS]
+    paths = _table(
+        ("crawler", "identity", "purpose: preference", "host", "path", "robots.txt version", "requests"),
+        [(*key, n) for key, n in top],
+        6,
+    )
+    return _section("preferences", intro, summary, "<h3>By path</h3>", paths, _more(len(data.conflicts), TOP_ROWS, "paths"))
+
+
+def _llms_txt(data: ReportData) -> str:
+    if not data.llms_txt:
+        return _section("llms-txt", "No request fetched /llms.txt or /llms-full.txt.")
+    rows = sorted(data.llms_txt.items(), key=lambda kv: (-kv[1], kv[0]))
+    return _section(
+        "llms-txt",
+        "Fetches of /llms.txt and /llms-full.txt, the files sites publish for language models, per crawler and identity.",
+        _table(("crawler", "identity", "path", "requests"), [(*key, n) for key, n in rows], 3, "llms-txt-table"),
     )
 
 
@@ -487,7 +589,8 @@ _NO_FETCH_SEEN = (
 
 def _robots_readers(data: ReportData) -> str:
     found = robots_readers.readers(data.robots_fetches)
-    unread = robots_readers.unread_by(data.summary.rows, data.robots_fetches)
+    # Automated clients are not expected to read robots.txt; their section says how robots.txt judged them.
+    unread = robots_readers.unread_by(_of_kind(data.summary.rows, "crawler"), data.robots_fetches)
     parts = []
     if found:
         parts.append(_table(
@@ -652,6 +755,27 @@ def _whatif(digest: dict) -> str:
         "whatif-table",
     )
     parts = [totals]
+    conflicts = digest.get("preference_conflicts")
+    if conflicts and conflicts["rows"]:
+        parts.append(
+            f"<h3>Preference conflicts: {conflicts['created']:,} created, {conflicts['removed']:,} removed</h3>"
+            '<p class="note">Usage preferences of the proposal that the crawlers\' purposes would go against'
+            " (or no longer), apart from access.</p>"
+        )
+        parts.append(_table(
+            ("change", "crawler", "identity", "purpose: preference", "requests"),
+            [(r["change"], r["crawler"] or "(undeclared)", r["identity"], r["conflict"], r["requests"]) for r in conflicts["rows"]],
+            4,
+            "whatif-conflicts-table",
+        ))
+    if digest.get("by_purpose"):
+        parts.append("<h3>Flips by purpose</h3>")
+        parts.append(_table(
+            ("purpose", "allowed -> disallowed", "disallowed -> allowed"),
+            [(p, c["allowed-to-disallowed"], c["disallowed-to-allowed"]) for p, c in digest["by_purpose"].items()],
+            1,
+            "whatif-purpose-table",
+        ))
     for crawler in digest["crawlers"]:
         name = f"{crawler['crawler'] or '(undeclared)'} ({crawler['identity']})"
         for change, words in (("allowed-to-disallowed", "allowed -> disallowed"), ("disallowed-to-allowed", "disallowed -> allowed")):

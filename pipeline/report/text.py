@@ -63,9 +63,13 @@ def render(summary: RunSummary) -> str:
     counts = summary.counts
     lines_read = counts.get("lines", 0)
     accounted = sum(counts.get(key, 0) for key in ("verdicts", "skipped", "not_requests", "dead_letters"))
+    crawler_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "crawler"]
+    automated_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "automated"]
+    automated = sum(row["requests"] for row in automated_rows)
     out = [
         f"lines read            {lines_read:>9,}",
-        f"  crawler verdicts    {counts.get('verdicts', 0):>9,}",
+        f"  crawler verdicts    {counts.get('verdicts', 0) - automated:>9,}",
+        f"  automated clients   {automated:>9,}  (HTTP libraries, tools, monitors, scanners, headless browsers)",
         f"  non-crawlers        {counts.get('skipped', 0):>9,}  (counted, not written)",
         f"  not requests        {counts.get('not_requests', 0):>9,}{_not_request_reasons(counts)}",
         f"  dead letters        {counts.get('dead_letters', 0):>9,}  (unparseable lines, see dead_letters/)",
@@ -73,8 +77,14 @@ def render(summary: RunSummary) -> str:
     if accounted != lines_read:
         out.append(f"  WARNING: {lines_read - accounted:,} lines unaccounted for")
     out.append("")
-    out.append(_table(summary.rows))
+    out.append(_table(crawler_rows))
     out.append("")
+    out.extend(_purpose_section(crawler_rows))
+    out.extend(_conflicts_section(crawler_rows))
+    if automated_rows:
+        out.append("automated clients: audited by their own product token's group, else `*`; nothing proves who runs them")
+        out.append(_table(automated_rows, "client"))
+        out.append("")
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     out.extend(_indexing_section(summary.indexing_findings))
     out.extend(_between_captures_section(summary.between_captures))
@@ -137,7 +147,39 @@ def _indexing_section(findings: Sequence[dict]) -> list[str]:
     return lines
 
 
-def _table(rows: Sequence[dict]) -> str:
+def _purpose_section(rows: Sequence[dict]) -> list[str]:
+    """Crawler requests per purpose; a crawler of several purposes counts under each."""
+    by_purpose: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        for purpose in row.get("purpose") or ("unknown",):
+            by_purpose[purpose][0] += row["requests"]
+            by_purpose[purpose][1] += (
+                row["disallowed"] + row["within_grace"] + row["between_captures"] + row.get("before_refetch", 0)
+            )
+    if not by_purpose:
+        return []
+    ranked = sorted(by_purpose.items(), key=lambda item: (-item[1][0], item[0]))
+    cells = [("purpose", "requests", "disallowed")] + [(p, f"{n:,}", f"{d:,}") for p, (n, d) in ranked]
+    return ["crawler requests by purpose (a crawler of several purposes counts under each)"] + _aligned(
+        cells, text_columns=1, indent="  "
+    ) + [""]
+
+
+def _conflicts_section(rows: Sequence[dict]) -> list[str]:
+    """Requests against a usage preference for the crawler's purpose, apart from access violations."""
+    rows = sorted((r for r in rows if r.get("preference_conflicts")), key=lambda r: (-r["preference_conflicts"], r["crawler"] or ""))
+    if not rows:
+        return []
+    cells = [("crawler", "identity", "requests")] + [
+        (r["crawler"] or "(none)", r["identity"], f"{r['preference_conflicts']:,}") for r in rows[:_CRAWLERS_SHOWN]
+    ]
+    return [
+        "preference conflicts: fetches whose crawler's purpose a Content-Signal or Content-Usage in force refused"
+        " (not access violations; see verdicts.preference_conflicts)"
+    ] + _aligned(cells, text_columns=2, indent="  ") + [""]
+
+
+def _table(rows: Sequence[dict], name: str = "crawler") -> str:
     """Per crawler and identity, the crawlers with most requests first; past `_CRAWLERS_SHOWN`
     crawlers the rest are summed in one row, since anyone can send requests under new names."""
     totals: dict[str, int] = defaultdict(int)
@@ -149,14 +191,14 @@ def _table(rows: Sequence[dict]) -> str:
         (row for row in rows if (row["crawler"] or "") in shown),
         key=lambda r: (shown[r["crawler"] or ""], _identity_rank(r["identity"])),
     )
-    cells = [("crawler", "identity") + _COLUMNS] + [
+    cells = [(name, "identity") + _COLUMNS] + [
         (row["crawler"] or "(none)", row["identity"]) + tuple(f"{row[c]:,}" for c in _COLUMNS) for row in listed
     ]
     hidden = len(ranked) - len(shown)
     if hidden:
         rest = [row for row in rows if (row["crawler"] or "") not in shown]
         cells.append(
-            (f"({hidden:,} more crawlers)", "-") + tuple(f"{sum(row[c] for row in rest):,}" for c in _COLUMNS)
+            (f"({hidden:,} more {name}s)", "-") + tuple(f"{sum(row[c] for row in rest):,}" for c in _COLUMNS)
         )
     return "\n".join(_aligned(cells, text_columns=2))
 

@@ -21,7 +21,7 @@ from config.registry import load_registry
 from matcher import records, robots
 from matcher.agents import Registry
 from matcher.hosts import host_key
-from matcher.whatif import CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
+from matcher.whatif import CHANGES, CONFLICT_CHANGES, Flip, Outcome, PastRequest, by_crawler, redecide
 from pipeline.tables import reading as tables
 from matcher.printable import printable
 from matcher.timerange import parse_duration
@@ -31,7 +31,7 @@ from pipeline.tables.run_folder import read_manifest
 
 FOLDER = "whatif"
 SUMMARY = "summary.json"
-_VERDICT_COLUMNS = ["ts", "host", "crawler", "identity", "tokens", "path", "decision"]
+_VERDICT_COLUMNS = ["ts", "host", "crawler", "identity", "tokens", "path", "decision", "purpose", "preference_conflicts"]
 _CHANGE_WORDS = {"allowed-to-disallowed": "allowed -> disallowed", "disallowed-to-allowed": "disallowed -> allowed"}
 
 
@@ -66,11 +66,12 @@ def past_requests(question: Question, registry: Registry) -> Counter:
         hosts.update(dict(zip(values.to_pylist(), counts.to_pylist())))
         chosen = table.filter(mask)
         chosen = chosen.append_column("chain", pc.binary_join(chosen["tokens"], "\n"))
-        grouped = chosen.group_by(["crawler", "identity", "chain", "path", "decision"]).aggregate(
-            [("identity", "count", pc.CountOptions(mode="all"))]
-        )
-        for crawler, identity, chain, path, decision, count in zip(*(c.to_pylist() for c in grouped.columns)):
-            counted[(crawler, identity, chain, path, decision)] += count
+        chosen = chosen.append_column("purposes", pc.binary_join(chosen["purpose"], "\n"))
+        chosen = chosen.append_column("conflicts", pc.binary_join(chosen["preference_conflicts"], "\n"))
+        keys = ["crawler", "identity", "chain", "path", "decision", "purposes", "conflicts"]
+        grouped = chosen.group_by(keys).aggregate([("identity", "count", pc.CountOptions(mode="all"))])
+        for *key, count in zip(*(grouped[name].to_pylist() for name in [*keys, "identity_count"])):
+            counted[tuple(key)] += count
     if not counted:
         # Most likely a mistyped host or range: say so rather than report that nothing changes.
         if timed:
@@ -79,9 +80,9 @@ def past_requests(question: Question, registry: Registry) -> Counter:
         raise ValueError(f"no verdicts of {host} in {question.out}; hosts with most: {known or 'none'}")
     catch_all = {crawler: _obeys_catch_all(crawler, registry) for crawler, *_ in counted}
     requests: Counter = Counter()
-    for (crawler, identity, chain, path, decision), n in counted.items():
-        tokens = tuple(chain.split("\n")) if chain else ()
-        requests[PastRequest(crawler, identity, tokens, catch_all[crawler], path or "", decision)] += n
+    for (crawler, identity, chain, path, decision, purposes, conflicts), n in counted.items():
+        tokens, purpose, conflict = (tuple(text.split("\n")) if text else () for text in (chain, purposes, conflicts))
+        requests[PastRequest(crawler, identity, tokens, catch_all[crawler], path or "", decision, purpose, conflict)] += n
     return requests
 
 
@@ -140,6 +141,17 @@ def summary(question: Question, outcome: Outcome, top: int = 10) -> dict:
         "flipped": {change: sum(f.requests for f in outcome.flips if f.change == change) for change in CHANGES},
         "unknown_now_allowed": outcome.unknown_now_allowed,
         "unknown_now_disallowed": outcome.unknown_now_disallowed,
+        "by_purpose": {
+            purpose: {change: outcome.by_purpose.get((purpose, change), 0) for change in CHANGES}
+            for purpose in sorted({purpose for purpose, _ in outcome.by_purpose})
+        },
+        "preference_conflicts": {
+            **{change: sum(c.requests for c in outcome.preference_changes if c.change == change) for change in CONFLICT_CHANGES},
+            "rows": [
+                {"crawler": c.crawler, "identity": c.identity, "change": c.change, "conflict": c.conflict, "requests": c.requests}
+                for c in outcome.preference_changes[:top * 5]
+            ],
+        },
         "crawlers": [
             {
                 "crawler": change.crawler,
@@ -285,6 +297,19 @@ def render(digest: dict) -> str:
         out.append(
             f"  no robots.txt version then: {unknown:,} (the proposal would allow"
             f" {digest['unknown_now_allowed']:,}, disallow {digest['unknown_now_disallowed']:,})"
+        )
+    conflicts = digest.get("preference_conflicts")
+    if conflicts and (conflicts["created"] or conflicts["removed"]):
+        out.append(
+            f"  preference conflicts: {conflicts['created']:,} created, {conflicts['removed']:,} removed"
+            " (usage preferences the crawlers' purposes would go against; not access)"
+        )
+        for row in conflicts["rows"]:
+            out.append(f"    {row['requests']:>9,}  {row['change']:<8}  {row['crawler'] or '(undeclared)'} ({row['identity']})  {row['conflict']}")
+    for purpose, changes in (digest.get("by_purpose") or {}).items():
+        out.append(
+            f"  purpose {purpose}: {changes['allowed-to-disallowed']:,} allowed -> disallowed,"
+            f" {changes['disallowed-to-allowed']:,} disallowed -> allowed"
         )
     for crawler in digest["crawlers"]:
         name = crawler["crawler"] or "(undeclared)"

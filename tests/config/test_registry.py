@@ -147,6 +147,7 @@ def _base() -> dict:
                 "robots_tokens": ["examplebot"],
                 "honours_robots": True,
                 "honours_crawl_delay": False,
+                "purposes": ["search-engine"],
                 "ranges": ["examplebot"],
                 "rdns_suffixes": ["crawl.example.com"],
             },
@@ -158,6 +159,7 @@ def _base() -> dict:
                 "robots_tokens": ["otherbot", "examplebot"],
                 "honours_robots": False,
                 "honours_crawl_delay": False,
+                "purposes": ["seo-tool", "research"],
             },
         ],
     }
@@ -254,6 +256,11 @@ def _unknown_top_level(document):
          "is not a token"),
         (_crawler_change(0, source="webmeup-crawler.com"), "crawlers[0] 'ExampleBot'", "source",
          "URL of the page"),
+        (_crawler_drop(0, "purposes"), "crawlers[0] 'ExampleBot'", "purposes", "missing"),
+        (_crawler_change(0, purposes=[]), "crawlers[0] 'ExampleBot'", "purposes", "at least one purpose"),
+        (_crawler_change(0, purposes=["spam"]), "crawlers[0] 'ExampleBot'", "purposes", "'spam' is not a purpose"),
+        (_crawler_change(0, purposes=["unknown"]), "crawlers[0] 'ExampleBot'", "purposes", "'unknown' is not a purpose"),
+        (_crawler_change(0, purposes=["preview", "preview"]), "crawlers[0] 'ExampleBot'", "purposes", "twice"),
         (_unused_source, "range_sources 'spare'", None, "no crawler uses it"),
         (_bad_source_url, "range_sources 'examplebot'", "url", "http(s) URL"),
         (_unknown_top_level, "top level", "crawler", "unknown key"),
@@ -304,3 +311,18 @@ def test_missing_file_and_non_mapping_document(tmp_path):
 def test_registry_error_is_a_value_error():
     assert issubclass(RegistryError, ValueError)
     assert DEFAULT_PATH.name == "crawlers.yaml" and DEFAULT_PATH.is_file()
+
+
+def test_every_shipped_crawler_has_a_documented_purpose(registry):
+    by_name = {crawler.name: crawler.purposes for crawler in registry.crawlers}
+    assert all(by_name.values())
+    assert by_name["Googlebot"] == ("search-engine",)
+    assert by_name["GPTBot"] == ("ai-training",)
+    assert by_name["OAI-SearchBot"] == ("ai-search",)
+    assert by_name["ChatGPT-User"] == ("ai-user-triggered",)
+    assert by_name["AhrefsBot"] == ("seo-tool", "search-engine")
+    assert by_name["CCBot"] == ("archiver", "ai-training")
+    assert by_name["facebookexternalhit"] == ("preview",)
+    semantics = (DEFAULT_PATH.parents[1] / "docs" / "semantics.md").read_text("utf-8")
+    for purpose in {p for purposes in by_name.values() for p in purposes}:
+        assert f"| `{purpose}` |" in semantics, purpose

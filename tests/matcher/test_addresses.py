@@ -120,3 +120,13 @@ def test_the_request_day_is_the_date_of_the_same_moment_written_in_utc(local, of
     moment = local.replace(tzinfo=offset)
     utc = (local - offset.utcoffset(None)).replace(tzinfo=timezone.utc)
     assert request_day(moment) == utc.date()
+
+
+def test_truncated_keeps_the_network_a_provider_hands_out():
+    from matcher.addresses import truncated
+
+    assert truncated("198.51.100.213") == "198.51.100.0/24"
+    assert truncated("::ffff:198.51.100.213") == "198.51.100.0/24"
+    assert truncated("2001:db8:aaaa:bbbb::1") == "2001:db8:aaaa::/48"
+    assert truncated("[2001:db8::1]") == "2001:db8::/48"
+    assert truncated("unknown") == "unknown"

@@ -231,6 +231,7 @@ def _tiny_registry() -> dict:
                 "robots_tokens": ["bot"],
                 "honours_robots": True,
                 "honours_crawl_delay": False,
+                "purposes": ["search-engine"],
             }
         ],
     }

@@ -106,6 +106,8 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "user_agent": GOOGLEBOT,
         "source": SOURCE,
         "crawler": "Googlebot",
+        "client_kind": "crawler",
+        "purpose": ("search-engine",),
         "operator": "Google",
         "tokens": ("googlebot",),
         "identity": "verified",
@@ -130,6 +132,8 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "crawl_delay_line": None,
         "indexing": None,
         "indexing_unseen": False,
+        "preferences": None,
+        "preference_conflicts": (),
         "robots_fetch": None,
         "grace_assumed": False,
         "unread_change": None,
@@ -254,7 +258,6 @@ def test_an_unclaimed_request_from_a_crawler_range_is_undeclared_and_judged_by_t
     [
         (BROWSER, ELSEWHERE),
         ("", ELSEWHERE),  # no User-Agent at all
-        ("curl/8.5.0", "2001:db8::1"),
         (BROWSER, "unknown"),
         (BROWSER, "66.249.66.200"),  # Google's address space, but in no published prefix
     ],
@@ -506,11 +509,34 @@ def test_claim_of_a_registry_crawler_carries_its_token_chain_and_catch_all_choic
         ("+http://example.com/bot", Claim(None, (), True)),  # a contact claims a crawler that has no name
         (BROWSER, None),
         ("", None),
-        ("curl/8.5.0", None),
+        ("curl/8.5.0", Claim("curl", ("curl",), True, kind="automated")),
+        ("python-requests/2.32.3", Claim("python-requests", ("python-requests",), True, kind="automated")),
+        ("Java/1.8.0_151", Claim("java", ("java",), True, kind="automated")),
+        ("lwp-trivial/6.03", Claim("lwp-trivial", ("lwp-trivial",), True, kind="automated")),
     ],
 )
 def test_claim_of_other_user_agents(user_agent, claim):
     assert claim_of(user_agent, REGISTRY) == claim
+
+
+HEADLESS = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36"
+
+
+def test_an_automated_client_is_audited_by_the_catch_all_group_and_is_unverifiable():
+    verdict = verdict_of(request("/search", user_agent="python-requests/2.32.3", ip=ELSEWHERE))
+    assert (verdict["client_kind"], verdict["crawler"], verdict["purpose"]) == ("automated", "python-requests", ("unknown",))
+    assert (verdict["identity"], verdict["identity_method"], verdict["operator"]) == ("unverifiable", "none", None)
+    assert verdict["robots_group"] == ("*",)
+    assert robots_columns(verdict) == ("disallowed", "rule", "disallow", "/search", 26)
+
+
+def test_an_automated_client_answers_to_a_group_naming_its_product_token():
+    body = b"User-agent: *\nDisallow: /\n\nUser-agent: Wget\nAllow: /\n"
+    history = HostHistory([RobotsVersion("www.example.com", NOV_2 - timedelta(days=1), 200, body)])
+    wget = verdict_of(request("/x", user_agent="Wget/1.21.4", ip=ELSEWHERE), history)
+    assert (wget["client_kind"], wget["robots_group"], wget["decision"]) == ("automated", ("Wget",), "allowed")
+    headless = verdict_of(request("/x", user_agent=HEADLESS, ip=ELSEWHERE), history)
+    assert (headless["client_kind"], headless["crawler"], headless["decision"]) == ("automated", "headlesschrome", "disallowed")
 
 
 def test_identity_of_each_kind_of_claim():
@@ -524,3 +550,39 @@ def test_identity_of_each_kind_of_claim():
     dns = {YANDEX_IP: answer(YANDEX_IP, YANDEX_NAME, forward=(YANDEX_IP,))}
     assert identity_of(yandex, YANDEX_IP, NOV_2, RANGES, dns).status == "verified"
     assert identity_of(yandex, YANDEX_IP, NOV_2, RANGES).status == "unverified"
+
+
+def test_a_verdict_carries_the_preferences_of_its_group_and_version_and_the_conflicts_of_its_purpose():
+    first = b"User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n"
+    second = b"User-agent: *\nContent-Signal: search=yes, ai-train=yes\nContent-Usage: /books/ train-ai=n\nAllow: /\n"
+    history = HostHistory([
+        RobotsVersion("www.example.com", NOV_2 - timedelta(days=1), 200, first),
+        RobotsVersion("www.example.com", CHANGE, 200, second),
+    ])
+    before = verdict_of(request("/books/1", user_agent=GPTBOT, ip=ELSEWHERE), history)
+    assert before["preferences"] == {"content_signal": {"search": "yes", "ai-train": "no"}, "content_signal_lines": [2]}
+    assert (before["decision"], before["preference_conflicts"]) == ("allowed", ("ai-training: ai-train=no",))
+    after = verdict_of(request("/books/1", user_agent=GPTBOT, ip=ELSEWHERE, at=CHANGE), history)
+    assert after["preferences"]["content_usage"] == {"train-ai": "n"} and after["preferences"]["content_usage_line"] == 3
+    assert after["preference_conflicts"] == ("ai-training: train-ai=n",)
+    elsewhere = verdict_of(request("/news/1", user_agent=GPTBOT, ip=ELSEWHERE, at=CHANGE), history)
+    assert elsewhere["preference_conflicts"] == ()
+    googlebot = verdict_of(request("/books/1", at=CHANGE), history)
+    assert googlebot["preferences"] == after["preferences"] and googlebot["preference_conflicts"] == ()
+    curl = verdict_of(request("/books/1", user_agent="curl/8.5.0", ip=ELSEWHERE), history)
+    assert curl["preferences"] == before["preferences"] and curl["preference_conflicts"] == ()
+
+
+def test_truncated_addresses_hide_whoever_may_be_a_person_and_keep_the_crawlers_evidence():
+    options = {"truncate_addresses": True}
+    automated = verdict_of(request("/", user_agent="curl/8.5.0", ip="203.0.113.77"), **options)
+    assert automated["client_ip"] == "203.0.113.0/24"
+    unlisted = verdict_of(request("/", user_agent=FOOBOT, ip="2001:db8:1234:5678::9"), **options)
+    assert unlisted["client_ip"] == "2001:db8:1234::/48"
+    undeclared = verdict_of(request("/", user_agent=BROWSER, ip="66.249.66.5"), **options)
+    assert (undeclared["identity"], undeclared["client_ip"]) == ("undeclared", "66.249.66.0/24")
+    verified = verdict_of(request("/", ip=GOOGLE_IP), **options)
+    assert (verified["identity"], verified["client_ip"]) == ("verified", GOOGLE_IP)
+    spoofed = verdict_of(request("/", ip=ELSEWHERE), **options)
+    assert (spoofed["identity"], spoofed["client_ip"]) == ("spoofed", ELSEWHERE)
+    assert verdict_of(request("/", user_agent="curl/8.5.0", ip="203.0.113.77"))["client_ip"] == "203.0.113.77"

@@ -31,7 +31,7 @@ from pipeline.tables import reading as tables
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, RobotsByHost, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
-from pipeline.graph.summaries import summary_row
+from pipeline.graph.summaries import decision_counts, summary_key, summary_row
 from helpers import REPO, run_audit, run_settings
 
 SAMPLES = REPO / "samples"
@@ -181,7 +181,7 @@ def _straightforward(logs: str) -> dict[str, list]:
         windows += key_windows
     decisions = defaultdict(Counter)
     for verdict in verdicts:
-        decisions[verdict["crawler"] or verdict["operator"], verdict["identity"]][verdict["decision"]] += 1
+        decisions[summary_key(verdict)].update(decision_counts(verdict))
     counts.update(verdicts=len(verdicts), dead_letters=len(dead_letters), not_requests=sum(not_requests.values()))
     counts = {**counts, "not_request_reasons": dict(sorted(not_requests.items()))}
     return {
@@ -229,20 +229,35 @@ def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeyp
 
 def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     """What the report counts, from the verdict rows the run wrote, one row at a time."""
-    sections = ("hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents", "unjudged", "identity_notes")
+    sections = (
+        "hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents", "automated_disallowed", "llms_txt",
+        "conflicts", "unjudged", "identity_notes",
+    )
     counts = {name: Counter() for name in sections}
     for row in tables.rows(str(out), records.VERDICTS_TABLE):
         crawler = row["crawler"] if row["crawler"] is not None else row["operator"]
         crawler = "(none)" if crawler is None else crawler
         hour = datetime.fromisoformat(row["ts"]).astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
-        counts["hosts"][(row["host"],)] += 1
-        counts["timeline"][crawler, hour.replace(tzinfo=None).isoformat() + "Z"] += 1
+        if row["path"].split("?")[0] in ("/llms.txt", "/llms-full.txt"):
+            counts["llms_txt"][crawler, row["identity"], row["path"].split("?")[0]] += 1
+        for conflict in row["preference_conflicts"]:
+            version = row["robots_version"] or {"effective_from": None}
+            counts["conflicts"][crawler, row["identity"], conflict, row["host"], row["path"], version["effective_from"]] += 1
+        disallowed = None
         if row["decision"].startswith("disallowed"):
             version = row["robots_version"] or {"effective_from": None, "status": None}
-            counts["disallowed"][
+            disallowed = (
                 crawler, row["identity"], row["host"], row["path"], row["decision"], row["reason"], row["rule_kind"],
                 row["rule_pattern"], row["rule_line"], version["effective_from"], version["status"],
-            ] += 1
+            )
+        if row["client_kind"] == "automated":
+            if disallowed:
+                counts["automated_disallowed"][disallowed] += 1
+            continue
+        counts["hosts"][(row["host"],)] += 1
+        counts["timeline"][crawler, hour.replace(tzinfo=None).isoformat() + "Z"] += 1
+        if disallowed:
+            counts["disallowed"][disallowed] += 1
         elif row["decision"] == "unknown":
             counts["unjudged"][row["reason"], row["host"], hour.date().isoformat()] += 1
         note = identity_note(row["identity"], row["identity_method"], row["identity_evidence"])
@@ -287,3 +302,4 @@ def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path
     assert {"Googlebot", "bingbot", "Google", "Microsoft"} <= labels  # claimed, and undeclared named by operator
     assert "2026-11-03T00:00:00Z" in hours  # 02/Nov/2026:23:59:59 -0100, past midnight in UTC
     assert len(every_disallowed) > 10 and len(expected["spoofed_addresses"]) > 10
+    assert expected["automated_disallowed"]  # the generated log's tools walk disallowed paths too

@@ -486,6 +486,7 @@ def test_the_registry_given_decides_which_group_an_agent_reads():
     crawler = {
         "name": "Quuxly", "operator": "Example", "crawler_class": "search", "ua_tokens": ["quuxly"],
         "robots_tokens": ["quuxly", "quux"], "honours_robots": True, "honours_crawl_delay": True,
+        "purposes": ["search-engine"],
     }
     own = parse_registry({"range_sources": {}, "crawler_classes": {"search": {"description": "t"}}, "crawlers": [crawler]})
     rf = robots.parse(body)

@@ -76,6 +76,7 @@ def _registry(tmp_path: Path, server, pages: dict[str, str], base: str | None = 
                 "name": f"{name}-crawler", "operator": "Example", "crawler_class": "search",
                 "ua_tokens": [f"Bot{index}"], "robots_tokens": [f"bot{chr(97 + index)}"],
                 "honours_robots": True, "honours_crawl_delay": False, "ranges": [name],
+                "purposes": ["search-engine"],
             }
             for index, name in enumerate(pages)
         ],

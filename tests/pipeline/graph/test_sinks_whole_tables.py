@@ -23,7 +23,9 @@ VERSION = {
 
 
 def _summary_row(crawler: str) -> dict:
-    return {column.name: 0 for column in records.SUMMARY} | {"crawler": crawler, "identity": "verified"}
+    return {column.name: 0 for column in records.SUMMARY} | {
+        "crawler": crawler, "identity": "verified", "client_kind": "crawler", "purpose": ["search-engine"],
+    }
 
 
 def _write(out, rows: dict, formats: dict, documents=()) -> None:

@@ -73,13 +73,41 @@ def test_the_crawler_table_equals_the_summary_and_the_counts(sample_out):
     assert header == ["crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"]
     summary = read_jsonl(sample_out / "summary", "part*")
     columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
-    expected = {(r["crawler"] or "(none)", r["identity"]): tuple(r[c] for c in columns) for r in summary}
+    crawlers = [r for r in summary if r["client_kind"] == "crawler"]
+    expected = {(r["crawler"] or "(none)", r["identity"]): tuple(r[c] for c in columns) for r in crawlers}
     assert {(r[0], r[1]): tuple(map(htmldom.number, r[2:])) for r in rows} == expected
     counts = json.loads((sample_out / "counts.json").read_text())
-    assert htmldom.number(totals[2]) == counts["verdicts"] == sum(v[0] for v in expected.values())
+    automated = sum(r["requests"] for r in summary if r["client_kind"] == "automated")
+    assert automated > 0
+    assert htmldom.number(totals[2]) == counts["verdicts"] - automated == sum(v[0] for v in expected.values())
     _, lines, read = dom.table("lines-table")
     assert htmldom.number(read[1]) == counts["lines"]
-    assert [htmldom.number(r[1]) for r in lines] == [counts["verdicts"], counts["skipped"], counts["not_requests"], counts["dead_letters"]]
+    assert [htmldom.number(r[1]) for r in lines] == [
+        counts["verdicts"] - automated, automated, counts["skipped"], counts["not_requests"], counts["dead_letters"],
+    ]
+
+
+def test_automated_clients_have_their_own_table_never_the_crawlers(sample_out):
+    dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
+    _, rows, totals = dom.table("automated-table")
+    summary = [r for r in read_jsonl(sample_out / "summary", "part*") if r["client_kind"] == "automated"]
+    assert {(r[0], r[1], htmldom.number(r[2])) for r in rows} == {(s["crawler"], s["identity"], s["requests"]) for s in summary}
+    assert {s["identity"] for s in summary} == {"unverifiable"}
+    assert {"curl", "python-requests", "wget", "go-http-client"} <= {s["crawler"] for s in summary}
+    _, crawler_rows, _ = dom.table("crawler-table")
+    assert not {r[0] for r in crawler_rows} & {s["crawler"] for s in summary}
+
+
+def test_the_purpose_table_counts_a_crawler_under_each_of_its_purposes(sample_out):
+    dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
+    rows = dom.tables["purpose-table"][1:]  # no footer: a sum over purposes would count some crawlers twice
+    crawlers = [r for r in read_jsonl(sample_out / "summary", "part*") if r["client_kind"] == "crawler"]
+    expected = Counter()
+    for row in crawlers:
+        for purpose in row["purpose"]:
+            expected[purpose] += row["requests"]
+    assert {r[0]: htmldom.number(r[1]) for r in rows} == dict(expected)
+    assert sum(expected.values()) >= sum(r["requests"] for r in crawlers)
 
 
 def test_the_robots_versions_section_shows_the_history_and_its_diffs(sample_out):
@@ -240,6 +268,7 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
             "tokens": [crawler], "identity": identity, "identity_method": "ip-range", "identity_evidence": None,
             "robots_version": {"effective_from": "2026-08-01T00:00:00Z", "status": "200", "sha256": "0" * 64},
             "rule_kind": "disallow", "rule_pattern": "/p/", "rule_line": 3, "decision": decision, "reason": "rule",
+            "client_kind": "crawler", "purpose": ["unknown"], "preference_conflicts": [],
         })
         summary[(crawler, identity, decision)] += 1
     (out / "verdicts").mkdir(parents=True)
@@ -252,7 +281,10 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     summary_rows = []
     for crawler, identity in {(c, i) for c, i, _ in summary}:
         counts = {column: summary[(crawler, identity, decision)] for decision, column in columns.items()}
-        summary_rows.append({"crawler": crawler, "identity": identity, "requests": sum(counts.values()), **counts})
+        summary_rows.append({
+            "crawler": crawler, "identity": identity, "client_kind": "crawler", "purpose": ["unknown"],
+            "requests": sum(counts.values()), **counts, "preference_conflicts": 0,
+        })
     (out / "summary").mkdir()
     write_jsonl(out / "summary" / "part-00000.jsonl", summary_rows)
     body = "".join(f"Disallow: /p/{n}\n" for n in range(2_000))

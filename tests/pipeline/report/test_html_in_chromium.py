@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-import re
 from pathlib import Path
 
 import pytest
 
 import htmldom
 from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
-from helpers import REPO, read_jsonl, run_audit, write_jsonl
+from helpers import REPO, jsonl_log_run, read_jsonl, run_audit, write_jsonl
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
 
@@ -47,15 +46,23 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     assert console == []
     dom = htmldom.read(dom_text)
     assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
-    _, rows, totals = dom.table("crawler-table")
-    summary = read_jsonl(sample_report / "summary", "part*")
+    everything = read_jsonl(sample_report / "summary", "part*")
     columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
-    assert sorted(tuple([r[0], r[1], *map(htmldom.number, r[2:])]) for r in rows) == sorted(
-        (s["crawler"] or "(none)", s["identity"], *(s[c] for c in columns)) for s in summary
-    )
     counts = json.loads((sample_report / "counts.json").read_text())
-    assert htmldom.number(totals[2]) == counts["verdicts"]
-    assert [htmldom.number(c) for c in totals[3:]] == [sum(s[c] for s in summary) for c in columns[1:]]
+    for table, kind in (("crawler-table", "crawler"), ("automated-table", "automated")):
+        _, rows, totals = dom.table(table)
+        summary = [s for s in everything if s["client_kind"] == kind]
+        assert summary, kind
+        assert sorted(tuple([r[0], r[1], *map(htmldom.number, r[2:])]) for r in rows) == sorted(
+            (s["crawler"] or "(none)", s["identity"], *(s[c] for c in columns)) for s in summary
+        )
+        assert [htmldom.number(c) for c in totals[2:]] == [sum(s[c] for s in summary) for c in columns]
+    assert sum(s["requests"] for s in everything) == counts["verdicts"]
+    # The automated clients' disallowed requests are listed in their section, and only there.
+    automated = dom_text[dom_text.index('<section id="automated"'):dom_text.index('<section id="llms-txt"')]
+    crawlers = dom_text[dom_text.index('<section id="disallowed"'):dom_text.index('<section id="spoofing"')]
+    for client in {s["crawler"] for s in everything if s["client_kind"] == "automated" and s["disallowed"]}:
+        assert f"<h3>{client}: " in automated and f"<h3>{client}: " not in crawlers
 
 
 def test_who_reads_your_robots_txt_shows_the_run_s_fetches(chromium, sample_report, tmp_path):
@@ -114,14 +121,7 @@ def hostile_report(tmp_path_factory) -> Path:
                 "ua": f"Mozilla/5.0 (compatible; Googlebot/2.1; {injection})",
             })
             lines.append({**lines[-1], "ua": f"Evil{injection}Bot/1.0 {injection}"})
-    (folder / "access.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    field_map = {"ts": "ts", "client_ip": "ip", "host": "host", "method": "method", "target": "target",
-                 "status": "status", "user_agent": "ua"}
-    argv = [
-        f"--logs={folder / 'access.jsonl'}", "--log-format=jsonl", f"--field-map={json.dumps(field_map)}",
-        f"--robots={folder / 'robots.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
-        f"--out={folder / 'out'}", "--runner=FnApiRunner",
-    ]
+    argv = jsonl_log_run(folder, lines)
     assert run_audit(argv) == 0
     # A proposal that shuts the hostile paths out, named like one.
     proposal = folder / PROPOSAL_NAME

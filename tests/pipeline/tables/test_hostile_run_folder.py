@@ -133,7 +133,7 @@ def test_a_manifest_that_is_a_fifo_is_refused(out, capsys):
     ("table", "row", "said"),
     [
         ("summary", {}, "row 1: identity is missing or null"),
-        ("summary", {"crawler": "x", "identity": "verified", "requests": "many", "allowed": 1, "disallowed": 0,
+        ("summary", {"crawler": "x", "identity": "verified", "client_kind": "crawler", "purpose": ["unknown"], "requests": "many", "allowed": 1, "disallowed": 0,
                      "within_grace": 0, "between_captures": 0, "unknown": 0}, "row 1: requests must be an integer"),
         ("robots_versions", {}, "row 1: host is missing or null"),
         ("robots_versions", {"host": "example.com", "effective_from": "yesterday", "status": "200", "kind": "ok"},
