@@ -1,17 +1,21 @@
 """Throughput of `crawl-audit run` against GoAccess, a bare regex loop and a plain audit loop, in one run.
 
-    python bench/pipeline_bench.py                                   # 1M and 4M lines
-    python bench/pipeline_bench.py --lines 10000000 --keep
+    python bench/pipeline_bench.py                                   # 1M lines, in 8 files and in one
+    python bench/pipeline_bench.py --lines 1000000 10000000 --keep   # the full run
+    python bench/pipeline_bench.py --shapes 1 --only goaccess pipeline
     python bench/pipeline_bench.py --lines 1000000 --baseline ../crawl-audit-before
     python bench/pipeline_bench.py loop --logs 'W/logs/web-*' --robots W/robots/history.jsonl \
         --ranges W/ranges --log-format vhost_combined --out OUT       # the plain loop alone
 
 Run it from the checkout with the package installed (`pip install -e .`, as run_local.sh does) or
-with PYTHONPATH=. . For each size a workload is written by `bench/workload.py` under --work (or
-reused when a previous `--keep` run left one with the same parameters): by default the standard
-workload, 200 hosts, 3 robots.txt versions each, 30% crawler traffic, Apache `vhost_combined`,
-uncompressed, so that every contestant reads the very same plain files. Then, one after the other,
-each in its own process:
+with PYTHONPATH=. . For each size and each shape (`--shapes`, log files per workload: 8, as many
+front-end servers leave them, and 1, the single `access.log` most servers leave) a workload is
+written by `bench/workload.py` under --work (or reused when a previous `--keep` run left one with the
+same parameters): by default the standard workload, 200 hosts, 3 robots.txt versions each, 30%
+crawler traffic, Apache `vhost_combined`, uncompressed, so that every contestant reads the very same
+plain files. The shapes of one size hold the same lines: they are dealt over as many servers as the
+largest shape has files and written into each shape's number of files (`--write-files`), one file
+being every line in time order. Then, on each workload, one after the other, each in its own process:
 
 - `goaccess`: `goaccess FILES --log-format=VCOMBINED -o OUT.json --no-global-config` (the JSON
   report is written once at the end; its `total_requests` shows that every line was parsed).
@@ -34,16 +38,20 @@ With `--repeat N` the contestants run N rounds, one after the other in each, and
 reports its run of median wall time (the slower middle one of an even count): one run's wall clock
 moves by up to 15% on a shared machine. The disk is synced before each contestant.
 
-Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
-child's process tree polled from /proc every 0.1 s (what matters when a runner spawns workers), or
-the child's `ru_maxrss` (from wait4, exact for one process) when larger and above this process's
-own, which a forked child's `ru_maxrss` starts from; cpu is the child's user + system time
-(workers included when the runner waits for them). `loop`, `pipeline` and `baseline` must produce
-the same counts, the same summary rows and the same number of records in every table any of them
-wrote, and GoAccess and the regex loop must have read every line; a mismatch fails the benchmark
-(exit 1; a missed target does not). Targets: pipeline >= 1.0x GoAccess's lines/s; stretch:
-pipeline >= 0.10x the regex loop's; the pipeline's peak RSS at the largest size <= 1.5x that at
-the smallest.
+Time is the child's wall clock, start-up included. Memory is polled every 0.1 s over the child's
+process tree (what matters when a runner spawns workers). Peak PSS, the headline, is the peak of the
+tree's summed `Pss:` from /proc/PID/smaps_rollup, which divides a page shared by workers and the
+fork server they came from among them; where a process's smaps_rollup cannot be read its RSS is
+counted instead and the figure is starred. Peak RSS is the peak of the summed RSS, or the child's
+`ru_maxrss` (from wait4, exact for one process) when larger and above this process's own, which a
+forked child's `ru_maxrss` starts from. cpu is the child's user + system time (workers included
+when the runner waits for them). On each workload `loop`, `pipeline` and `baseline` must produce the
+same counts, the same summary rows and the same number of records in every table any of them wrote,
+and GoAccess and the regex loop must have read every line; the pipeline's counts, summary rows and
+records per table must also be the same on every shape of a size (not its FILE:LINE sources, which
+name other files). A mismatch fails the benchmark (exit 1; a missed target does not). Targets, on
+every shape: pipeline >= 1.5x GoAccess's lines/s at 1M lines and >= 2.0x at 10M; the pipeline's
+peak PSS at 1M <= 768 MiB, and at 10M <= 1.15x that at 1M.
 """
 from __future__ import annotations
 
