@@ -1,17 +1,21 @@
 """Throughput of `crawl-audit run` against GoAccess, a bare regex loop and a plain audit loop, in one run.
 
-    python bench/pipeline_bench.py                                   # 1M and 4M lines
-    python bench/pipeline_bench.py --lines 10000000 --keep
+    python bench/pipeline_bench.py                                   # 1M lines, in 8 files and in one
+    python bench/pipeline_bench.py --lines 1000000 10000000 --keep   # the full run
+    python bench/pipeline_bench.py --shapes 1 --only goaccess pipeline
     python bench/pipeline_bench.py --lines 1000000 --baseline ../crawl-audit-before
     python bench/pipeline_bench.py loop --logs 'W/logs/web-*' --robots W/robots/history.jsonl \
         --ranges W/ranges --log-format vhost_combined --out OUT       # the plain loop alone
 
 Run it from the checkout with the package installed (`pip install -e .`, as run_local.sh does) or
-with PYTHONPATH=. . For each size a workload is written by `bench/workload.py` under --work (or
-reused when a previous `--keep` run left one with the same parameters): by default the standard
-workload, 200 hosts, 3 robots.txt versions each, 30% crawler traffic, Apache `vhost_combined`,
-uncompressed, so that every contestant reads the very same plain files. Then, one after the other,
-each in its own process:
+with PYTHONPATH=. . For each size and each shape (`--shapes`, log files per workload: 8, as many
+front-end servers leave them, and 1, the single `access.log` most servers leave) a workload is
+written by `bench/workload.py` under --work (or reused when a previous `--keep` run left one with the
+same parameters): by default the standard workload, 200 hosts, 3 robots.txt versions each, 30%
+crawler traffic, Apache `vhost_combined`, uncompressed, so that every contestant reads the very same
+plain files. The shapes of one size hold the same lines: they are dealt over as many servers as the
+largest shape has files and written into each shape's number of files (`--write-files`), one file
+being every line in time order. Then, on each workload, one after the other, each in its own process:
 
 - `goaccess`: `goaccess FILES --log-format=VCOMBINED -o OUT.json --no-global-config` (the JSON
   report is written once at the end; its `total_requests` shows that every line was parsed).
@@ -34,16 +38,20 @@ With `--repeat N` the contestants run N rounds, one after the other in each, and
 reports its run of median wall time (the slower middle one of an even count): one run's wall clock
 moves by up to 15% on a shared machine. The disk is synced before each contestant.
 
-Time is the child's wall clock, start-up included. Peak RSS is the peak of the summed RSS of the
-child's process tree polled from /proc every 0.1 s (what matters when a runner spawns workers), or
-the child's `ru_maxrss` (from wait4, exact for one process) when larger and above this process's
-own, which a forked child's `ru_maxrss` starts from; cpu is the child's user + system time
-(workers included when the runner waits for them). `loop`, `pipeline` and `baseline` must produce
-the same counts, the same summary rows and the same number of records in every table any of them
-wrote, and GoAccess and the regex loop must have read every line; a mismatch fails the benchmark
-(exit 1; a missed target does not). Targets: pipeline >= 1.0x GoAccess's lines/s; stretch:
-pipeline >= 0.10x the regex loop's; the pipeline's peak RSS at the largest size <= 1.5x that at
-the smallest.
+Time is the child's wall clock, start-up included. Memory is polled every 0.1 s over the child's
+process tree (what matters when a runner spawns workers). Peak PSS, the headline, is the peak of the
+tree's summed `Pss:` from /proc/PID/smaps_rollup, which divides a page shared by workers and the
+fork server they came from among them; where a process's smaps_rollup cannot be read its RSS is
+counted instead and the figure is starred. Peak RSS is the peak of the summed RSS, or the child's
+`ru_maxrss` (from wait4, exact for one process) when larger and above this process's own, which a
+forked child's `ru_maxrss` starts from. cpu is the child's user + system time (workers included
+when the runner waits for them). On each workload `loop`, `pipeline` and `baseline` must produce the
+same counts, the same summary rows and the same number of records in every table any of them wrote,
+and GoAccess and the regex loop must have read every line; the pipeline's counts, summary rows and
+records per table must also be the same on every shape of a size (not its FILE:LINE sources, which
+name other files). A mismatch fails the benchmark (exit 1; a missed target does not). Targets, on
+every shape: pipeline >= 1.5x GoAccess's lines/s at 1M lines and >= 2.0x at 10M; the pipeline's
+peak PSS at 1M <= 768 MiB, and at 10M <= 1.15x that at 1M.
 """
 from __future__ import annotations
 
@@ -76,6 +84,7 @@ from matcher.records import (
     INDEXING_FINDINGS_TABLE,
     ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    SIGNATURE_REUSE_TABLE,
     VERDICTS_TABLE,
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
@@ -85,12 +94,13 @@ from pipeline.report import html as html_report
 from pipeline.tables import run_folder
 from pipeline.graph.between_captures import between_captures_row, change_straddled
 from pipeline.graph.indexing import finding_row, request_findings
-from matcher.line_auditor import DEAD_LETTER, SKIPPED, VERDICT, LineAuditor, robots_by_host
+from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, LineAuditor, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
 from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
+from pipeline.graph.signature_reuse import combine_seen, signature_reuse_row, signatures_seen
 from pipeline.graph.summaries import decision_counts, summary_key, summary_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -105,9 +115,11 @@ RUNNER_FLAGS = {
 CONTESTANTS = ("goaccess", "regex-loop", "loop", "pipeline", "baseline")
 # The runs whose tables and counts must agree, each compared with the pipeline.
 AUDITS = ("loop", "baseline")
-GOACCESS_TARGET = 1.0
-REGEX_TARGET = 0.10
-MEMORY_TARGET = 1.5
+# Targets: the pipeline's lines/s over GoAccess's at a size, on every shape; its peak tree PSS at
+# MEMORY_LINES; and that peak at GROWTH_LINES over the one at MEMORY_LINES.
+SPEED_TARGETS = {1_000_000: 1.5, 10_000_000: 2.0}
+MEMORY_LINES, MEMORY_TARGET = 1_000_000, 768 * 2**20
+GROWTH_LINES, GROWTH_TARGET = 10_000_000, 1.15
 POLL_SECONDS = 0.1
 
 # --------------------------------------------------------------------------- the plain loop
@@ -202,26 +214,30 @@ class TableWriter:
 
 class LoopOutputs:
     """Where the loop's records go: verdicts and dead letters as they come; the summary, counts,
-    the report's counts, indexing findings, between-captures changes and crawl-delay tables when the
-    input is done, as a batch run does."""
+    the report's counts, indexing findings, between-captures changes, reused signatures and
+    crawl-delay tables when the input is done, as a batch run does."""
 
-    _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped"}
+    _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped", NOT_REQUEST: "not_requests"}
 
     def __init__(self, out: Path, window: timedelta):
         self.out = out
         self._window = window
-        self.counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0)
+        self.counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0, not_requests=0)
+        self._not_requests: Counter = Counter()  # reason -> lines
         self._verdicts, self._dead = TableWriter(out, VERDICTS_TABLE), TableWriter(out, DEAD_LETTERS_TABLE)
         self._decisions: dict[tuple, Counter] = {}
         self._findings: Counter = Counter()
         self._straddled: Counter = Counter()
+        self._signatures: dict[tuple, tuple] = {}
         self._delays: dict[tuple, list] = {}
         self._report = ReportCounts()
         self._disallowed: Counter = Counter()
 
     def take(self, kind: str, record: dict | None) -> None:
         self.counts[self._TALLIES[kind]] += 1
-        if kind == DEAD_LETTER:
+        if kind == NOT_REQUEST:
+            self._not_requests[record] += 1
+        elif kind == DEAD_LETTER:
             self._dead.write(record)
         elif kind == VERDICT:
             self._verdicts.write(record)
@@ -232,6 +248,9 @@ class LoopOutputs:
             decisions.update(decision_counts(record))
             self._findings.update(request_findings(record))
             self._straddled.update(change_straddled(record))
+            for key, seen in signatures_seen((record,)):
+                before = self._signatures.get(key)
+                self._signatures[key] = seen if before is None else combine_seen((before, seen))
             self._delays.setdefault(crawl_delay.key_of(record), []).append(crawl_delay.request_of(record))
             self._report.add((record,))
             self._disallowed.update(disallowed_keys((record,)))
@@ -246,8 +265,11 @@ class LoopOutputs:
             self._write_crawl_delay(self._window)
             self._write_rows(INDEXING_FINDINGS_TABLE, (finding_row(k, n) for k, n in self._findings.items()))
             self._write_rows(BETWEEN_CAPTURES_TABLE, (between_captures_row(k, n) for k, n in self._straddled.items()))
+            self._write_rows(SIGNATURE_REUSE_TABLE, (signature_reuse_row(k, seen)
+                                                     for k, seen in self._signatures.items() if seen[0] > 1))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
-            (self.out / "counts.json").write_text(json.dumps(dict(self.counts), sort_keys=True) + "\n", "utf-8")
+            counts = {**self.counts, "not_request_reasons": dict(sorted(self._not_requests.items()))}
+            (self.out / "counts.json").write_text(json.dumps(counts, sort_keys=True) + "\n", "utf-8")
             self._report.disallowed = top_disallowed(self._disallowed)
             report_counts = json.dumps(self._report.to_json(), sort_keys=True)
             (self.out / "report_counts.json").write_text(report_counts + "\n", "utf-8")
@@ -279,37 +301,59 @@ class Measurement:
     seconds: float
     cpu_seconds: float  # user + system of the child and the workers it waited for
     peak_rss: int  # bytes
+    peak_pss: int  # bytes
+    pss_read: bool  # False: some process's smaps_rollup was unreadable and its RSS was counted instead
 
 
 class RunFailed(Exception):
     """A measured command exited with an error."""
 
 
-def tree_rss(pid: int) -> int:
-    """Summed resident memory of `pid` and all its descendants; 0 once it is gone."""
-    total, pending, page = 0, [pid], os.sysconf("SC_PAGE_SIZE")
+def process_pss(pid: int) -> int:
+    """Proportional set size of one process from /proc/PID/smaps_rollup; 0 for a zombie, which maps nothing."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def tree_memory(pid: int) -> tuple[int, int, bool]:
+    """Summed RSS and PSS of `pid` and all its descendants, and whether every PSS could be read
+    (where not, that process's RSS stands in); (0, 0, True) once it is gone."""
+    rss, pss, read, pending, page = 0, 0, True, [pid], os.sysconf("SC_PAGE_SIZE")
     while pending:
         current = pending.pop()
         try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * page
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending.extend(int(child) for child in (task / "children").read_text().split())
+            resident = int(Path(f"/proc/{current}/statm").read_text().split()[1]) * page
+            children = [int(child) for task in Path(f"/proc/{current}/task").iterdir()
+                        for child in (task / "children").read_text().split()]
         except (OSError, ValueError):
             continue  # the process ended between two reads
-    return total
+        try:
+            proportional = process_pss(current)
+        except OSError:
+            if not Path(f"/proc/{current}").exists():
+                continue
+            proportional, read = resident, False
+        rss, pss = rss + resident, pss + proportional
+        pending.extend(children)
+    return rss, pss, read
 
 
 class TreeSampler(threading.Thread):
-    """Polls the child's process tree and keeps the highest summed RSS seen."""
+    """Polls the child's process tree and keeps the highest summed RSS and PSS seen. PSS divides each
+    page among the processes that share it, so workers forked from one server are not counted twice."""
 
     def __init__(self, pid: int):
         super().__init__(daemon=True)
-        self.pid, self.peak = pid, 0
+        self.pid, self.peak_rss, self.peak_pss, self.pss_read = pid, 0, 0, True
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(POLL_SECONDS):
-            self.peak = max(self.peak, tree_rss(self.pid))
+            rss, pss, read = tree_memory(self.pid)
+            self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
+            self.pss_read = self.pss_read and read
 
 
 def measure(command: Sequence[str], log: Path, checkout: Path = REPO) -> Measurement:
@@ -336,7 +380,8 @@ def measure(command: Sequence[str], log: Path, checkout: Path = REPO) -> Measure
     # A child's ru_maxrss starts from the high-water mark of the process it was forked from (this
     # one, with Beam imported): only above that mark is it the child's own peak.
     own = usage.ru_maxrss if usage.ru_maxrss > resource.getrusage(resource.RUSAGE_SELF).ru_maxrss else 0
-    return Measurement(seconds, usage.ru_utime + usage.ru_stime, max(own * 1024, sampler.peak))
+    return Measurement(seconds, usage.ru_utime + usage.ru_stime, max(own * 1024, sampler.peak_rss),
+                       sampler.peak_pss, sampler.pss_read)
 
 
 # --------------------------------------------------------------------------- what a run produced
@@ -368,19 +413,19 @@ def read_outcome(out: Path) -> Outcome:
     return Outcome(counts, summary, {table: count_lines(str(out / table / "part*")) for table in tables})
 
 
-def differences(pipeline: Outcome, other: Outcome, name: str, lines: int) -> list[str]:
-    """What differs between the pipeline's outputs and another audit's; a table only one of them
-    wrote counts too."""
+def differences(first: Outcome, other: Outcome, names: tuple[str, str], lines: int) -> list[str]:
+    """What differs between two runs' outputs, named `names`; a table only one of them wrote counts
+    too. Sources (FILE:LINE) are not compared: they differ between shapes of one workload."""
+    ours, theirs = names
     found = [f"{run} read {outcome.counts.get('lines')} of {lines} lines"
-             for run, outcome in (("pipeline", pipeline), (name, other)) if outcome.counts.get("lines") != lines]
-    if pipeline.counts != other.counts:
-        found.append(f"counts: pipeline {pipeline.counts} != {name} {other.counts}")
-    if pipeline.summary != other.summary:
-        found.append(f"summary rows: pipeline and {name} differ")
-    for table in sorted(set(pipeline.records) | set(other.records)):
-        ours, theirs = pipeline.records.get(table), other.records.get(table)
-        if ours != theirs:
-            found.append(f"{table} records: pipeline {ours} != {name} {theirs}")
+             for run, outcome in zip(names, (first, other)) if outcome.counts.get("lines") != lines]
+    if first.counts != other.counts:
+        found.append(f"counts: {ours} {first.counts} != {theirs} {other.counts}")
+    if first.summary != other.summary:
+        found.append(f"summary rows: {ours} and {theirs} differ")
+    for table in sorted(set(first.records) | set(other.records)):
+        if first.records.get(table) != other.records.get(table):
+            found.append(f"{table} records: {ours} {first.records.get(table)} != {theirs} {other.records.get(table)}")
     return found
 
 
@@ -415,24 +460,26 @@ class Workload:
 # workload.py's flag for each workload parameter the benchmark sets
 WORKLOAD_FLAGS = {"lines": "--lines", "hosts": "--hosts", "versions": "--versions", "seed": "--seed",
                   "log_format": "--format", "crawler_share": "--crawler-share", "compress": "--compress",
-                  "files": "--files"}
+                  "files": "--files", "log_files": "--write-files"}
 
 
-def workload_params(lines: int, args: argparse.Namespace) -> dict:
+def workload_params(lines: int, files: int, args: argparse.Namespace) -> dict:
+    """Every shape deals its lines over as many servers as the largest shape has files, so that all
+    shapes of a size hold the same lines."""
     return {"lines": lines, "hosts": args.hosts, "versions": args.versions, "seed": args.seed,
             "log_format": args.format, "crawler_share": args.crawler_share, "compress": args.compress,
-            "files": args.files}
+            "files": max(args.shapes), "log_files": files}
 
 
-def ensure_workload(lines: int, args: argparse.Namespace, work: Path) -> tuple[Workload, bool]:
-    """The workload for `lines`, reused when its manifest matches; (workload, generated here)."""
-    wanted = workload_params(lines, args)
+def ensure_workload(lines: int, files: int, args: argparse.Namespace, work: Path) -> tuple[Workload, bool]:
+    """The workload of `lines` in `files` files, reused when its manifest matches; (workload, generated here)."""
+    wanted = workload_params(lines, files, args)
     folder = work / ("workload-" + "-".join(str(value) for value in wanted.values()))
     manifest = folder / "workload.json"
     if manifest.is_file() and wanted.items() <= json.loads(manifest.read_text("utf-8")).items():
         return Workload(folder, lines, args.format), False
     shutil.rmtree(folder, ignore_errors=True)
-    print(f"generating {lines:,} lines in {folder} ...", flush=True)
+    print(f"generating {lines:,} lines in {shape(files)} in {folder} ...", flush=True)
     flags = [part for key, value in wanted.items() for part in (WORKLOAD_FLAGS[key], str(value))]
     command = [sys.executable, str(WORKLOAD_SCRIPT), *flags, "--shared", args.shared, "--out", str(folder)]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
@@ -507,8 +554,9 @@ def audit_commands(workload: Workload, args: argparse.Namespace, out: Path) -> d
 @dataclass(frozen=True)
 class Size:
     lines: int
+    files: int
     runs: dict  # contestant -> Run
-    records: dict  # the pipeline's table folder -> records written
+    outcome: Outcome | None  # the pipeline's
     problems: tuple[str, ...]
 
     def rate(self, name: str) -> float | None:
@@ -523,7 +571,8 @@ class Size:
 def bench_size(workload: Workload, args: argparse.Namespace, work: Path) -> Size:
     """Every chosen contestant on one workload, one after the other, in `--repeat` rounds; each
     contestant's run of median wall time is the one reported."""
-    base, problems = work / f"out-{workload.lines}", []
+    files = len(workload.files())
+    base, problems = work / f"out-{workload.lines}-{files}", []
     rounds: dict[str, list[Run]] = {}
     outcomes = {}
     for _ in range(args.repeat):
@@ -547,15 +596,28 @@ def bench_size(workload: Workload, args: argparse.Namespace, work: Path) -> Size
     for name, runs in rounds.items():
         rates = [f"{workload.lines / run.measurement.seconds:,.0f}" if run.measurement else run.skipped for run in runs]
         unit = " lines/s" if runs[0].measurement else ""
-        print(f"  {workload.lines:,} lines, {name}: {', '.join(rates)}{unit}", flush=True)
+        print(f"  {workload.lines:,} lines in {shape(files)}, {name}: {', '.join(rates)}{unit}", flush=True)
     runs = {name: median_run(name_runs) for name, name_runs in rounds.items()}
     pipeline = outcomes.get("pipeline")
     if pipeline is not None:
         for name in AUDITS:
             if name in outcomes:
-                problems += differences(pipeline, outcomes[name], name, workload.lines)
-    records_written = pipeline.records if pipeline is not None else {}
-    return Size(workload.lines, runs, records_written, tuple(dict.fromkeys(problems)))
+                problems += differences(pipeline, outcomes[name], ("pipeline", name), workload.lines)
+    return Size(workload.lines, files, runs, pipeline, tuple(dict.fromkeys(problems)))
+
+
+def shape_differences(sizes: Sequence[Size]) -> list[str]:
+    """What differs between the pipeline's outputs on the shapes of one size, each compared with the first."""
+    found, first = [], {}
+    for size in sizes:
+        if size.outcome is None:
+            continue
+        reference = first.setdefault(size.lines, size)
+        if reference is not size:
+            names = (f"{shape(reference.files)}", f"{shape(size.files)}")
+            found += [f"{size.lines:,} lines: {problem}"
+                      for problem in differences(reference.outcome, size.outcome, names, size.lines)]
+    return found
 
 
 def median_run(runs: Sequence[Run]) -> Run:
@@ -571,22 +633,32 @@ def mib(size: int) -> str:
     return f"{size / 2**20:,.0f} MiB"
 
 
+def shape(files: int) -> str:
+    return "1 file" if files == 1 else f"{files} files"
+
+
 def times(ratio: float | None, digits: int = 2) -> str:
     return "-" if ratio is None else f"{ratio:.{digits}f}x"
 
 
+def pss(measurement: Measurement) -> str:
+    """Peak summed PSS, starred where RSS stood in for an unreadable smaps_rollup."""
+    return mib(measurement.peak_pss) + ("" if measurement.pss_read else "*")
+
+
 def table(sizes: Sequence[Size]) -> str:
-    header = ("lines", "contestant", "lines/s", "vs goaccess", "vs regex-loop", "peak RSS", "cpu s", "wall s")
+    header = ("lines", "files", "contestant", "lines/s", "vs goaccess", "vs regex-loop", "peak PSS", "peak RSS",
+              "cpu s", "wall s")
     cells = [header]
     for size in sizes:
         for name, run in size.runs.items():
             if run.measurement is None:
-                cells.append((f"{size.lines:,}", name, "skipped", "", "", "", "", ""))
+                cells.append((f"{size.lines:,}", str(size.files), name, "skipped", "", "", "", "", "", ""))
                 continue
             m = run.measurement
-            cells.append((f"{size.lines:,}", name, f"{size.rate(name):,.0f}", times(size.ratio(name, "goaccess")),
-                          times(size.ratio(name, "regex-loop"), 3), mib(m.peak_rss), f"{m.cpu_seconds:.1f}",
-                          f"{m.seconds:.1f}"))
+            cells.append((f"{size.lines:,}", str(size.files), name, f"{size.rate(name):,.0f}",
+                          times(size.ratio(name, "goaccess")), times(size.ratio(name, "regex-loop"), 3), pss(m),
+                          mib(m.peak_rss), f"{m.cpu_seconds:.1f}", f"{m.seconds:.1f}"))
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() for line in cells)
 
@@ -597,43 +669,63 @@ def target(value: float | None, goal: float, at_least: bool = True) -> str:
     return "met" if (value >= goal if at_least else value <= goal) else "MISSED"
 
 
-def size_lines(size: Size) -> list[str]:
-    to_goaccess, to_regex = size.ratio("pipeline", "goaccess"), size.ratio("pipeline", "regex-loop")
-    lines = [f"{size.lines:,} lines: pipeline {times(to_goaccess)} GoAccess "
-             f"(target >= {GOACCESS_TARGET}x: {target(to_goaccess, GOACCESS_TARGET)}); "
-             f"{times(to_regex, 3)} the regex loop (stretch >= {REGEX_TARGET}x: {target(to_regex, REGEX_TARGET)})"]
-    if size.ratio("pipeline", "baseline") is not None:
-        lines.append(f"  pipeline vs baseline: {times(size.ratio('pipeline', 'baseline'))} the lines/s")
-    for name, run in size.runs.items():
-        if run.skipped:
-            lines.append(f"  {name} skipped: {run.skipped}")
-    if size.records:
-        lines.append("  records: " + ", ".join(f"{name} {count:,}" for name, count in size.records.items()))
-    return lines + [f"  MISMATCH {problem}" for problem in size.problems]
-
-
-def memory_lines(sizes: Sequence[Size]) -> list[str]:
-    """Peak RSS at the largest size over the smallest, per contestant; the target is the pipeline's."""
-    ordered = sorted(sizes, key=lambda size: size.lines)
-    if len(ordered) < 2:
-        return []
-    small, large = ordered[0], ordered[-1]
-    growth = {}
-    for name, run in large.runs.items():
-        before = small.runs.get(name)
-        if run.measurement and before and before.measurement:
-            growth[name] = run.measurement.peak_rss / before.measurement.peak_rss
-    scale = f"{large.lines // 1000:,}k/{small.lines // 1000:,}k"
-    shown = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in growth.items())
-    verdict = target(growth.get("pipeline"), MEMORY_TARGET, at_least=False)
-    return [f"peak RSS {scale}: {shown} (pipeline target <= {MEMORY_TARGET}x: {verdict})"]
-
-
-def report(sizes: Sequence[Size]) -> str:
-    lines = [table(sizes), ""]
+def size_lines(sizes: Sequence[Size]) -> list[str]:
+    """The pipeline's (and the baseline's) ratios to GoAccess on every shape of one size, then each
+    shape's skipped contestants, records and mismatches."""
+    lines = []
+    for name in ("pipeline", "baseline"):
+        ratios = [f"{times(size.ratio(name, 'goaccess'))} on {shape(size.files)}" for size in sizes if name in size.runs]
+        if ratios:
+            lines.append(f"{sizes[0].lines:,} lines, {name} vs GoAccess: {', '.join(ratios)}")
     for size in sizes:
-        lines += size_lines(size)
-    return "\n".join(lines + memory_lines(sizes))
+        if size.ratio("pipeline", "baseline") is not None:
+            lines.append(f"  {shape(size.files)}: pipeline vs baseline {times(size.ratio('pipeline', 'baseline'))} the lines/s")
+        lines += [f"  {shape(size.files)}: {name} skipped: {run.skipped}" for name, run in size.runs.items() if run.skipped]
+        if size.outcome is not None:
+            written = ", ".join(f"{name} {count:,}" for name, count in size.outcome.records.items())
+            lines.append(f"  {shape(size.files)}: records: {written}")
+        lines += [f"  {shape(size.files)}: MISMATCH {problem}" for problem in size.problems]
+    return lines
+
+
+def pipeline_memory(size: Size | None) -> Measurement | None:
+    run = size.runs.get("pipeline") if size else None
+    return run.measurement if run else None
+
+
+def target_lines(sizes: Sequence[Size]) -> list[str]:
+    """Every target on every shape measured; `not measured` where its size did not run."""
+    shapes = list(dict.fromkeys(size.files for size in sizes))
+    by_run = {(size.lines, size.files): size for size in sizes}
+    lines = ["targets:"]
+    for count, goal in SPEED_TARGETS.items():
+        for files in shapes:
+            size = by_run.get((count, files))
+            ratio = size.ratio("pipeline", "goaccess") if size else None
+            lines.append(f"  {count // 1_000_000}M lines, {shape(files)}: pipeline >= {goal}x GoAccess's lines/s: "
+                         f"{times(ratio)} {target(ratio, goal)}")
+    for files in shapes:
+        m = pipeline_memory(by_run.get((MEMORY_LINES, files)))
+        lines.append(f"  {MEMORY_LINES // 1_000_000}M lines, {shape(files)}: pipeline peak PSS <= {mib(MEMORY_TARGET)}: "
+                     f"{pss(m) if m else '-'} {target(m and m.peak_pss, MEMORY_TARGET, at_least=False)}")
+    for files in shapes:
+        small, large = (pipeline_memory(by_run.get((count, files))) for count in (MEMORY_LINES, GROWTH_LINES))
+        growth = large.peak_pss / small.peak_pss if small and large and small.peak_pss else None
+        figures = f"{pss(large)} / {pss(small)} = {times(growth)}" if growth else "-"
+        lines.append(f"  {GROWTH_LINES // 1_000_000}M over {MEMORY_LINES // 1_000_000}M lines, {shape(files)}: "
+                     f"pipeline peak PSS <= {GROWTH_TARGET}x: {figures} {target(growth, GROWTH_TARGET, at_least=False)}")
+    return lines
+
+
+def report(sizes: Sequence[Size], across_shapes: Sequence[str]) -> str:
+    lines = [table(sizes)]
+    if not all(run.measurement.pss_read for size in sizes for run in size.runs.values() if run.measurement):
+        lines.append("* /proc/PID/smaps_rollup unreadable for part of the process tree: its RSS counted as PSS")
+    lines.append("")
+    for count in dict.fromkeys(size.lines for size in sizes):
+        lines += size_lines([size for size in sizes if size.lines == count])
+    lines += [f"MISMATCH between shapes, {problem}" for problem in across_shapes]
+    return "\n".join(lines + [""] + target_lines(sizes))
 
 
 # --------------------------------------------------------------------------- command line
@@ -645,20 +737,22 @@ def bench(args: argparse.Namespace) -> int:
     except (RunFailed, subprocess.CalledProcessError) as error:
         print(f"pipeline_bench.py: {error}", file=sys.stderr)
         return 2
-    print(report(sizes))
-    return 1 if any(size.problems for size in sizes) else 0
+    across_shapes = shape_differences(sizes)
+    print(report(sizes, across_shapes))
+    return 1 if across_shapes or any(size.problems for size in sizes) else 0
 
 
 def measure_sizes(args: argparse.Namespace) -> list[Size]:
-    """Every size; workloads generated here are removed afterwards unless --keep."""
+    """Every size in every shape; workloads generated here are removed afterwards unless --keep."""
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     sizes, generated = [], []
     for lines in args.lines:
-        workload, fresh = ensure_workload(lines, args, work)
-        if fresh:
-            generated.append(workload.folder)
-        sizes.append(bench_size(workload, args, work))
+        for files in args.shapes:
+            workload, fresh = ensure_workload(lines, files, args, work)
+            if fresh:
+                generated.append(workload.folder)
+            sizes.append(bench_size(workload, args, work))
     if not args.keep:
         for folder in generated:
             shutil.rmtree(folder, ignore_errors=True)
@@ -673,8 +767,10 @@ def loop_command(args: argparse.Namespace) -> int:
 
 def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 4_000_000],
-                        help="workload sizes (10000000 for the 10M run)")
+    parser.add_argument("--lines", type=int, nargs="+", default=[1_000_000],
+                        help="workload sizes (1000000 10000000 for the full run)")
+    parser.add_argument("--shapes", type=int, nargs="+", default=[8, 1], metavar="FILES",
+                        help="log files each size is written as, the same lines in each (default: 8 and 1)")
     parser.add_argument("--only", nargs="+", choices=CONTESTANTS, default=list(CONTESTANTS),
                         help="contestants to measure (baseline only with --baseline)")
     parser.add_argument("--baseline", metavar="DIR", help="another checkout with its own .venv, measured alike")
@@ -685,7 +781,6 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--crawler-share", type=float, default=0.3)
     parser.add_argument("--format", choices=sorted(GOACCESS_FORMATS), default="vhost_combined")
     parser.add_argument("--compress", choices=("gzip", "none"), default="none")
-    parser.add_argument("--files", type=int, default=8, help="log files per workload")
     parser.add_argument("--seed", type=int, default=20261102)
     parser.add_argument("--shared", default=str(REPO.parent / "shared"), help="shared folder with corpus/")
     parser.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "crawl-audit-bench"),
@@ -705,6 +800,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
     if args.command == "loop":
         return loop_command(args)
+    if min(args.shapes) < 1:
+        raise SystemExit("pipeline_bench.py: --shapes must be positive")
+    args.shapes = list(dict.fromkeys(args.shapes))
     if args.baseline and not (Path(args.baseline) / ".venv" / "bin" / "crawl-audit").exists():
         raise SystemExit(f"pipeline_bench.py: no {args.baseline}/.venv/bin/crawl-audit; "
                          "make a venv there and `pip install -e .` into it")

@@ -8,7 +8,9 @@
 Writes, under --out:
 
     logs/web-NN.log.gz          log lines, time-ordered, one file per front-end server (--files of them,
-                                so a runner can read them in parallel); web-NN.log with --compress none
+                                so a runner can read them in parallel); web-NN.log with --compress none;
+                                with --write-files K the same lines in K files, server n's in file n mod K
+                                (1: one access.log of every line in time order)
     robots/history.jsonl        V versions per host over the logs' time span, bodies in robots/bodies/
     ranges/<source>/<day>.json  IP-range snapshots of four `range_sources` of config/crawlers.yaml
     workload.json               the parameters and how many lines of each kind were written
@@ -504,22 +506,26 @@ def log_writer(folder: Path, number: int, compress: str) -> BinaryIO:
 
 
 def write_logs(out: Path, traffic: Traffic, count: int, files: int, span: timedelta,
-               kinds: Sequence[tuple[str, float]] = Traffic.KINDS, compress: str = "gzip") -> Counter:
-    """Stream `count` lines into `files` files, as a load balancer spreads requests; kind counts."""
+               kinds: Sequence[tuple[str, float]] = Traffic.KINDS, compress: str = "gzip",
+               log_files: int | None = None) -> Counter:
+    """Stream `count` lines over `files` servers, as a load balancer spreads requests, server n's
+    into file n mod `log_files` (default one file per server); kind counts."""
     folder = out / "logs"
     folder.mkdir(parents=True, exist_ok=True)
     names = [name for name, _ in kinds]
     cumulative = list(accumulate(share for _, share in kinds))
     makers = [traffic.makers()[name] for name in names]
-    writers = [log_writer(folder, n, compress) for n in range(files)]
-    buffers: list[list[str]] = [[] for _ in range(files)]
+    log_files = log_files or files
+    writers = [log_writer(folder, n, compress) for n in range(log_files)]
+    buffers: list[list[str]] = [[] for _ in range(log_files)]
     counts: Counter = Counter()
     rng = traffic.rng
     try:
         for ts, stamp in moments(count, span):
             kind = min(bisect_right(cumulative, rng.random() * cumulative[-1]), len(names) - 1)
             counts[names[kind]] += 1
-            target = rng.randrange(files)
+            # Drawn over the servers whatever the files, so that every --write-files gets the same lines.
+            target = rng.randrange(files) % log_files
             buffers[target].append(makers[kind](ts, stamp))
             if len(buffers[target]) == FLUSH_EVERY:
                 flush(writers[target], buffers[target])
@@ -552,6 +558,7 @@ class Params:
     log_format: str = "host_combined"
     crawler_share: float | None = None  # None: Traffic.KINDS as they are (about a fifth)
     compress: str = "gzip"
+    log_files: int | None = None  # None: one per server (`files`)
 
     def manifest(self) -> dict:
         return dict(self.__dict__)
@@ -568,7 +575,7 @@ def generate(out: Path, params: Params, shared: Path | None) -> dict:
     write_ranges(out, span)
     traffic = Traffic(sites, histories, span, rng, params.log_format)
     counts = write_logs(out, traffic, params.lines, params.files, span, kind_shares(params.crawler_share),
-                        params.compress)
+                        params.compress, params.log_files)
     manifest = {**params.manifest(), "kinds": dict(sorted(counts.items())),
                 "seconds": round(time.perf_counter() - started, 1)}
     (out / "workload.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -579,7 +586,7 @@ def params_from(args: argparse.Namespace) -> Params:
     shared = Path(args.shared) if args.shared else None
     corpus = shared is not None and (shared / "corpus" / "links").is_dir()
     return Params(args.lines, args.hosts, args.versions, args.seed, args.days, args.files, corpus,
-                  args.log_format, args.crawler_share, args.compress)
+                  args.log_format, args.crawler_share, args.compress, args.write_files)
 
 
 def argument_parser() -> argparse.ArgumentParser:
@@ -591,7 +598,9 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shared", default=str(DEFAULT_SHARED), help="shared folder with corpus/ ('' for none)")
     parser.add_argument("--seed", type=int, default=20261102)
     parser.add_argument("--days", type=int, default=2, help="time span of the logs")
-    parser.add_argument("--files", type=int, default=8, help="log files (front-end servers)")
+    parser.add_argument("--files", type=int, default=8, help="front-end servers, one log file each")
+    parser.add_argument("--write-files", type=int, metavar="K",
+                        help="write the servers' lines into K files instead (1: one access.log), the same lines")
     parser.add_argument("--format", dest="log_format", choices=LOG_FORMATS, default="host_combined",
                         help="nginx host_combined, or Apache vhost_combined (GoAccess: VCOMBINED)")
     parser.add_argument("--crawler-share", type=float, default=None,
@@ -602,8 +611,8 @@ def argument_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
-    if args.lines < 1 or args.hosts < 1 or args.versions < 1 or args.days < 1 or args.files < 1:
-        raise SystemExit("workload.py: --lines, --hosts, --versions, --days and --files must be positive")
+    if min(args.lines, args.hosts, args.versions, args.days, args.files, args.write_files or 1) < 1:
+        raise SystemExit("workload.py: --lines, --hosts, --versions, --days, --files and --write-files must be positive")
     try:
         kind_shares(args.crawler_share)
     except ValueError as error:
