@@ -51,7 +51,7 @@ def package_folder(name: str) -> Path:
     """An installed package's folder, found without importing it."""
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"package {name!r} is not installed (pip install -e .[test])")
+        raise SystemExit(f"package {name!r} is not installed (pip install -e .[bench])")
     return Path(spec.submodule_search_locations[0])
 
 

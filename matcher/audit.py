@@ -248,9 +248,9 @@ def audit(
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_robots_columns(judgement),
-        **_fetch_columns(revised),
         "indexing": indexing,
         "indexing_unseen": indexing_unseen(judgement.decision, indexing),
+        **_fetch_columns(revised),
         "preferences": judgement.preferences.record() if judgement.preferences else None,
         "preference_conflicts": preference_conflicts(claim.purposes, judgement.preferences),
     }

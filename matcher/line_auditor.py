@@ -7,6 +7,8 @@ the same work.
 """
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import pickle
 import zlib
@@ -356,6 +358,17 @@ class LineAuditor:
                 self._file_parsers.put(path, own)
             return own
         return parse
+
+    def take_fields(self, path: str, line: str) -> None:
+        """The W3C `#Fields:` line in force where a piece of `path` starts, read before the
+        piece's lines by the parser of that file (formats without directives ignore it)."""
+        parse = self.parser(path, (line,)) if self._format_known(path) else None
+        if getattr(parse, "per_file", False):
+            with contextlib.suppress(LogParseError):
+                parse(line)
+
+    def _format_known(self, path: str) -> bool:
+        return self.log_format != AUTO or path in (self.file_formats or {}) or self._detected.get(path) is not None
 
     def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
         entry = robots_by_host.get(host) if host else None

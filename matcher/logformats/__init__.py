@@ -69,6 +69,7 @@ from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_ti
 __all__ = [
     "AUTO", "FORMATS", "ZONELESS_FORMATS", "JSON_FIELDS", "NOT_REQUEST_REASONS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
     "clf_timestamp", "encodable", "epoch_timestamp", "is_not_request", "is_zoneless", "iso_timestamp", "parser_for",
+    "reads_in_pieces",
 ]
 
 # Not a format: each file's own is detected from its first lines (`detect`).
@@ -113,6 +114,14 @@ def is_zoneless(format_name: str) -> bool:
     if colon and kind in FORMAT_STRING_KINDS:
         return not compile_format(kind, spec).time.zoned
     return format_name in ZONELESS_FORMATS
+
+
+def reads_in_pieces(format_name: str) -> bool:
+    """A file in this format may be read in pieces cut at line ends, a piece carrying the W3C
+    `#Fields:` line in force at its start: every format but a W3C one inside an envelope, whose
+    directives the cutting, which reads bare lines, does not see."""
+    envelope, plus, inner = format_name.partition("+")
+    return not (plus and envelope in ENVELOPES and inner in DEFAULT_FIELDS)
 
 
 def parser_for(

@@ -114,6 +114,19 @@ def _values(text: str) -> list[str]:
     return values
 
 
+def _is_fields(directive: str) -> bool:
+    return directive.strip().lower() == "fields"
+
+
+def is_fields_directive(line: str) -> bool:
+    """A `#Fields:` directive, which names the fields of the data lines after it."""
+    try:
+        text = cleaned_line(line)
+    except LogParseError:
+        return False
+    return text[0] == "#" and _is_fields(text[1:].partition(":")[0])
+
+
 @dataclass
 class W3CParser:
     """Parser for W3C extended logs; it keeps the last `#Fields:` directive it read, so one
@@ -135,7 +148,7 @@ class W3CParser:
         text = cleaned_line(line)
         if text[0] == "#":
             directive, _, rest = text[1:].partition(":")
-            if directive.strip().lower() == "fields":
+            if _is_fields(directive):
                 names = tuple(rest.split())
                 if not names:
                     raise LogParseError("no-match", "a #Fields directive that names no field")

@@ -26,6 +26,7 @@ from config.snapshots import load_ranges
 from matcher import health, records
 from matcher.directives import PageDirectivesTable
 from matcher.line_auditor import LineAuditor, RobotsByHost, robots_by_host
+from matcher.logformats import reads_in_pieces
 from matcher.logformats.timestamps import time_zone
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
 from matcher.printable import printable
@@ -54,7 +55,7 @@ from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
 from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
-from pipeline.graph.read_logs import ReadLogLines, first_lines
+from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines, first_lines
 from pipeline.graph.robots_fetches import FollowRobotsFetches
 from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
@@ -89,14 +90,15 @@ def build(
             raise ValueError("--dns-record in streaming records live answers: it needs --dns live")
         return _build_streaming(pipeline, settings, auditor, dns)
     logs = settings.inputs.logs
-    batches = pipeline | "ReadLogLines" >> ReadLogLines(logs)
+    pieces = piece_bytes(settings)
+    batches = pipeline | "ReadLogLines" >> ReadLogLines(logs, piece_bytes=pieces)
     robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_by_host(read_robots_table(settings.inputs.robots))])
     dns_answers = None
     if dns is not None:
         lookups = ResolveDistinct(dns.resolver, dns.record)
-        dns_answers = pipeline | "ResolveLogClients" >> ResolveLogClients(logs, auditor, lookups)
+        dns_answers = pipeline | "ResolveLogClients" >> ResolveLogClients(logs, auditor, lookups, pieces)
     prior = prior_fetches(settings.inputs.prior_run) if settings.inputs.prior_run else ()
-    followed = pipeline | "FollowRobotsFetches" >> FollowRobotsFetches(logs, auditor, robots, dns_answers, prior)
+    followed = pipeline | "FollowRobotsFetches" >> FollowRobotsFetches(logs, auditor, robots, dns_answers, prior, pieces)
     outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers, followed["histories"])
     outputs[ROBOTS_FETCHES_TABLE] = followed["rows"]
     verdict_batches = outputs[VERDICT_BATCHES]
@@ -256,6 +258,13 @@ def streaming_pipeline(settings: RunSettings, options: PipelineOptions) -> beam.
 def run_streaming(settings: RunSettings, options: PipelineOptions) -> None:
     """Runs until cancelled (or `--watch-for` ends the folder source); no closing report."""
     streaming_pipeline(settings, options).run().wait_until_finish()
+
+
+def piece_bytes(settings: RunSettings) -> int | None:
+    """How large a piece of a plain log file is read on its own (`read_logs.file_pieces`); None:
+    every file whole, when some file's format keeps its directives inside an envelope."""
+    used = {settings.inputs.log_format, *(settings.inputs.file_formats or {}).values()}
+    return PIECE_BYTES if all(reads_in_pieces(name) for name in used) else None
 
 
 def log_files(pattern: str) -> list:

@@ -24,7 +24,7 @@ from matcher.reverse_dns import DnsAnswer
 from pipeline.graph.dns import DnsSettings, count_trouble
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, dead_letter
 from pipeline.evidence.resolvers import CachingResolver, LiveResolver, answer_to_json
-from pipeline.graph.read_logs import MAX_LINE_BYTES, LongLine, ReadLogLines, UnreadableRest
+from pipeline.graph.read_logs import MAX_LINE_BYTES, PIECE_BYTES, FieldsInForce, LongLine, ReadLogLines, UnreadableRest
 
 TALLY = "tally"
 # Tally keys of not-requests, one per reason: "not_request:no-request" ...
@@ -35,8 +35,18 @@ LONG_LINE_REASON = "line-too-long"
 
 
 def is_line_batch(batch) -> bool:
-    """A batch of lines, not the dead letter of a file's unread rest or of an over-long line."""
-    return not isinstance(batch, (UnreadableRest, LongLine))
+    """A batch of lines, not the dead letter of a file's unread rest or of an over-long line, nor
+    the fields a piece of a W3C file starts with."""
+    return not isinstance(batch, (UnreadableRest, LongLine, FieldsInForce))
+
+
+def followed_fields(auditor: LineAuditor, batch) -> bool:
+    """True when `batch` is the `FieldsInForce` a piece of a file starts with, now taken by the
+    auditor's parser of that file for the piece's lines after it."""
+    if isinstance(batch, FieldsInForce):
+        auditor.take_fields(batch.path, batch.line)
+        return True
+    return False
 
 
 def _read_failure(batch: UnreadableRest | LongLine) -> dict:
@@ -102,6 +112,8 @@ class AuditLineBatchFn(beam.DoFn):
         self.not_requests = Metrics.counter(self.__class__, "not_requests")
 
     def process(self, batch, robots_by_host, dns_answers=None, fetches=None):
+        if followed_fields(self._auditor, batch):
+            return
         if not is_line_batch(batch):
             # The unread rest of a file, or a line over the maximum, counts as one line read and
             # is its dead letter.
@@ -195,20 +207,26 @@ class ResolveLogClients(beam.PTransform):
     before its first verdict, and a shared read would hold every line in memory meanwhile.
     """
 
-    def __init__(self, pattern: str, auditor: LineAuditor, resolve: beam.PTransform):
+    def __init__(self, pattern: str, auditor: LineAuditor, resolve: beam.PTransform, piece_bytes: int | None = PIECE_BYTES):
         super().__init__()
         self._pattern = pattern
         self._auditor = auditor
         self._resolve = resolve
+        self._piece_bytes = piece_bytes
 
     def expand(self, pbegin):
         return (
             pbegin
-            | "ReadLogLines" >> ReadLogLines(self._pattern)
-            | "LineBatchesOnly" >> beam.Filter(is_line_batch)
-            | "DnsQuestions" >> beam.FlatMap(self._auditor.dns_questions)
+            | "ReadLogLines" >> ReadLogLines(self._pattern, piece_bytes=self._piece_bytes)
+            | "DnsQuestions" >> beam.FlatMap(_dns_questions, self._auditor)
             | "Resolve" >> self._resolve
         )
+
+
+def _dns_questions(batch, auditor: LineAuditor) -> set[str]:
+    if followed_fields(auditor, batch) or not is_line_batch(batch):
+        return set()
+    return auditor.dns_questions(batch)
 
 
 class AuditLogLines(beam.PTransform):

@@ -1,7 +1,12 @@
 """Log files as batches of lines: any Beam filesystem, gzip, bz2, xz and zstd streamed in small
 chunks, a file that breaks off read up to the break and the rest of it handed on as
 `UnreadableRest`, a line longer than `MAX_LINE_BYTES` handed on as a `LongLine` without ever being
-held whole."""
+held whole.
+
+A large plain file is read in pieces (`LogPiece`) cut at line ends, so that one big access.log
+is read and audited on every core like many files are; each piece knows the number of its first
+line, and a piece of a W3C file starts with the `#Fields:` line in force there (`FieldsInForce`).
+Compressed files and JSON exports are read whole."""
 from __future__ import annotations
 
 import bz2
@@ -19,6 +24,7 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from matcher.logformats.w3c import is_fields_directive
 from pipeline.graph import progress
 from pipeline.evidence.confined import require_regular
 
@@ -28,28 +34,61 @@ LINES_PER_BATCH = 2000
 MAX_LINE_BYTES = 1 << 20
 # What a dead letter keeps of a line over the maximum: enough to see what it was.
 LONG_LINE_PREFIX_BYTES = 4096
+# A plain file over this size is read in pieces of about this size. Smaller pieces spread one file
+# more evenly over the workers; each costs a seek and a bundle.
+PIECE_BYTES = 16 << 20
 
 
 class ReadLogLines(beam.PTransform):
     """Files matching a glob -> (path, first line number, lines) batches.
 
     Compression follows the file extension. Batches keep Beam's per-element cost
-    off the per-line path; each file is read by one worker, in order.
+    off the per-line path; each piece of a file (`file_pieces`) is read by one worker, in order.
+    `piece_bytes` None reads every file whole.
     """
 
-    def __init__(self, pattern: str, lines_per_batch: int = LINES_PER_BATCH):
+    def __init__(self, pattern: str, lines_per_batch: int = LINES_PER_BATCH, piece_bytes: int | None = PIECE_BYTES):
         super().__init__()
         self._pattern = pattern
         self._lines_per_batch = lines_per_batch
+        self._piece_bytes = piece_bytes
 
     def expand(self, pbegin):
         return (
             pbegin
             | "MatchLogFiles" >> fileio.MatchFiles(self._pattern)
-            | "SpreadLogFiles" >> beam.Reshuffle()
-            | "OpenLogFiles" >> fileio.ReadMatches()
-            | "BatchLines" >> beam.FlatMap(line_batches, self._lines_per_batch)
+            | "CutLargeFiles" >> beam.FlatMap(file_pieces, self._piece_bytes)
+            | "SpreadLogPieces" >> beam.Reshuffle()
+            | "BatchLines" >> beam.FlatMap(piece_batches, self._lines_per_batch)
         )
+
+
+@dataclass(frozen=True)
+class LogPiece:
+    """What one worker reads of a log file: the whole file, or of a large plain file the bytes
+    from `start` to `end` (None: the file's end), which begin at a line's start and end at a
+    line end. `first_line` is the number of its first line in the file, `fields` the W3C
+    `#Fields:` line in force at `start` (None: none before it), `size` the file's size."""
+
+    path: str
+    size: int
+    start: int = 0
+    end: int | None = None
+    first_line: int = 1
+    fields: str | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and self.end is None
+
+
+@dataclass(frozen=True)
+class FieldsInForce:
+    """The `#Fields:` line in force where a piece of a W3C file starts, handed on before the
+    piece's first batch: the parser of that file takes it, and it is no line of the piece."""
+
+    path: str
+    line: str
 
 
 @dataclass(frozen=True)
@@ -84,14 +123,30 @@ _CHUNK_BYTES = 1 << 16
 
 def line_batches(
     readable: fileio.ReadableFile, size: int
-) -> Iterator[tuple[str, int, list[str]] | UnreadableRest]:
-    """(path, first line number, lines) batches of one file, then an UnreadableRest if the
+) -> Iterator[tuple[str, int, list[str]] | UnreadableRest | LongLine]:
+    """(path, first line number, lines) batches of one whole file, then an UnreadableRest if the
     file could not be read to its end."""
-    path = readable.metadata.path
-    first, batch = 1, []
+    return piece_batches(LogPiece(readable.metadata.path, readable.metadata.size_in_bytes), size)
+
+
+def piece_batches(
+    piece: LogPiece, size: int
+) -> Iterator[tuple[str, int, list[str]] | UnreadableRest | LongLine | FieldsInForce]:
+    """(path, first line number, lines) batches of one piece of a file, numbered as lines of the
+    file, then an UnreadableRest if the piece could not be read to its end."""
+    path = piece.path
+    if piece.fields is not None:
+        yield FieldsInForce(path, piece.fields)
+    first, batch = piece.first_line, []
     position = _Position()
+    if piece.whole:
+        read, shown = log_lines(_chunks(path, position)), path
+    else:
+        # a piece is part of a file already known to be lines: no export to look for
+        read, shown = split_lines(_chunks(path, position, piece.start, piece.end)), f"{path}@{piece.start}"
+    length = (piece.size if piece.end is None else piece.end) - piece.start
     try:
-        for raw in log_lines(_chunks(path, position)):
+        for raw in read:
             if isinstance(raw, _Overlong):
                 if batch:
                     yield path, first, batch
@@ -100,7 +155,7 @@ def line_batches(
                 continue
             batch.append(decoded(raw))
             if len(batch) == size:
-                progress.file_read(path, position.file_bytes(), size)
+                progress.file_read(shown, position.file_bytes(), size)
                 yield path, first, batch
                 first, batch = first + size, []
     # Whatever stops one file (any decompressor's complaint, an I/O error) stops that file only.
@@ -109,9 +164,124 @@ def line_batches(
             yield path, first, batch
         yield UnreadableRest(path, first + len(batch), f"{type(error).__name__}: {error}; {position}")
         return
-    progress.file_read(path, readable.metadata.size_in_bytes, len(batch))
+    progress.file_read(shown, length, len(batch))
     if batch:
         yield path, first, batch
+
+
+def file_pieces(metadata, piece_bytes: int | None) -> Iterator[LogPiece]:
+    """The pieces one file is read in: a plain file over `piece_bytes` cut at the first line end
+    after every `piece_bytes`, any other file whole. Cutting reads the file once, counting its
+    lines, much faster than reading its lines; a file it cannot read is read whole, which reports
+    why."""
+    path, size = metadata.path, metadata.size_in_bytes
+    plain = CompressionTypes.detect_compression_type(path) == CompressionTypes.UNCOMPRESSED
+    if piece_bytes is None or size <= piece_bytes or not plain:
+        yield LogPiece(path, size)
+        return
+    try:
+        cuts = _cuts(path, size, piece_bytes)
+    except Exception:
+        cuts = None
+    if not cuts:
+        yield LogPiece(path, size)
+        return
+    starts = [(0, 1, None), *cuts]
+    ends = [offset for offset, _, _ in cuts] + [None]  # the last to the file's end, should it have grown
+    for (start, line, fields), end in zip(starts, ends):
+        yield LogPiece(path, size, start, end, line, fields)
+
+
+def pieces_expected(log_files: Iterable, piece_bytes: int = PIECE_BYTES) -> int:
+    """About how many pieces `file_pieces` reads these files in (FileMetadata), from their names
+    and sizes alone."""
+    return sum(
+        -(-f.size_in_bytes // piece_bytes)
+        if CompressionTypes.detect_compression_type(f.path) == CompressionTypes.UNCOMPRESSED and f.size_in_bytes > piece_bytes
+        else 1
+        for f in log_files
+    )
+
+
+def _cuts(path: str, size: int, piece_bytes: int) -> list[tuple[int, int, str | None]] | None:
+    """(offset, number of the line starting there, `#Fields:` line in force) of each cut of a
+    plain file, the first after `piece_bytes`, the next `piece_bytes` after that one...; None
+    when the file is a JSON export (read whole) or has no line end to cut at.
+
+    Lines end as `split_lines` ends them (LF, CR LF, a lone CR); cuts fall after an LF only, so
+    a CR LF is never cut in two. The file is scanned in segments that end at an LF, so that a
+    directive never straddles two of them."""
+    cuts: list[tuple[int, int, str | None]] = []
+    offset = ended = 0  # bytes scanned, and the line ends in them
+    after_cr = False
+    fields: str | None = None
+    target = piece_bytes
+    carry = b""
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        head = True
+        while True:
+            chunk = handle.read(_SCAN_BYTES)
+            data = carry + chunk
+            if not data:
+                break
+            cut_at = data.rfind(b"\n") + 1 if chunk else len(data)
+            if cut_at == 0 and len(data) < MAX_LINE_BYTES + _SCAN_BYTES:
+                carry = data  # no whole line yet: read on
+                continue
+            segment, carry = (data[:cut_at], data[cut_at:]) if cut_at else (data, b"")
+            if head:
+                if _is_export_head(segment):
+                    return None
+                head = False
+            while target < offset + len(segment):
+                found = segment.find(b"\n", max(0, target - offset))
+                if found < 0:
+                    break
+                cut = found + 1
+                ended, after_cr = ended + _line_ends(segment[:cut], after_cr), False
+                fields = _last_fields(segment[:cut], fields)
+                offset += cut
+                segment = segment[cut:]
+                if offset < size:
+                    cuts.append((offset, ended + 1, fields))
+                target = offset + piece_bytes
+            if segment:
+                ended, after_cr = ended + _line_ends(segment, after_cr), segment[-1:] == b"\r"
+            fields = _last_fields(segment, fields)
+            offset += len(segment)
+            if not chunk:
+                break
+    return cuts or None
+
+
+_SCAN_BYTES = 1 << 20
+
+
+def _line_ends(data: bytes, after_cr: bool) -> int:
+    """Line ends in `data`, a CR LF one, the LF of a CR LF begun before `data` none."""
+    ends = data.count(b"\n")
+    if b"\r" in data:
+        ends += data.count(b"\r") - data.count(b"\r\n")
+    return ends - 1 if after_cr and data[:1] == b"\n" else ends
+
+
+def _last_fields(segment: bytes, fields: str | None) -> str | None:
+    """The last `#Fields:` line of `segment` (whole lines), else `fields`."""
+    if b"#" not in segment:
+        return fields
+    for raw in reversed(segment.splitlines()):
+        if b"#" in raw:
+            line = decoded(raw)
+            if is_fields_directive(line):
+                return line
+    return fields
+
+
+def _is_export_head(data: bytes) -> bool:
+    """Whether a file beginning with `data` is a JSON export: its first non-blank line opens an
+    array, or an object it does not close."""
+    first = data.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
+    return first.startswith(b"[") or (first.startswith(b"{") and not first.endswith(b"}"))
 
 
 def first_lines(path: str, count: int) -> list[bytes]:
@@ -156,8 +326,7 @@ def log_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[
         head += chunk
         if b"\n" in head.lstrip() or len(head) > _CHUNK_BYTES:
             break
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
-    if not (first.startswith(b"[") or (first.startswith(b"{") and not first.endswith(b"}"))):
+    if not _is_export_head(head):
         yield from split_lines(itertools.chain((head,), chunks), limit)
         return
     text = b"".join(itertools.chain((head,), chunks)).decode("utf-8", "backslashreplace").lstrip("\ufeff")
@@ -250,14 +419,20 @@ class _Position:
         return where
 
 
-def _chunks(path: str, position: _Position) -> Iterator[bytes]:
+def _chunks(path: str, position: _Position, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+    """The bytes of a log file, decompressed; of a plain file's piece, those from `start` to `end`."""
     require_regular(path)  # a FIFO or device matched by the glob would block or never end
     with open_log(path, position) as handle:
+        if start:
+            handle.seek(start)
+        left = None if end is None else end - start
         # read1 hands over what one member or block gave, so the lines before a break are kept.
         read = getattr(handle, "read1", handle.read)
         try:
-            while chunk := read(_CHUNK_BYTES):
+            while left != 0 and (chunk := read(_CHUNK_BYTES if left is None else min(_CHUNK_BYTES, left))):
                 position.decompressed += len(chunk)
+                if left is not None:
+                    left -= len(chunk)
                 yield chunk
         except Exception:
             position.stop()

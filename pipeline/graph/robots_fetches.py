@@ -22,8 +22,8 @@ from matcher.history import HostHistory
 from matcher.line_auditor import LineAuditor
 from matcher.records import robots_fetch_record
 from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch, carried_over
-from pipeline.graph.line_audit import is_line_batch
-from pipeline.graph.read_logs import ReadLogLines
+from pipeline.graph.line_audit import followed_fields, is_line_batch
+from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines
 
 
 class FollowRobotsFetches(beam.PTransform):
@@ -41,8 +41,10 @@ class FollowRobotsFetches(beam.PTransform):
         robots: beam.PCollection,
         dns_answers: beam.PCollection | None = None,
         prior: Iterable[tuple[FetchKey, RobotsFetch]] = (),
+        piece_bytes: int | None = PIECE_BYTES,
     ):
         super().__init__()
+        self._piece_bytes = piece_bytes
         self._pattern = pattern
         self._auditor = auditor
         self._robots = robots
@@ -53,7 +55,7 @@ class FollowRobotsFetches(beam.PTransform):
         side_inputs = [] if self._dns_answers is None else [beam.pvalue.AsDict(self._dns_answers)]
         logged = (
             pbegin
-            | "ReadLogLines" >> ReadLogLines(self._pattern)
+            | "ReadLogLines" >> ReadLogLines(self._pattern, piece_bytes=self._piece_bytes)
             | "RobotsFetchesOfBatch" >> beam.ParDo(RobotsFetchesOfBatchFn(self._auditor), *side_inputs)
         )
         prior = pbegin | "PriorRunFetches" >> beam.Create(self._prior)
@@ -79,8 +81,8 @@ class RobotsFetchesOfBatchFn(beam.DoFn):
         self.fetches = Metrics.counter(self.__class__, "robots_fetches")
 
     def process(self, batch, dns_answers=None):
-        if not is_line_batch(batch):
-            return  # the audit's own read makes it a dead letter
+        if followed_fields(self._auditor, batch) or not is_line_batch(batch):
+            return  # the audit's own read makes a dead letter of what is not lines
         found = self._auditor.robots_fetches(batch, dns_answers)
         self.fetches.inc(len(found))
         yield from found

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
+from pipeline.graph.read_logs import pieces_expected
 from pipeline.graph.settings import LOCAL_RUNNERS, RunSettings
 from pipeline.local import spill, workers
 
@@ -48,7 +49,7 @@ def speedups(settings: RunSettings, options: PipelineOptions, log_files: Sequenc
     with ExitStack() as started:
         runner = None
         count = None if settings.local_mode_chosen else workers.worker_processes(
-            sum(f.size_in_bytes for f in log_files), len(log_files)
+            sum(f.size_in_bytes for f in log_files), pieces_expected(log_files)
         )
         if count is not None:
             workers.in_worker_processes(options, count)

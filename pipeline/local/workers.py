@@ -21,10 +21,10 @@ from pipeline.local import fork_server
 PARALLEL_FROM_BYTES = 64 << 20
 
 
-def worker_processes(log_bytes: int, log_file_count: int) -> int | None:
-    """How many worker processes a local run's input is worth (one per core, up to one per file),
-    or None to keep one process."""
-    cores = min(os.cpu_count() or 1, log_file_count)
+def worker_processes(log_bytes: int, log_pieces: int) -> int | None:
+    """How many worker processes a local run's input is worth (one per core, up to one per piece
+    its files are read in), or None to keep one process."""
+    cores = min(os.cpu_count() or 1, log_pieces)
     if cores < 2 or log_bytes < PARALLEL_FROM_BYTES:
         return None
     return cores

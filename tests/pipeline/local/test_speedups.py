@@ -16,11 +16,11 @@ from pipeline.tables.run_folder import LogFile
 LARGE = workers.PARALLEL_FROM_BYTES
 
 
-def _plan(tmp_path: Path, sizes: list[int], *flags: str):
+def _plan(tmp_path: Path, sizes: list[int], *flags: str, suffix: str = ".log"):
     settings, options = run_settings(
         [f"--logs={tmp_path}/*.log", f"--robots={tmp_path}/r.jsonl", f"--out={tmp_path}/out", "--local-speedups=on", *flags]
     )
-    files = [LogFile(f"{tmp_path}/{n}.log", size) for n, size in enumerate(sizes)]
+    files = [LogFile(f"{tmp_path}/{n}{suffix}", size) for n, size in enumerate(sizes)]
     return settings, options, files
 
 
@@ -36,13 +36,22 @@ def test_large_local_input_is_read_in_forked_worker_processes_one_per_core(tmp_p
     assert not spill.exists()
 
 
+def test_one_large_plain_file_is_read_in_worker_processes_too(tmp_path, monkeypatch):
+    """It is read in pieces, as many files are."""
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    settings, options, files = _plan(tmp_path, [LARGE * 2], "--runner=FnApiRunner")
+    with local.speedups(settings, options, files) as plan:
+        assert isinstance(plan.runner, workers.ForkedWorkersRunner) and plan.worker_processes == 2
+
+
 @pytest.mark.parametrize(
-    "sizes, cores", [([LARGE // 4, LARGE // 4], 2), ([LARGE * 2], 2), ([LARGE, LARGE], 1)],
-    ids=["small input", "one file", "one core"],
+    "sizes, cores, suffix",
+    [([LARGE // 4, LARGE // 4], 2, ".log"), ([LARGE * 2], 2, ".log.gz"), ([LARGE, LARGE], 1, ".log")],
+    ids=["small input", "one compressed file", "one core"],
 )
-def test_other_local_input_stays_in_one_process(tmp_path, monkeypatch, sizes, cores):
+def test_other_local_input_stays_in_one_process(tmp_path, monkeypatch, sizes, cores, suffix):
     monkeypatch.setattr(workers.os, "cpu_count", lambda: cores)
-    settings, options, files = _plan(tmp_path, sizes)
+    settings, options, files = _plan(tmp_path, sizes, suffix=suffix)
     with local.speedups(settings, options, files) as plan:
         assert plan.runner is None and plan.worker_processes == 1
         assert plan.grouping is not None
