@@ -266,14 +266,17 @@ def _line_ends(data: bytes, after_cr: bool) -> int:
 
 
 def _last_fields(segment: bytes, fields: str | None) -> str | None:
-    """The last `#Fields:` line of `segment` (whole lines), else `fields`."""
-    if b"#" not in segment:
-        return fields
-    for raw in reversed(segment.splitlines()):
-        if b"#" in raw:
-            line = decoded(raw)
+    """The last `#Fields:` line of `segment` (whole lines), else `fields`. Only a `#` with nothing
+    but blanks before it on its line can begin a directive, and most logs have none."""
+    end = len(segment)
+    while (mark := segment.rfind(b"#", 0, end)) >= 0:
+        start = max(segment.rfind(b"\n", 0, mark), segment.rfind(b"\r", 0, mark)) + 1
+        if not decoded(segment[start:mark]).replace("\ufeff", "").strip():
+            ends = [found for found in (segment.find(b"\n", mark), segment.find(b"\r", mark)) if found >= 0]
+            line = decoded(segment[start:min(ends, default=len(segment))])
             if is_fields_directive(line):
                 return line
+        end = mark
     return fields
 
 

@@ -56,7 +56,7 @@ def fields_before(lines: list, number: int) -> str | None:
 
 
 PIECES_OF_TEXT = st.lists(
-    st.sampled_from([b"a", b"bb", b"\n", b"\r", b"\r\n", b"#Fields: date time c-ip", b"#Date: x", b"", b"x" * 9, b"\xff"]),
+    st.sampled_from([b"a", b"bb", b"\n", b"\r", b"\r\n", b"#Fields: date time c-ip", b" \t#fields : cs-uri", b"#Date: x", b"#", b"", b"x" * 9, b"\xff"]),
     max_size=60,
 )
 
