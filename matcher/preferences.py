@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from matcher.matching import index_rules
+from matcher.normalize import normalized_request_path
 
 __all__ = [
     "CONFLICTING_KEYS",
@@ -218,13 +219,15 @@ def in_force(
     signal_lines: tuple[int, ...],
     usage_rules: Sequence[UsageRule],
     licenses: tuple[str, ...],
-    normalized_path: str,
+    path: str,
 ) -> Preferences:
-    """The preferences for one request: its group's signals, the Content-Usage rule whose path
-    matches longest (rules that tie combine, `n` winning), the file's licences."""
+    """The preferences for one request path (as a log carries it): its group's signals, the
+    Content-Usage rule whose path matches longest (rules that tie combine, `n` winning), the
+    file's licences."""
     usage: Pairs = ()
     line = pattern = None
     if usage_rules:
+        normalized_path = normalized_request_path(path)
         best = index_rules([rule.normalized for rule in usage_rules]).best(normalized_path)
         if best < len(usage_rules):
             length = len(usage_rules[best].normalized)

@@ -129,8 +129,7 @@ class RobotsFile:
         if group is None:
             return Preferences(licenses=self.licenses)
         return preferences.in_force(
-            group.content_signal, group.content_signal_lines, group.content_usage, self.licenses,
-            normalized_request_path(path),
+            group.content_signal, group.content_signal_lines, group.content_usage, self.licenses, path
         )
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
