@@ -8,7 +8,6 @@ the same work.
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import pickle
 import zlib

@@ -175,8 +175,7 @@ def file_pieces(metadata, piece_bytes: int | None) -> Iterator[LogPiece]:
     lines, much faster than reading its lines; a file it cannot read is read whole, which reports
     why."""
     path, size = metadata.path, metadata.size_in_bytes
-    plain = CompressionTypes.detect_compression_type(path) == CompressionTypes.UNCOMPRESSED
-    if piece_bytes is None or size <= piece_bytes or not plain:
+    if piece_bytes is None or not _may_cut(path, size, piece_bytes):
         yield LogPiece(path, size)
         return
     try:
@@ -196,11 +195,13 @@ def pieces_expected(log_files: Iterable, piece_bytes: int = PIECE_BYTES) -> int:
     """About how many pieces `file_pieces` reads these files in (FileMetadata), from their names
     and sizes alone."""
     return sum(
-        -(-f.size_in_bytes // piece_bytes)
-        if CompressionTypes.detect_compression_type(f.path) == CompressionTypes.UNCOMPRESSED and f.size_in_bytes > piece_bytes
-        else 1
-        for f in log_files
+        -(-f.size_in_bytes // piece_bytes) if _may_cut(f.path, f.size_in_bytes, piece_bytes) else 1 for f in log_files
     )
+
+
+def _may_cut(path: str, size: int, piece_bytes: int) -> bool:
+    """A file over one piece that its name says is plain, not compressed."""
+    return size > piece_bytes and CompressionTypes.detect_compression_type(path) == CompressionTypes.UNCOMPRESSED
 
 
 def _cuts(path: str, size: int, piece_bytes: int) -> list[tuple[int, int, str | None]] | None:
