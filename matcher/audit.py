@@ -29,7 +29,7 @@ from matcher.preferences import conflicts as preference_conflicts
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots import is_robots_txt
 from matcher.normalize import normalize
-from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, revise
+from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, RobotsFetch, revise
 
 __all__ = [
     "Claim",
@@ -39,10 +39,13 @@ __all__ = [
     "dns_control",
     "dns_question",
     "fetch_key",
+    "fetch_key_of",
+    "fetch_of",
     "gets_verdict",
     "gets_verdict_whatever_the_day",
     "identity_of",
     "is_robots_fetch",
+    "judged_by_what_was_held",
     "signed_request",
 ]
 
@@ -220,10 +223,9 @@ def audit(
     of_key = fetches.get(key) if key is not None else None
     held = of_key.held_at(request.ts) if of_key is not None else None
     claim = claim or Claim(None, (), True)
-    revised = revise(history, _judge(history, request, claim), held, request.ts, claim.tokens, request.path, claim.catch_all)
-    judgement = revised.judgement
     page = pages.lookup(host, request.path, request.ts) if pages is not None else None
     indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
+    judgement = _judge(history, request.ts, request.path, claim, "unknown-host" if request.host else "no-host")
     if truncate_addresses and who.status in _MAYBE_A_PERSON:
         client_ip = truncated(client_ip)
     return {
@@ -247,6 +249,55 @@ def audit(
         "signature": request.signed.signature if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
+        **_judged_columns(history, judgement, held, request.ts, request.path, claim, indexing),
+    }
+
+
+def fetch_key_of(verdict: Mapping, registry: Registry) -> FetchKey | None:
+    """The `fetch_key` of the request a verdict record was made of."""
+    return fetch_key(claim_of(verdict["user_agent"], registry), verdict["identity"], verdict["host"])
+
+
+def fetch_of(verdict: Mapping) -> RobotsFetch | None:
+    """The robots.txt fetch a verdict record is of; None when its request is for another path."""
+    if not is_robots_fetch(verdict["path"]):
+        return None
+    return RobotsFetch(verdict["ts"], verdict["status"], verdict["source"], verdict["crawler"])
+
+
+def judged_by_what_was_held(
+    verdict: dict, history: HostHistory | None, held: Held | None, registry: Registry
+) -> dict:
+    """The record `audit` makes of a request when its crawler held `held` at it, from the record
+    it made with no fetch seen (`verdict`, a claim's: only claims have fetch keys); `history` is
+    the host's."""
+    if held is None:
+        return verdict
+    claim = claim_of(verdict["user_agent"], registry)
+    ts, path = verdict["ts"], verdict["path"]
+    judgement = _judge(history, ts, path, claim, verdict["reason"])
+    return {**verdict, **_judged_columns(history, judgement, held, ts, path, claim, verdict["indexing"])}
+
+
+def _judge(history: HostHistory | None, ts: datetime, path: str, claim: Claim, unknown_reason: str) -> Judgement:
+    if history is None:
+        return Judgement(UNKNOWN, unknown_reason)
+    return history.judge(ts, claim.tokens, path, claim.catch_all)
+
+
+def _judged_columns(
+    history: HostHistory | None,
+    judgement: Judgement,
+    held: Held | None,
+    ts: datetime,
+    path: str,
+    claim: Claim,
+    indexing: dict | None,
+) -> dict:
+    """The columns that follow from the history's judgement as what the crawler held revises it."""
+    revised = revise(history, judgement, held, ts, claim.tokens, path, claim.catch_all)
+    judgement = revised.judgement
+    return {
         **_robots_columns(judgement),
         "indexing": indexing,
         "indexing_unseen": indexing_unseen(judgement.decision, indexing),
@@ -254,12 +305,6 @@ def audit(
         "preferences": judgement.preferences.record() if judgement.preferences else None,
         "preference_conflicts": preference_conflicts(claim.purposes, judgement.preferences),
     }
-
-
-def _judge(history: HostHistory | None, request: LogRecord, claim: Claim) -> Judgement:
-    if history is None:
-        return Judgement(UNKNOWN, "unknown-host" if request.host else "no-host")
-    return history.judge(request.ts, claim.tokens, request.path, claim.catch_all)
 
 
 def _robots_columns(judgement: Judgement) -> dict:

@@ -236,7 +236,7 @@ class LineAuditor:
                     else:
                         yield DEAD_LETTER, dead_letter(source, error.reason, error.message, encodable(line))
                     continue
-            history = self._history(request.host, robots_by_host)
+            history = self.history(request.host, robots_by_host)
             verdict = audit(
                 request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches,
                 self.truncate_addresses,
@@ -369,7 +369,8 @@ class LineAuditor:
     def _format_known(self, path: str) -> bool:
         return self.log_format != AUTO or path in (self.file_formats or {}) or self._detected.get(path) is not None
 
-    def _history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
+    def history(self, host: str | None, robots_by_host: Mapping[str, HostVersions]) -> HostHistory | None:
+        """The host's parsed history from the robots table, kept while its versions stay the same."""
         entry = robots_by_host.get(host) if host else None
         if entry is None:
             return None

@@ -50,6 +50,7 @@ __all__ = [
     "carried_over",
     "follow",
     "held_kind",
+    "held_version",
     "revise",
 ]
 
@@ -139,16 +140,26 @@ class FetchHistory:
         index = bisect_right(self._times, micros(ts)) - 1
         return None if index < 0 else self._held[index]
 
+    def kept_after(self, cut: datetime) -> tuple[RobotsFetch, ...]:
+        """The fetches that still decide what the crawler holds at any time after `cut`: those
+        after it, and from the last one at or before it that was served something on."""
+        start = _last_served(self._held[: bisect_right(self._times, micros(cut))])
+        return tuple(after.fetch for after in self._held[start:])
+
 
 def carried_over(history: FetchHistory) -> frozenset[RobotsFetch]:
     """The fetches a later run needs to hold what the crawler held after the last of them: from
     the last one that was served something (a 2xx or unavailable) on; all when none was."""
-    held = history.held
+    return frozenset(after.fetch for after in history.held[_last_served(history.held):])
+
+
+def _last_served(held: Sequence[Held]) -> int:
+    """The index of the last fetch that was served something (0 when none was)."""
     start = 0
     for index, after in enumerate(held):
         if after.kind != "error" and after.fetch.status != _NOT_MODIFIED:
             start = index
-    return frozenset(after.fetch for after in held[start:])
+    return start
 
 
 @dataclass(frozen=True)
@@ -181,29 +192,30 @@ def revise(
 
     Only a request the version in effect disallows changes, and only when a fetch was seen: a
     change time known only between two captures keeps its `disallowed-between-captures`."""
-    held_version = _held_version(history, held)
+    version = held_version(history, held)
     if history is None or judgement.decision not in (DISALLOWED, DISALLOWED_WITHIN_GRACE):
-        return Revised(judgement, held, held_version)
+        return Revised(judgement, held, version)
     bound_by, served_at = _bound_by(history, held, ts, tokens, path, catch_all)
     if bound_by is None or bound_by.decision == UNKNOWN:
-        return Revised(judgement, held, held_version, grace_assumed=judgement.decision == DISALLOWED_WITHIN_GRACE)
+        return Revised(judgement, held, version, grace_assumed=judgement.decision == DISALLOWED_WITHIN_GRACE)
     plain = replace(judgement, decision=DISALLOWED, grace_version=None)
     if bound_by.decision != ALLOWED:
-        return Revised(plain, held, held_version)
+        return Revised(plain, held, version)
     change = history.first_change_after(served_at) if served_at is not None else None
     if change is None or change.effective_from > ts:
         # Nothing changed since it was served what allowed it (a 4xx, errors past the limit).
         allowed = replace(judgement, decision=ALLOWED, reason=f"fetched-{bound_by.reason}", grace_version=None)
-        return Revised(allowed, held, held_version)
+        return Revised(allowed, held, version)
     unread_for = ts - change.effective_from
     if unread_for <= history.grace:
         before_refetch = replace(judgement, decision=DISALLOWED_BEFORE_REFETCH, grace_version=None)
-        return Revised(before_refetch, held, held_version, change, unread_for)
-    return Revised(plain, held, held_version, change, unread_for)
+        return Revised(before_refetch, held, version, change, unread_for)
+    return Revised(plain, held, version, change, unread_for)
 
 
-def _held_version(history: HostHistory | None, held: Held | None) -> RobotsVersion | None:
-    """The history's version a crawler holding `held` was served (None unless a 2xx or 304)."""
+def held_version(history: HostHistory | None, held: Held | None) -> RobotsVersion | None:
+    """The history's version a crawler holding `held` was served (None unless a 2xx or 304, or
+    without a history)."""
     if history is None or held is None or held.kind != "ok":
         return None
     return history.version_at(held.served_at)

@@ -277,8 +277,8 @@ def _run_command(commands) -> None:
     judged.add_argument("--window", type=arguments.duration, metavar="DURATION", default="1h", help="crawl-delay aggregates: window size (epoch-aligned)")
     judged.add_argument(
         "--allowed-lateness", type=arguments.duration, metavar="DURATION", default="15m",
-        help="streaming: how long after the watermark passes a window its requests may still arrive; "
-        "later ones go to dead_letters (late-beyond-allowed-lateness)",
+        help="streaming: how long after the watermark passes a window its requests, or a request its "
+        "crawler's robots.txt fetches, may still arrive; later ones go to dead_letters (late-beyond-allowed-lateness)",
     )
 
     outputs = command.add_argument_group("outputs")

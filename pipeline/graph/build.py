@@ -56,7 +56,7 @@ from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
 from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines, first_lines
-from pipeline.graph.robots_fetches import FollowRobotsFetches
+from pipeline.graph.robots_fetches import FollowRobotsFetches, FollowRobotsFetchesOnStream
 from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
 from pipeline.graph.signature_reuse import SignatureReuse
@@ -65,7 +65,7 @@ from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
 # the between-captures changes, the reused signatures, the robots versions and the report's counts).
-RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE)
+RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 
@@ -150,7 +150,18 @@ def _build_streaming(
     outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns)
     if dns is None or not dns.record:
         outputs.pop(DNS_ANSWERS_TABLE, None)
-    return _with_crawl_delay(outputs, settings, bounded=False)
+    prior = prior_fetches(settings.inputs.prior_run) if settings.inputs.prior_run else ()
+    followed = outputs[VERDICT_BATCHES] | "FollowRobotsFetches" >> FollowRobotsFetchesOnStream(
+        auditor, robots, settings.crawl_delay.allowed_lateness, prior
+    )
+    # Crawl-delay reads the verdicts as audited: nothing it uses changes with what a crawler had
+    # fetched, so it does not wait for that.
+    outputs = _with_crawl_delay(outputs, settings, bounded=False, late_fetches=followed[DEAD_LETTERS_TABLE])
+    return {
+        **outputs,
+        VERDICT_BATCHES: followed[VERDICT_BATCHES],
+        ROBOTS_FETCHES_TABLE: followed[ROBOTS_FETCHES_TABLE],
+    }
 
 
 def _say_launch_health(settings: RunSettings, auditor: LineAuditor, robots: RobotsByHost) -> None:
@@ -181,13 +192,19 @@ def _log_source(settings: RunSettings) -> beam.PTransform:
 
 
 def _with_crawl_delay(
-    outputs: dict, settings: RunSettings, bounded: bool, grouping: beam.PTransform | None = None
+    outputs: dict,
+    settings: RunSettings,
+    bounded: bool,
+    grouping: beam.PTransform | None = None,
+    late_fetches: beam.PCollection | None = None,
 ) -> dict:
-    """Adds the crawl-delay tables; its late requests join the dead letters."""
+    """Adds the crawl-delay tables; its late requests, and a stream's late robots.txt fetches,
+    join the dead letters."""
     crawl_delay = outputs[VERDICT_BATCHES] | "CrawlDelayAudit" >> CrawlDelayAudit(
         settings.crawl_delay.window, settings.crawl_delay.allowed_lateness, bounded, grouping
     )
-    dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE]) | "AllDeadLetters" >> beam.Flatten()
+    late = () if late_fetches is None else (late_fetches,)
+    dead_letters = (outputs[DEAD_LETTERS_TABLE], crawl_delay[DEAD_LETTERS_TABLE], *late) | "AllDeadLetters" >> beam.Flatten()
     return {
         **outputs,
         VIOLATIONS_TABLE: crawl_delay[VIOLATIONS_TABLE],

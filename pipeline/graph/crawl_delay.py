@@ -276,7 +276,10 @@ class ReleaseInOrderFn(beam.DoFn):
         cut = closed.read()
         if cut is not None and request[0] < cut:
             self.late.inc()
-            yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, late_letter(verdict, cut))
+            yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, late_letter(
+                verdict, f"arrived after its crawler's requests on this host were released up to {released_up_to(cut)};"
+                " its crawl-delay gap cannot be placed (the verdict is kept)",
+            ))
             return
         self.requests.inc()
         pending.add(request)
@@ -321,12 +324,17 @@ class ReleaseInOrderFn(beam.DoFn):
         return span // timedelta(microseconds=1)
 
 
-def late_letter(verdict: dict, cut_micros: int) -> dict:
-    cut = records.rfc3339(crawl_delay.from_micros(cut_micros))
+def late_letter(verdict: dict, problem: str) -> dict:
+    """The dead letter of a request that came too late to be placed exactly: `problem` says what
+    it arrived after and what became of it; the verdict goes with it as JSON."""
     return dead_letter(
         verdict["source"],
         LATE_REASON,
-        f"request at {records.rfc3339(verdict['ts'])} arrived after its crawler's requests on this host"
-        f" were released up to {cut}; its crawl-delay gap cannot be placed (the verdict is kept)",
+        f"request at {records.rfc3339(verdict['ts'])} {problem}",
         json.dumps(records.to_json_ready(verdict, records.VERDICTS), ensure_ascii=False),
     )
+
+
+def released_up_to(cut_micros: int) -> str:
+    """The time a key's requests were released up to, as a late letter names it."""
+    return records.rfc3339(crawl_delay.from_micros(cut_micros))

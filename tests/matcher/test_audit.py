@@ -15,11 +15,13 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from config.registry import default_registry
 from config.snapshots import load_ranges
 from helpers import BINGBOT, GOOGLEBOT, REPO
-from matcher.audit import Claim, audit, claim_of, dns_question, identity_of
+from matcher.audit import Claim, audit, claim_of, dns_question, fetch_key_of, fetch_of, identity_of, judged_by_what_was_held
 from matcher.clientip import NO_PROXIES, trusted_proxies
 from matcher.directives import PageDirectives, PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion, version_from_row
@@ -27,6 +29,7 @@ from matcher.identity import IdentityResult
 from matcher.logformats import LogRecord, parser_for
 from matcher.records import VERDICTS
 from matcher.reverse_dns import DnsAnswer, Lookup
+from matcher.robots_fetches import FetchHistory, RobotsFetch
 
 UTC = timezone.utc
 REGISTRY = default_registry()
@@ -587,3 +590,38 @@ def test_truncated_addresses_hide_whoever_may_be_a_person_and_keep_the_crawlers_
     spoofed = verdict_of(request("/", ip=ELSEWHERE), **options)
     assert (spoofed["identity"], spoofed["client_ip"]) == ("spoofed", ELSEWHERE)
     assert verdict_of(request("/", user_agent="curl/8.5.0", ip="203.0.113.77"))["client_ip"] == "203.0.113.77"
+
+
+# ------------------------------------------------------------------ judged again by what was held
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    fetched=st.lists(st.tuples(st.integers(-48, 72), st.sampled_from((200, 304, 404, 503, None))), max_size=5),
+    hours=st.integers(-24, 96),
+    path=st.sampled_from(("/private/x", "/search", "/docs/", "/robots.txt")),
+    user_agent=st.sampled_from((GPTBOT, GOOGLEBOT, FOOBOT)),
+    host=st.sampled_from(("www.example.com", "unknown.example.org", None)),
+)
+def test_a_verdict_judged_again_by_what_was_held_is_the_one_audit_gives_with_the_fetches(
+    fetched, hours, path, user_agent, host
+):
+    """A stream judges each request as when no fetch was seen, then again once what its crawler
+    held is known: the record must be the one a batch run writes, column for column and in order."""
+    record = request(path, user_agent=user_agent, ip=ELSEWHERE, host=host, at=CHANGE + timedelta(hours=hours))
+    history = WWW if host == "www.example.com" else None
+    alone = verdict_of(record, history)
+    fetches = FetchHistory(
+        RobotsFetch(CHANGE + timedelta(hours=at), status, f"log:{n}") for n, (at, status) in enumerate(fetched)
+    )
+    key = fetch_key_of(alone, REGISTRY)
+    assert key is not None
+    with_fetches = verdict_of(record, history, fetches={key: fetches})
+    again = judged_by_what_was_held(alone, history, fetches.held_at(record.ts), REGISTRY)
+    assert list(again.items()) == list(with_fetches.items())
+
+
+def test_only_a_request_for_robots_txt_is_a_fetch():
+    fetch = fetch_of(verdict_of(request("/robots%2Etxt")))
+    assert fetch == RobotsFetch(NOV_2, 200, SOURCE, "Googlebot")
+    assert fetch_of(verdict_of(request("/robots.txt.bak"))) is None

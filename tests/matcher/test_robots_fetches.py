@@ -135,3 +135,19 @@ def test_revise_agrees_with_a_scan_of_every_earlier_fetch(versions, fetches, req
         revised = revise(history, history.judge(ts, ("*",), path), held, ts, ("*",), path)
         decision, unread_for = reference_decision(versions, grace, error_limit, logged, ts, ("*",), path)
         assert (revised.judgement.decision, revised.unread_for) == (decision, unread_for)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fetches=st.lists(st.tuples(moments(), st.sampled_from(FETCH_STATUSES)), max_size=10),
+    cut=moments(),
+    later=st.lists(moments(), min_size=1, max_size=5),
+)
+def test_the_fetches_kept_after_a_cut_hold_what_all_of_them_hold_after_it(fetches, cut, later):
+    """A stream keeps only these in state once it has judged every request up to `cut`."""
+    every = FetchHistory(RobotsFetch(ts, status, f"log:{n}") for n, (ts, status) in enumerate(fetches))
+    kept = FetchHistory(every.kept_after(cut))
+    assert len(kept.held) <= len(every.held)
+    for ts in later:
+        if ts > cut:
+            assert kept.held_at(ts) == every.held_at(ts)

@@ -1,17 +1,32 @@
 """The robots.txt each crawler fetched, end to end: `crawl-audit run` on logs whose crawlers ask
 for /robots.txt in other files and out of order, in one process and in worker processes, against
-the brute-force reference; a later run that starts from an earlier run's fetch table."""
+the brute-force reference; a later run that starts from an earlier run's fetch table; and a
+stream that follows them in event time, with data out of order and late."""
 from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import apache_beam as beam
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing.util import assert_that
+from apache_beam.transforms.window import TimestampedValue
+from apache_beam.utils.timestamp import Timestamp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from config.registry import load_registry
+from config.snapshots import load_ranges
 from helpers import BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, log_line, read_jsonl, run_audit, write_jsonl
 from matcher.history import RobotsVersion
+from matcher.line_auditor import VERDICT, LineAuditor, robots_by_host
 from matcher.robots_fetches import RobotsFetch
+from matcher.timerange import micros
+from pipeline.graph.robots_fetches import FollowRobotsFetchesOnStream
 from robots_fetches_reference import reference_decision
 
 HOST = "www.example.com"
@@ -188,3 +203,157 @@ def test_the_pipeline_agrees_with_a_scan_of_every_earlier_fetch(tmp_path):
 
 def _moment(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# ---- On a stream: followed in event time, out of order and late (TestStream)
+
+LATENESS = timedelta(minutes=30)
+STREAM_CRAWLERS = ((BINGBOT, BINGBOT_IP), (CLAUDEBOT, CLAUDEBOT_IP), (GOOGLEBOT, GOOGLE_IP), (GOOGLEBOT, ELSEWHERE))
+
+
+def _family(verdict: dict) -> tuple[str, str]:
+    """(fetch family, identity), as the registry groups Google's crawlers' fetches."""
+    return ("Google" if verdict["crawler"] == "Googlebot" else verdict["crawler"], verdict["identity"])
+
+
+def _stream_auditor() -> LineAuditor:
+    registry = load_registry(None)
+    return LineAuditor(
+        log_format="host_combined", registry=registry, ranges=load_ranges(str(REPO / "samples/ranges"), registry),
+        error_limit=timedelta(days=30), grace=timedelta(hours=6),
+    )
+
+
+def _versions() -> list[RobotsVersion]:
+    return [RobotsVersion(HOST, T0, 200, OPEN.encode()), RobotsVersion(HOST, CHANGE, 200, CLOSED.encode())]
+
+
+def _audited(auditor: LineAuditor, number: int, line: str) -> dict:
+    """The verdict the stream's audit makes of one line: as when no fetch was seen."""
+    ((kind, verdict),) = auditor.audit_lines("log", number, [line], robots_by_host(_versions()))
+    assert kind == VERDICT
+    return verdict
+
+
+def _stamp(moment: datetime) -> Timestamp:
+    return Timestamp(micros=micros(moment))
+
+
+def _followed_on_stream(auditor: LineAuditor, stream: TestStream, check, prior=()) -> None:
+    """Runs the stream's fetch following on `stream` (`prior`: fetches carried over) and hands
+    every output to `check` at once: ("verdict", verdict), ("dead", source, reason), ("fetch",
+    family, identity, ts)."""
+    options = PipelineOptions(["--runner=BundleBasedDirectRunner"])
+    options.view_as(StandardOptions).streaming = True
+    with TestPipeline(options=options) as p:
+        robots = p | "Robots" >> beam.Create([robots_by_host(_versions())])
+        out = p | stream | FollowRobotsFetchesOnStream(auditor, robots, LATENESS, prior)
+        rows = (
+            out["verdict_batches"] | "V" >> beam.FlatMap(lambda batch: [("verdict", v) for v in batch]),
+            out["dead_letters"] | "D" >> beam.Map(lambda d: ("dead", d["source"], d["reason"])),
+            out["robots_fetches"] | "F" >> beam.Map(lambda f: ("fetch", f["family"], f["identity"], f["ts"])),
+        ) | beam.Flatten()
+        assert_that(rows, check)
+
+
+EVENTS = st.lists(
+    st.tuples(
+        st.integers(0, len(STREAM_CRAWLERS) - 1),
+        st.integers(0, 40 * 60),  # minutes after T0
+        st.sampled_from(("/robots.txt", "/robots.txt", "/new", "/new/x", "/private", "/open")),
+        st.sampled_from((200, 200, 304, 404, 503)),  # a fetch's status
+        st.integers(0, 29),  # minutes it arrives behind the watermark, within the lateness
+        st.booleans(),  # or three hours behind, a request only: beyond the lateness
+    ),
+    min_size=1, max_size=40,
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(events=EVENTS)
+def test_a_stream_agrees_with_a_scan_of_every_earlier_fetch(events):
+    auditor = _stream_auditor()
+    verdicts, arrivals = [], []
+    for number, (crawler, minute, path, status, behind, very_late) in enumerate(events, 1):
+        agent, ip = STREAM_CRAWLERS[crawler]
+        fetch = path == "/robots.txt"
+        when = T0 + timedelta(minutes=minute)
+        verdict = _audited(auditor, number, log_line(HOST, when, path, agent, ip=ip, status=status if fetch else 200))
+        verdicts.append(verdict)
+        delay = timedelta(hours=3) if very_late and not fetch else timedelta(minutes=behind)
+        arrivals.append((when + delay, number, verdict))
+    stream, front = TestStream(), T0
+    for arrival, _, verdict in sorted(arrivals, key=lambda entry: entry[:2]):
+        if arrival > front:
+            stream, front = stream.advance_watermark_to(_stamp(arrival)), arrival
+        stream = stream.add_elements([TimestampedValue([verdict], _stamp(verdict["ts"]))])
+    # Timers that first fire on the jump to infinity are not seen by assert_that on this runner.
+    stream = stream.advance_watermark_to(_stamp(front + timedelta(days=2))).advance_watermark_to_infinity()
+
+    fetches: dict[tuple, list[RobotsFetch]] = {}
+    for v in verdicts:
+        if v["path"] == "/robots.txt":
+            fetches.setdefault(_family(v), []).append(RobotsFetch(v["ts"], v["status"], v["source"]))
+
+    def check(rows):
+        late = {row[1] for row in rows if row[0] == "dead"}
+        out = {row[1]["source"]: row[1] for row in rows if row[0] == "verdict"}
+        assert sorted(out) == sorted(v["source"] for v in verdicts)
+        for v in verdicts:
+            got = out[v["source"]]
+            if v["source"] in late:  # what its crawler held then was no longer kept
+                expected = (v["decision"], None)
+            else:
+                decision, unread_for = reference_decision(
+                    _versions(), timedelta(hours=6), timedelta(days=30), fetches.get(_family(v), []), v["ts"],
+                    tuple(v["tokens"]), v["path"],
+                )
+                expected = (decision, None if unread_for is None else unread_for.total_seconds())
+            assert (got["decision"], got["unread_for_s"]) == expected, v["source"]
+        rows_of_fetches = sorted(row[1:] for row in rows if row[0] == "fetch")
+        assert rows_of_fetches == sorted((*key, f.ts) for key, listed in fetches.items() for f in listed)
+
+    _followed_on_stream(auditor, stream, check)
+
+
+def test_a_fetch_later_than_the_allowed_lateness_is_a_dead_letter_and_counts_from_then_on():
+    auditor = _stream_auditor()
+    before = _audited(auditor, 1, log_line(HOST, _at(12), "/new", BINGBOT))
+    fetch = _audited(auditor, 2, log_line(HOST, _at(11), "/robots.txt", BINGBOT))
+    after = _audited(auditor, 3, log_line(HOST, _at(15), "/new", BINGBOT))
+    stream = (
+        TestStream()
+        .add_elements([TimestampedValue([before], _stamp(before["ts"]))])
+        .advance_watermark_to(_stamp(_at(14)))  # 12:00 released: no fetch seen yet
+        .add_elements([TimestampedValue([fetch], _stamp(fetch["ts"]))])
+        .add_elements([TimestampedValue([after], _stamp(after["ts"]))])
+        .advance_watermark_to(_stamp(_at(20)))
+        .advance_watermark_to_infinity()
+    )
+
+    def check(rows):
+        judged = {row[1]["source"]: row[1] for row in rows if row[0] == "verdict"}
+        assert judged["log:1"]["grace_assumed"] and judged["log:1"]["robots_fetch"] is None
+        assert judged["log:3"]["decision"] == "disallowed" and judged["log:3"]["robots_fetch"]["source"] == "log:2"
+        assert [row[1:] for row in rows if row[0] == "dead"] == [("log:2", "late-beyond-allowed-lateness")]
+        assert [row[1:] for row in rows if row[0] == "fetch"] == [("bingbot", "verified", _at(11))]
+
+    _followed_on_stream(auditor, stream, check)
+
+
+def test_a_stream_starts_from_the_fetches_an_earlier_run_carried_over():
+    auditor = _stream_auditor()
+    request = _audited(auditor, 1, log_line(HOST, _at(12), "/new", CLAUDEBOT, ip=CLAUDEBOT_IP))
+    carried = RobotsFetch(_at(1), 200, "day1.log:4", "ClaudeBot", carried=True)
+    stream = (
+        TestStream()
+        .add_elements([TimestampedValue([request], _stamp(request["ts"]))])
+        .advance_watermark_to(_stamp(_at(20)))
+        .advance_watermark_to_infinity()
+    )
+
+    def check(rows):
+        ((_, judged),) = rows
+        assert judged["decision"] == "disallowed-before-refetch" and judged["robots_fetch"]["source"] == "day1.log:4"
+
+    _followed_on_stream(auditor, stream, check, prior=[((HOST, "ClaudeBot", "verified"), carried)])

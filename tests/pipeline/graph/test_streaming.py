@@ -7,7 +7,6 @@ import gzip
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import time
@@ -617,15 +616,8 @@ def _sample_run_argv(logs: str, out: Path) -> list[str]:
     ]
 
 
-# What a batch run adds from the crawlers' own robots.txt fetches, which a stream does not follow
-# yet (docs/semantics.md): the rest of each verdict is the same.
-FETCH_COLUMNS = ("robots_fetch", "grace_assumed", "unread_change", "unread_for_s")
-ROBOTS_FETCH = re.compile(rb'"[A-Z]+ /robots\.txt[ ?]')
-
-
 def _tables(out: Path) -> dict[str, list]:
-    """Each record table as sorted JSON texts, the file part of sources cut to the file name,
-    verdicts without what the robots.txt fetches add."""
+    """Each record table as sorted JSON texts, the file part of sources cut to the file name."""
     tables = {}
     for table in graph.RECORD_TABLES:
         rows = []
@@ -633,8 +625,9 @@ def _tables(out: Path) -> dict[str, list]:
             for key in ("source", "prev_source"):
                 if row.get(key):
                     row[key] = Path(row[key]).name
-            for key in FETCH_COLUMNS if table == "verdicts" else ():
-                row.pop(key, None)
+            fetched = row.get("robots_fetch")
+            if fetched:
+                fetched["source"] = Path(fetched["source"]).name
             rows.append(json.dumps(row, sort_keys=True))
         tables[table] = sorted(rows)
     return tables
@@ -642,9 +635,8 @@ def _tables(out: Path) -> dict[str, list]:
 
 def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     """The bundled sample's files appear in the watched folder a day at a time while the stream
-    runs; its verdicts, dead letters, violations and windows are a batch run's over the same files.
-    A stream does not follow the crawlers' robots.txt fetches yet (docs/semantics.md), so both read
-    the sample without its /robots.txt requests: every verdict then rests on the history alone."""
+    runs; its verdicts (each judged by the robots.txt its crawler had fetched), dead letters,
+    violations, windows and robots.txt fetches are a batch run's over the same files."""
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     logs = str(incoming / "*.log.gz")
@@ -658,8 +650,7 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
         time.sleep(2)
         for sample in sorted((REPO / "samples" / "logs").glob(f"*.{day}.log.gz")):
             staged = tmp_path / sample.name
-            lines = gzip.decompress(sample.read_bytes()).splitlines(keepends=True)
-            staged.write_bytes(gzip.compress(b"".join(line for line in lines if not ROBOTS_FETCH.search(line))))
+            staged.write_bytes(sample.read_bytes())
             staged.rename(incoming / sample.name)
     result.wait_until_finish()
 
@@ -667,5 +658,6 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
 
     streamed, batched = _tables(tmp_path / "stream"), _tables(tmp_path / "batch")
     assert len(batched["verdicts"]) > 1000 and batched["crawl_delay_violations"] and batched["crawl_delay_windows"]
+    assert batched["robots_fetches"] and any('"robots_fetch": {' in row for row in batched["verdicts"])
     for table in graph.RECORD_TABLES:
         assert streamed[table] == batched[table], table
