@@ -35,6 +35,9 @@ Text formats (Apache mod_log_config / nginx):
     vhost_combined  "%v:%p " + combined (the ":%p" is optional: SUSE omits it)
     host_combined   "$host " + combined (nginx)
     combined_xrt    combined + "%{X-Robots-Tag}o"
+    gandi           "%{Host}i " + combined with "(%T s) " before the request (Gandi Simple Hosting)
+    ovh             combined with the Host in the identd field's place (OVH web hosting)
+    icecast2        combined + " <seconds connected>" (Icecast 2)
 The combined family accepts one optional trailing quoted X-Forwarded-For field,
 the layout of nginx's stock `main` format; in combined_xrt it sits before the
 X-Robots-Tag field. Any other trailing content is a no-match, never ignored.
@@ -82,6 +85,9 @@ FORMATS: tuple[str, ...] = (
     "host_combined",
     "combined_xrt",
     "varnishncsa",
+    "gandi",
+    "ovh",
+    "icecast2",
     "jsonl",
     "cloudflare",
     "gcp_lb",
