@@ -89,6 +89,10 @@ FORMAT_STRINGS = {
     'nginx:$host $remote_addr - $remote_user [$time_iso8601] "$request_method" "$request_uri" $status $body_bytes_sent "$http_user_agent" $msec':
         f'example.com 66.249.66.1 - - [2026-11-02T10:00:00+01:00] "GET" "/a" 200 5 "{GOOGLEBOT}" 1793613600.123',
 }
+FORMAT_STRINGS["cloudfront_realtime:timestamp,c-ip,sc-status,sc-bytes,cs-method,cs-host,cs-uri-stem,cs-user-agent,"
+               "cs-referer,x-forwarded-for"] = "\t".join([
+    "1793613600.123", "66.249.66.1", "200", "5", "GET", "example.com", "/a?b=1", GOOGLEBOT.replace(" ", "%20"), "-", "-",
+])
 # Formats inside envelopes.
 FORMAT_STRINGS.update({
     "syslog+combined": f"<190>Nov  2 10:00:00 web1 nginx: {SEEDS['combined']}",

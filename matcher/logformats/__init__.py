@@ -62,6 +62,7 @@ from matcher.logformats.json_formats import (
     JSON_FIELDS, LOGGED_URL_PRESETS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping,
 )
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
+from matcher.logformats.cloudfront_realtime import REALTIME_KIND, RealtimeParser, compile_fields
 from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
 from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
 from matcher.logformats.presets import LAYOUTS, PresetParser
@@ -151,6 +152,10 @@ def parser_for(
         if mapping:
             raise ValueError(f"a {kind} format string is not JSON and takes no field mapping")
         return PresetParser(kind, compile_format(kind, spec), host, zone)
+    if colon and kind == REALTIME_KIND:
+        if mapping:
+            raise ValueError(f"a {kind} field list is not JSON and takes no field mapping")
+        return RealtimeParser(kind, compile_fields(spec), host)
     text_format = format_name in TEXT_LAYOUTS or format_name in _ALIASES or format_name in LAYOUTS
     if text_format or format_name in DEFAULT_FIELDS:
         if mapping:
@@ -174,5 +179,6 @@ def parser_for(
         )
     raise ValueError(
         f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)},"
-        " or the server's own format string as apache:FORMAT or nginx:FORMAT"
+        " the server's own format string as apache:FORMAT or nginx:FORMAT,"
+        f" or a CloudFront real-time field list as {REALTIME_KIND}:FIELD,FIELD,..."
     )
