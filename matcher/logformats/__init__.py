@@ -35,7 +35,7 @@ Text formats (Apache mod_log_config / nginx):
     vhost_combined  "%v:%p " + combined (the ":%p" is optional: SUSE omits it)
     host_combined   "$host " + combined (nginx)
     combined_xrt    combined + "%{X-Robots-Tag}o"
-    gandi           "%{Host}i " + combined with "(%T s) " before the request (Gandi Simple Hosting)
+    gandi           host + combined with the time taken, "(0 s) ", before the request (Gandi)
     ovh             combined with the Host in the identd field's place (OVH web hosting)
     icecast2        combined + " <seconds connected>" (Icecast 2)
 The combined family accepts one optional trailing quoted X-Forwarded-For field,
@@ -44,6 +44,9 @@ X-Robots-Tag field. Any other trailing content is a no-match, never ignored.
 The host is the one the server logged (the line's host field), else the parser's
 default host, else None. An absolute-form target (`GET http://host/p HTTP/1.1`)
 gives its path; its authority is kept as `LogRecord.target_host`, evidence only.
+
+CloudFront real-time logs: `cloudfront_realtime:` and the configuration's field list
+(`cloudfront_realtime.py`).
 
 JSON formats: `jsonl` with a user mapping (our field -> dotted source path) and
 the presets `cloudflare` (Logpush http_requests) and `gcp_lb` (Cloud Logging
