@@ -54,6 +54,9 @@ SEEDS = {
     "gcp_lb": json.dumps({"timestamp": "2026-11-02T10:00:00.123456789Z", "httpRequest": {
         "remoteIp": "66.249.66.1", "requestMethod": "GET", "requestUrl": "https://example.com/a", "status": 200,
         "userAgent": GOOGLEBOT}}),
+    "gandi": f'example.com 66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] (0 s) "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "ovh": f'66.249.66.1 example.com:443 - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "icecast2": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /live.ogg HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 3600',
     "varnishncsa": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET http://example.com/a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
     "w3c": f"2026-11-02 09:00:00 10.0.0.4 GET /a b=1 443 - 66.249.66.1 {GOOGLEBOT.replace(' ', '+')} - 200 0 0 15",
     "cloudfront": "\t".join([
@@ -86,6 +89,10 @@ FORMAT_STRINGS = {
     'nginx:$host $remote_addr - $remote_user [$time_iso8601] "$request_method" "$request_uri" $status $body_bytes_sent "$http_user_agent" $msec':
         f'example.com 66.249.66.1 - - [2026-11-02T10:00:00+01:00] "GET" "/a" 200 5 "{GOOGLEBOT}" 1793613600.123',
 }
+FORMAT_STRINGS["cloudfront_realtime:timestamp,c-ip,sc-status,sc-bytes,cs-method,cs-host,cs-uri-stem,cs-user-agent,"
+               "cs-referer,x-forwarded-for"] = "\t".join([
+    "1793613600.123", "66.249.66.1", "200", "5", "GET", "example.com", "/a?b=1", GOOGLEBOT.replace(" ", "%20"), "-", "-",
+])
 # Formats inside envelopes.
 FORMAT_STRINGS.update({
     "syslog+combined": f"<190>Nov  2 10:00:00 web1 nginx: {SEEDS['combined']}",

@@ -35,12 +35,18 @@ Text formats (Apache mod_log_config / nginx):
     vhost_combined  "%v:%p " + combined (the ":%p" is optional: SUSE omits it)
     host_combined   "$host " + combined (nginx)
     combined_xrt    combined + "%{X-Robots-Tag}o"
+    gandi           host + combined with the time taken, "(0 s) ", before the request (Gandi)
+    ovh             combined with the Host in the identd field's place (OVH web hosting)
+    icecast2        combined + " <seconds connected>" (Icecast 2)
 The combined family accepts one optional trailing quoted X-Forwarded-For field,
 the layout of nginx's stock `main` format; in combined_xrt it sits before the
 X-Robots-Tag field. Any other trailing content is a no-match, never ignored.
 The host is the one the server logged (the line's host field), else the parser's
 default host, else None. An absolute-form target (`GET http://host/p HTTP/1.1`)
 gives its path; its authority is kept as `LogRecord.target_host`, evidence only.
+
+CloudFront real-time logs: `cloudfront_realtime:` and the configuration's field list
+(`cloudfront_realtime.py`).
 
 JSON formats: `jsonl` with a user mapping (our field -> dotted source path) and
 the presets `cloudflare` (Logpush http_requests) and `gcp_lb` (Cloud Logging
@@ -59,6 +65,7 @@ from matcher.logformats.json_formats import (
     JSON_FIELDS, LOGGED_URL_PRESETS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping,
 )
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
+from matcher.logformats.cloudfront_realtime import REALTIME_KIND, RealtimeParser, compile_fields
 from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
 from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
 from matcher.logformats.presets import LAYOUTS, PresetParser
@@ -82,6 +89,9 @@ FORMATS: tuple[str, ...] = (
     "host_combined",
     "combined_xrt",
     "varnishncsa",
+    "gandi",
+    "ovh",
+    "icecast2",
     "jsonl",
     "cloudflare",
     "gcp_lb",
@@ -145,6 +155,10 @@ def parser_for(
         if mapping:
             raise ValueError(f"a {kind} format string is not JSON and takes no field mapping")
         return PresetParser(kind, compile_format(kind, spec), host, zone)
+    if colon and kind == REALTIME_KIND:
+        if mapping:
+            raise ValueError(f"a {kind} field list is not JSON and takes no field mapping")
+        return RealtimeParser(kind, compile_fields(spec), host)
     text_format = format_name in TEXT_LAYOUTS or format_name in _ALIASES or format_name in LAYOUTS
     if text_format or format_name in DEFAULT_FIELDS:
         if mapping:
@@ -168,5 +182,6 @@ def parser_for(
         )
     raise ValueError(
         f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)},"
-        " or the server's own format string as apache:FORMAT or nginx:FORMAT"
+        " the server's own format string as apache:FORMAT or nginx:FORMAT,"
+        f" or a CloudFront real-time field list as {REALTIME_KIND}:FIELD,FIELD,..."
     )

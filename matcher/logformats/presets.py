@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, tzinfo
 from types import MappingProxyType
 
 from matcher.addresses import parse_ip
@@ -19,9 +19,9 @@ from matcher.logformats.fields import (
     cleaned_line, logged_host, request_host, request_line, signed_headers, target_path, unescaped_text,
 )
 from matcher.logformats.record import LogParseError, LogRecord, SignedHeaders
-from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+from matcher.logformats.timestamps import (
+    clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp, unix_seconds_timestamp,
+)
 
 # ------------------------------------------------------------------ pieces of patterns
 
@@ -69,9 +69,7 @@ def _epoch(text: str, zone: tzinfo) -> datetime:
 
 
 def _epoch_seconds(text: str, zone: tzinfo) -> datetime:
-    """Seconds with a fraction (`1286536308.779`, as Squid writes them): no unit to guess."""
-    seconds, _, fraction = text.partition(".")
-    return _EPOCH + timedelta(0, int(seconds), int(fraction.ljust(6, "0")[:6]))
+    return unix_seconds_timestamp(text)
 
 
 def _clf_without_zone(text: str, zone: tzinfo) -> datetime:

@@ -39,16 +39,24 @@ _PLAIN_REQUEST = r'"(?P<method>[A-Z]+) (?P<target>/[^"\\ ]*) HTTP/\d(?:\.\d)?"(?
 
 
 def _text_pattern(
-    field: Callable[[str], str], request: str, *, host: bool, combined: bool, xrt: bool
+    field: Callable[[str], str], request: str, *, host: str | None, combined: bool, xrt: bool,
+    duration: bool, seconds: bool,
 ) -> re.Pattern[str]:
     parts = [
-        r"(?P<host>\S+) " if host else "(?P<host>)",
-        r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ",
+        r"(?P<host>\S+) " if host == "first" else "",
+        r"(?P<client_ip>\S+) ",
+        r"(?P<host>\S+) \S+ " if host == "ident" else r"\S+ \S+ ",
+        r"\[(?P<time>[^\]]*)\] ",
+        r"\([0-9A-Za-z ]*\) " if duration else "",
         request,
         r" (?P<status>\d{3}|-) (?P<size>\d{1,20}|-)",
     ]
+    if host is None:
+        parts.insert(0, "(?P<host>)")
     if combined:
-        parts += [" ", field("referer"), " ", field("user_agent"), "(?: ", field("forwarded_for"), ")?"]
+        parts += [" ", field("referer"), " ", field("user_agent")]
+        # a program that writes its own field after the User-Agent logs no X-Forwarded-For there
+        parts.append(r" \d{1,20}(?P<forwarded_for>)" if seconds else "(?: " + field("forwarded_for") + ")?")
     else:
         parts.append("(?P<referer>)(?P<user_agent>)(?P<forwarded_for>)")
     parts.append(" " + field("x_robots_tag") if xrt else "(?P<x_robots_tag>)")
@@ -67,19 +75,29 @@ class TextLayout:
     general: re.Pattern[str]
 
     @classmethod
-    def of(cls, *, host: bool = False, combined: bool = True, xrt: bool = False) -> TextLayout:
+    def of(cls, *, host: str | None = None, combined: bool = True, xrt: bool = False,
+           duration: bool = False, seconds: bool = False) -> TextLayout:
+        """`host`: "first" (a field before the client's) or "ident" (in the identd field's place);
+        `duration`: a `(0 s)` before the request; `seconds`: a number after the User-Agent."""
+        shape = {"host": host, "combined": combined, "xrt": xrt, "duration": duration, "seconds": seconds}
         return cls(
-            _text_pattern(_plain_field, _PLAIN_REQUEST, host=host, combined=combined, xrt=xrt),
-            _text_pattern(_escaped_field, _ANY_REQUEST, host=host, combined=combined, xrt=xrt),
+            _text_pattern(_plain_field, _PLAIN_REQUEST, **shape),
+            _text_pattern(_escaped_field, _ANY_REQUEST, **shape),
         )
 
 
 TEXT_LAYOUTS: Mapping[str, TextLayout] = MappingProxyType({
     "common": TextLayout.of(combined=False),
     "combined": TextLayout.of(),
-    "vhost_combined": TextLayout.of(host=True),
-    "host_combined": TextLayout.of(host=True),
+    "vhost_combined": TextLayout.of(host="first"),
+    "host_combined": TextLayout.of(host="first"),
     "combined_xrt": TextLayout.of(xrt=True),
+    # Gandi Simple Hosting: the Host, then combined with the time taken, `(0 s)`, before the request
+    "gandi": TextLayout.of(host="first", duration=True),
+    # OVH web hosting: the Host where combined has the identd user
+    "ovh": TextLayout.of(host="ident"),
+    # Icecast 2 access.log: combined and the seconds the listener stayed connected
+    "icecast2": TextLayout.of(seconds=True),
 })
 
 

@@ -99,6 +99,19 @@ def epoch_timestamp(value: int | float) -> datetime:
         raise _out_of_range(repr(value)) from None
 
 
+_UNIX_SECONDS = re.compile(r"(\d{1,12})(?:\.(\d{1,6}))?\Z", re.ASCII)
+
+
+def unix_seconds_timestamp(text: str) -> datetime:
+    """Unix time written in seconds with an optional fraction (`1286536308.779`, as Squid and
+    CloudFront's real-time logs write it) -> UTC. The unit is written, so none is guessed."""
+    match = _UNIX_SECONDS.match(text)
+    if match is None:
+        raise LogParseError("bad-timestamp", f"not a unix time in seconds: {text[:40]!r}")
+    seconds, fraction = match.groups()
+    return _EPOCH + timedelta(0, int(seconds), int((fraction or "").ljust(6, "0")))
+
+
 def _in_utc(moment: datetime, sign: str, hours: int, minutes: int, text: str) -> datetime:
     """A local time written with offset `sign hours:minutes`, in UTC; refused when that leaves
     the datetime range (the one check for every time format: see matcher.timerange)."""

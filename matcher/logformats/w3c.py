@@ -30,10 +30,10 @@ from matcher.logformats.fields import (
     w3c_signature_header,
 )
 from matcher.logformats.record import LogParseError, LogRecord
-from matcher.logformats.timestamps import iso_timestamp
+from matcher.logformats.timestamps import iso_timestamp, unix_seconds_timestamp
 
 # Each of our fields -> the W3C field names that carry it, the first present wins.
-_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+W3C_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "date": ("date",),
     "time": ("time",),
     "client_ip": ("c-ip", "cs-ip", "c-ip-address"),
@@ -69,8 +69,9 @@ DEFAULT_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 
 
 @dataclass(frozen=True)
-class _Columns:
-    """Where each of our fields sits in a data line under one `#Fields:` directive."""
+class Columns:
+    """Where each of our fields sits in a data line: under one `#Fields:` directive, or in a
+    CloudFront real-time record of a given field list."""
 
     count: int
     index: Mapping[str, int]
@@ -78,15 +79,17 @@ class _Columns:
     signed: bool  # the fields name the signature headers
 
     @classmethod
-    def of(cls, names: tuple[str, ...]) -> _Columns:
+    def of(cls, names: tuple[str, ...], sources: Mapping[str, tuple[str, ...]] = W3C_SOURCES,
+           cloudfront: bool = False) -> Columns:
         lowered = [name.lower() for name in names]
         index = {}
-        for ours, sources in _SOURCES.items():
-            for source in sources:
+        for ours, candidates in sources.items():
+            for source in candidates:
                 if source in lowered:
                     index[ours] = lowered.index(source)
                     break
-        return cls(len(names), index, "x-edge-location" not in lowered, {"signature_input", "signature"} <= set(index))
+        plus_is_space = not cloudfront and "x-edge-location" not in lowered
+        return cls(len(names), index, plus_is_space, {"signature_input", "signature"} <= set(index))
 
 
 def _values(text: str) -> list[str]:
@@ -134,11 +137,11 @@ class W3CParser:
 
     name: str
     default_host: str | None
-    columns: _Columns = field(init=False)
+    columns: Columns = field(init=False)
     per_file = True  # the audit keeps one parser per file: the directives are the file's
 
     def __post_init__(self) -> None:
-        self.columns = _Columns.of(DEFAULT_FIELDS[self.name])
+        self.columns = Columns.of(DEFAULT_FIELDS[self.name])
 
     def skim(self, line: str) -> None:
         """W3C lines are always read whole."""
@@ -152,74 +155,83 @@ class W3CParser:
                 names = tuple(rest.split())
                 if not names:
                     raise LogParseError("no-match", "a #Fields directive that names no field")
-                self.columns = _Columns.of(names)
+                self.columns = Columns.of(names)
             raise LogParseError("directive", f"W3C #{directive.strip()[:20]} directive")
-        columns = self.columns
-        values = _values(text)
-        if len(values) != columns.count:
-            raise LogParseError("no-match", f"{len(values)} values where #Fields names {columns.count}")
-        index = columns.index
+        return record_of(_values(text), self.columns, self.default_host)
 
-        def value(ours: str) -> str | None:
-            position = index.get(ours)
-            if position is None:
-                return None
-            found = values[position]
-            return None if found in ("", "-") else found
 
-        date, time, client_ip = value("date"), value("time"), value("client_ip")
-        if date is None or time is None or client_ip is None:
-            raise LogParseError("missing-field", "a W3C line needs date, time and c-ip")
+def record_of(values: list[str], columns: Columns, default_host: str | None) -> LogRecord:
+    """The record of one data line, its values already split, read where `columns` says."""
+    if len(values) != columns.count:
+        raise LogParseError("no-match", f"{len(values)} values where the fields name {columns.count}")
+    index = columns.index
+
+    def value(ours: str) -> str | None:
+        position = index.get(ours)
+        if position is None:
+            return None
+        found = values[position]
+        return None if found in ("", "-") else found
+
+    stamp, client_ip = value("ts"), value("client_ip")
+    if stamp is not None:
+        ts = unix_seconds_timestamp(stamp)
+    else:
+        date, time = value("date"), value("time")
+        if date is None or time is None:
+            raise LogParseError("missing-field", "the line has no date or no time")
         ts = _w3c_time(date, time)
-        method = value("method")
-        if method is None:
-            raise LogParseError("no-request", "no cs-method: no request was received")
-        uri = value("uri")
-        if uri is not None:
-            target = uri
-        else:
-            stem = value("stem")
-            if stem is None:
-                raise LogParseError("missing-field", "a W3C line needs cs-uri-stem or cs-uri")
-            query = value("query")
-            target = stem if query is None else f"{stem}?{query}"
-        path, target_host = target_path(target)
-        decode = unquote_plus if columns.plus_is_space else unquote
-        status, size = value("status"), value("size")
-        referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
-        host = value("host")
-        return LogRecord(
-            ts,
-            # cs-uri is the URI the server wrote down, so without cs-host its host is the logged one
-            request_host(host or (target_host if uri is not None else None), self.default_host),
-            client_ip,
-            method,
-            target,
-            path,
-            _number(status, "bad-status", 999),
-            _number(size, "bad-field", None),
-            None if referer is None else decode(referer),
-            "" if user_agent is None else decode(user_agent),
-            forwarded_for,
-            target_host=logged_host(target_host),
-            signed=self._signed(value, host or target_host, columns.plus_is_space) if columns.signed else None,
-        )
+    if client_ip is None:
+        raise LogParseError("missing-field", "the line has no c-ip")
+    method = value("method")
+    if method is None:
+        raise LogParseError("no-request", "no cs-method: no request was received")
+    uri = value("uri")
+    if uri is not None:
+        target = uri
+    else:
+        stem = value("stem")
+        if stem is None:
+            raise LogParseError("missing-field", "a W3C line needs cs-uri-stem or cs-uri")
+        query = value("query")
+        target = stem if query is None else f"{stem}?{query}"
+    path, target_host = target_path(target)
+    decode = unquote_plus if columns.plus_is_space else unquote
+    status, size = value("status"), value("size")
+    referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
+    host = value("host")
+    return LogRecord(
+        ts,
+        # cs-uri is the URI the server wrote down, so without cs-host its host is the logged one
+        request_host(host or (target_host if uri is not None else None), default_host),
+        client_ip,
+        method,
+        target,
+        path,
+        _number(status, "bad-status", 999),
+        _number(size, "bad-field", None),
+        None if referer is None else decode(referer),
+        "" if user_agent is None else decode(user_agent),
+        forwarded_for,
+        target_host=logged_host(target_host),
+        signed=_signed(value, host or target_host, columns.plus_is_space) if columns.signed else None,
+    )
 
-    @staticmethod
-    def _signed(value, authority: str | None, plus_is_space: bool):
-        """The signature headers, IIS's `+` for a space undone (not inside the Signature's base64),
-        CloudFront's %-encoding undone."""
-        agent, given, signature = value("signature_agent"), value("signature_input"), value("signature")
-        if plus_is_space:
-            agent, given = (None if v is None else w3c_header(v) for v in (agent, given))
-            signature = None if signature is None else w3c_signature_header(signature)
-        else:
-            agent, given, signature = (None if v is None else unquote(v) for v in (agent, given, signature))
-        if agent is not None and agent.startswith("https://"):
-            # The header is a quoted string ("https://..."), a bare URL is no structured field:
-            # the quotes were read as the W3C value's own.
-            agent = f'"{agent}"'
-        return signed_headers(authority, agent, given, signature)
+
+def _signed(value, authority: str | None, plus_is_space: bool):
+    """The signature headers, IIS's `+` for a space undone (not inside the Signature's base64),
+    CloudFront's %-encoding undone."""
+    agent, given, signature = value("signature_agent"), value("signature_input"), value("signature")
+    if plus_is_space:
+        agent, given = (None if v is None else w3c_header(v) for v in (agent, given))
+        signature = None if signature is None else w3c_signature_header(signature)
+    else:
+        agent, given, signature = (None if v is None else unquote(v) for v in (agent, given, signature))
+    if agent is not None and agent.startswith("https://"):
+        # The header is a quoted string ("https://..."), a bare URL is no structured field:
+        # the quotes were read as the W3C value's own.
+        agent = f'"{agent}"'
+    return signed_headers(authority, agent, given, signature)
 
 
 def _w3c_time(date: str, time: str) -> datetime:

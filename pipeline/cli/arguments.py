@@ -66,8 +66,9 @@ def networks(text: str) -> TrustedProxies:
 
 
 def log_format(text: str) -> str:
-    """`--log-format`: auto, a format name, or `apache:`/`nginx:` and the server's format string,
-    compiled here so that one that cannot work is refused at once."""
+    """`--log-format`: auto, a format name, `apache:`/`nginx:` and the server's format string, or
+    `cloudfront_realtime:` and a field list, compiled here so that one that cannot work is refused
+    at once."""
     from matcher.logformats import AUTO, FORMATS, parser_for
 
     if text == AUTO or text in FORMATS:
@@ -76,7 +77,8 @@ def log_format(text: str) -> str:
     envelope, plus, inner = text.partition("+")
     if not colon and not plus:
         raise argparse.ArgumentTypeError(
-            f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)}, or apache:FORMAT / nginx:FORMAT"
+            f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)}, apache:FORMAT / nginx:FORMAT,"
+            " or cloudfront_realtime:FIELD,FIELD,..."
         )
     try:
         parser_for(text)

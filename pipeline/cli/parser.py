@@ -240,7 +240,8 @@ def _run_command(commands) -> None:
         "--log-format", default=AUTO, type=arguments.log_format, metavar="FORMAT",
         help=f"the log lines' format: {AUTO} (each file's own, told from its first lines), {', '.join(FORMATS)};"
         " or the server's own format string: 'apache:%%h %%l %%u %%t \"%%r\" %%>s %%b ...' (a LogFormat) or"
-        " 'nginx:$remote_addr - $remote_user [$time_local] ...' (a log_format)",
+        " 'nginx:$remote_addr - $remote_user [$time_local] ...' (a log_format); or a CloudFront real-time"
+        " log's field list: 'cloudfront_realtime:timestamp,c-ip,...'",
     )
     inputs.add_argument("--default-host", metavar="HOST", help="host for log lines that carry none")
     inputs.add_argument(

@@ -66,15 +66,21 @@ REQUESTS = (
 )
 
 
-def _line(draw_one, *, host: bool) -> str:
+def _line(draw_one, *, host: bool, shape: str = "combined") -> str:
+    """A combined line, or one of the layouts built on it (`shape`: gandi, ovh, icecast2)."""
+    ident = draw_one(HOSTS) if shape == "ovh" else "-"
+    duration = f"({draw_one(('0', '12'))} s) " if shape == "gandi" else ""
     fields = [
-        f'{draw_one(ADDRESSES)} - - [{draw_one(TIMES)}] "{draw_one(REQUESTS)}" {draw_one(("200", "404", "-", "2000"))}'
+        f'{draw_one(ADDRESSES)} {ident} - [{draw_one(TIMES)}] {duration}"{draw_one(REQUESTS)}"'
+        f' {draw_one(("200", "404", "-", "2000"))}'
         f' {draw_one(("512", "0", "-"))} "{draw_one(("-", "https://www.example.com/"))}" "{draw_one(USER_AGENTS)}"'
     ]
-    if host:
+    if host or shape == "gandi":
         fields.insert(0, draw_one(HOSTS))
     text = " ".join(fields)
-    if draw_one((False, False, False, True)):
+    if shape == "icecast2":
+        text += f" {draw_one(('0', '3600'))}"
+    elif draw_one((False, False, False, True)):
         text += f' "{draw_one(("10.0.0.9", "66.249.66.1, 10.0.0.9", "-"))}"'  # X-Forwarded-For
     return draw_one(("", "", "", " ", "\ufeff")) + text + draw_one(("", "", "", "\r", "  "))
 
@@ -93,7 +99,7 @@ def _argv(logs: str, out: str, log_format: str = "host_combined") -> list[str]:
     ]
 
 
-FORMATS = ("host_combined", "vhost_combined", "combined", "common", "combined_xrt")
+FORMATS = ("host_combined", "vhost_combined", "combined", "common", "combined_xrt", "gandi", "ovh", "icecast2")
 ROBOTS_BY_HOST = robots_by_host(read_robots_table(ROBOTS))
 AUDITORS = {
     (log_format, proxies): (_auditor(log_format, proxies=proxies), _auditor(log_format, proxies=proxies, skim=False))
@@ -117,7 +123,8 @@ def test_the_robots_table_travels_whole_and_compressed():
     proxies=st.booleans(),
     lines=st.lists(
         st.one_of(
-            st.builds(lambda seed, host: _line(random.Random(seed).choice, host=host), st.integers(), st.booleans()),
+            st.builds(lambda seed, host, shape: _line(random.Random(seed).choice, host=host, shape=shape),
+                      st.integers(), st.booleans(), st.sampled_from(("combined", "gandi", "ovh", "icecast2"))),
             st.text(max_size=120),
         ),
         max_size=20,

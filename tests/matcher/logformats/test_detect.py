@@ -27,6 +27,10 @@ def test_every_format_but_the_mapped_json_one_is_a_candidate():
     # a trailing quoted field reads as combined's X-Forwarded-For as well: combined_xrt is named, not guessed
     (f'{COMBINED} "noindex"', "combined"),
     (CLOUDFLARE, "cloudflare"),
+    (f'www.example.com {CLF.replace("] ", "] (0 s) ")} "-" "{GOOGLEBOT}"', "gandi"),
+    (f"{COMBINED} 3600", "icecast2"),
+    # OVH's host in the identd field's place reads as combined: ovh is named, not guessed
+    (COMBINED.replace(" - - ", " www.example.com - "), "combined"),
 ])
 def test_the_format_that_reads_the_lines_comes_first(line, name):
     ranked = rank_formats([line.encode()] * 10)

@@ -21,6 +21,15 @@ def at(second: int, micros: int = 0) -> datetime:
     return datetime(2026, 11, 2, 10, 0, second, micros, tzinfo=UTC)
 
 
+# Formats named with their fields: the fixture's field list.
+NAMED_WITH_FIELDS = {
+    "cloudfront_realtime": "cloudfront_realtime:timestamp,c-ip,time-to-first-byte,sc-status,sc-bytes,cs-method,"
+    "cs-protocol,cs-host,cs-uri-stem,cs-bytes,x-edge-location,x-edge-request-id,x-host-header,time-taken,"
+    "cs-protocol-version,c-ip-version,cs-user-agent,cs-referer,cs-cookie,cs-uri-query,x-edge-response-result-type,"
+    "x-forwarded-for",
+}
+
+
 # (ts, client_ip, host, method, target, path, status, size, referer, user_agent, forwarded_for), or the reason
 EXPECTED = {
     "aws_alb": [
@@ -67,6 +76,27 @@ EXPECTED = {
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 2390282, None, GOOGLEBOT, None),
         (at(1), "2001:db8::9", "www.example.com", "GET", "/p", "/p", 0, 0, "https://www.example.com/", "curl/8.5.0", "192.0.2.5"),
     ],
+    # cs-uri-stem holds the query already: cs-uri-query is not added to it; the host is cs-host, not
+    # x-host-header (the distribution's name in real-time logs)
+    "cloudfront_realtime": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 2390, None, GOOGLEBOT, None),
+        (at(1, 250000), "2001:db8::9", "www.example.com", "GET", "/p", "/p", 0, 0, "https://www.example.com/",
+         "curl/8.5.0", "192.0.2.5"),
+    ],
+    "gandi": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),
+        "no-request",
+    ],
+    "ovh": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "shop.example.net", "GET", "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),
+    ],
+    "icecast2": [
+        (at(0), "66.249.66.1", "default.test", "GET", "/stream.mp3", "/stream.mp3", 200, 5120, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "default.test", "GET", "/live.ogg?type=.ogg", "/live.ogg?type=.ogg", 200, 81920,
+         "https://www.example.com/", "curl/8.5.0", None),
+    ],
     "caddy": [
         (at(0, 524102), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 10900, None, GOOGLEBOT, None),
         (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, 0, "https://www.example.com/", "curl/8.5.0", None),
@@ -92,7 +122,7 @@ EXPECTED = {
 
 
 def _read(name: str, zone=UTC) -> list:
-    parse = parser_for(name, default_host="default.test", zone=zone)
+    parse = parser_for(NAMED_WITH_FIELDS.get(name, name), default_host="default.test", zone=zone)
     results = []
     for line in (FIXTURES / f"{name}.log").read_bytes().decode("utf-8").splitlines():
         try:
@@ -110,12 +140,13 @@ def test_every_line_of_the_preset_fixture_reads_field_by_field(name):
     assert _read(name) == EXPECTED[name]
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", sorted(set(EXPECTED) - set(NAMED_WITH_FIELDS)))  # a field list is never guessed
 def test_auto_detection_names_the_fixture_format(name):
     lines = (FIXTURES / f"{name}.log").read_bytes().splitlines()
     chosen = chosen_format(rank_formats(lines))
-    # varnishncsa writes Apache's combined layout; w3c and cloudfront read each other's files alike
-    same = {"varnishncsa": {"combined", "varnishncsa"}, "cloudfront": {"w3c", "cloudfront"}}
+    # varnishncsa writes Apache's combined layout; w3c and cloudfront read each other's files alike;
+    # OVH's host stands where combined has the identd user, so combined reads its lines too (without the host)
+    same = {"varnishncsa": {"combined", "varnishncsa"}, "cloudfront": {"w3c", "cloudfront"}, "ovh": {"combined", "ovh"}}
     assert chosen is not None and chosen.name in same.get(name, {name})
 
 

@@ -81,14 +81,18 @@ def test_a_json_line_is_never_skimmed():
 
 pieces = st.sampled_from([
     "66.249.66.1", " ", "-", '"', "[", "]", "10/Oct/2026:13:55:36 -0700", "32/Oct/2026:13:55:36 -0700",
-    "GET", "/a", "http://x.test/a", "HTTP/1.1", "200", "512", "\\", "\\x41", "Bot/1.0", "\ufeff", ",",
+    "GET", "/a", "http://x.test/a", "HTTP/1.1", "200", "512", "\\", "\\x41", "Bot/1.0", "\ufeff", ",", "(0 s)", "(",
 ])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["combined", "host_combined", "combined_xrt", "common"]), st.lists(pieces, max_size=24).map("".join))
+@given(st.sampled_from(["combined", "host_combined", "combined_xrt", "common", "gandi", "ovh", "icecast2"]),
+       st.lists(pieces, max_size=24).map("".join))
 @example("combined", combined())
 @example("host_combined", "example.com " + combined())
+@example("gandi", "example.com " + combined().replace("] ", "] (0 s) "))
+@example("ovh", combined().replace(" - - ", " example.com - "))
+@example("icecast2", combined() + " 12")
 def test_whenever_a_line_is_skimmed_it_parses_to_the_same_fields(name, line):
     parse = parser_for(name)
     skim = parse.skim(line)

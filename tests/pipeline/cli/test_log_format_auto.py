@@ -117,3 +117,16 @@ def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
     verdicts = [json.loads(line) for part in (tmp_path / "out" / "verdicts").glob("part*") for line in part.read_text().splitlines()]
     assert {v["client_ip"] for v in verdicts} == {"66.249.66.1:9989"} and {v["identity"] for v in verdicts} <= {"verified", "unverified"}
+
+
+def test_a_cloudfront_real_time_log_is_read_with_its_field_list_and_a_broken_list_refused(tmp_path, capsys):
+    log = tmp_path / "realtime.log"
+    log.write_text(f"1793613600.123\t66.249.66.1\tGET\twww.example.com\t/a\t{GOOGLEBOT.replace(' ', '%20')}\n")
+    spec = "cloudfront_realtime:timestamp,c-ip,cs-method,cs-host,cs-uri-stem,cs-user-agent"
+    assert run_audit(_argv(log, tmp_path / "out", f"--log-format={spec}")) == 0
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]["verdicts"] == 1
+    capsys.readouterr()
+    assert run_audit(_argv(log, tmp_path / "out2", "--log-format=cloudfront_realtime:timestamp,c-ip")) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("crawl-audit: ") and "lacks the method, the request path, the User-Agent" in said
+    assert "\n" not in said
