@@ -33,6 +33,7 @@ Text formats (Apache mod_log_config / nginx):
     common          %h %l %u %t "%r" %>s %b
     combined        common + "%{Referer}i" "%{User-Agent}i"
     vhost_combined  "%v:%p " + combined (the ":%p" is optional: SUSE omits it)
+    vhost_common    "%v " + common (Apache's stock vhost_common)
     host_combined   "$host " + combined (nginx)
     combined_xrt    combined + "%{X-Robots-Tag}o"
     gandi           host + combined with the time taken, "(0 s) ", before the request (Gandi)
@@ -86,6 +87,7 @@ FORMATS: tuple[str, ...] = (
     "combined",
     "common",
     "vhost_combined",
+    "vhost_common",
     "host_combined",
     "combined_xrt",
     "varnishncsa",

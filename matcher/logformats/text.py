@@ -90,6 +90,8 @@ TEXT_LAYOUTS: Mapping[str, TextLayout] = MappingProxyType({
     "common": TextLayout.of(combined=False),
     "combined": TextLayout.of(),
     "vhost_combined": TextLayout.of(host="first"),
+    # Apache's stock `LogFormat "%v %h %l %u %t \"%r\" %>s %b" vhost_common`: no User-Agent
+    "vhost_common": TextLayout.of(host="first", combined=False),
     "host_combined": TextLayout.of(host="first"),
     "combined_xrt": TextLayout.of(xrt=True),
     # Gandi Simple Hosting: the Host, then combined with the time taken, `(0 s)`, before the request

@@ -29,6 +29,7 @@ def test_every_format_but_the_mapped_json_one_is_a_candidate():
     (CLOUDFLARE, "cloudflare"),
     (f'www.example.com {CLF.replace("] ", "] (0 s) ")} "-" "{GOOGLEBOT}"', "gandi"),
     (f"{COMBINED} 3600", "icecast2"),
+    (f"www.example.com {CLF}", "vhost_common"),
     # OVH's host in the identd field's place reads as combined: ovh is named, not guessed
     (COMBINED.replace(" - - ", " www.example.com - "), "combined"),
 ])

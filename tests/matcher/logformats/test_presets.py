@@ -83,6 +83,11 @@ EXPECTED = {
         (at(1, 250000), "2001:db8::9", "www.example.com", "GET", "/p", "/p", 0, 0, "https://www.example.com/",
          "curl/8.5.0", "192.0.2.5"),
     ],
+    "vhost_common": [
+        (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, "", None),
+        (at(1), "192.0.2.5", "shop.example.net", "GET", "/p", "/p", 404, None, None, "", None),
+        "no-request",
+    ],
     "gandi": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
         (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),

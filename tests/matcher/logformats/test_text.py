@@ -86,10 +86,11 @@ pieces = st.sampled_from([
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["combined", "host_combined", "combined_xrt", "common", "gandi", "ovh", "icecast2"]),
+@given(st.sampled_from(["combined", "host_combined", "combined_xrt", "common", "vhost_common", "gandi", "ovh", "icecast2"]),
        st.lists(pieces, max_size=24).map("".join))
 @example("combined", combined())
 @example("host_combined", "example.com " + combined())
+@example("vhost_common", "example.com " + combined().split(' "-"')[0])
 @example("gandi", "example.com " + combined().replace("] ", "] (0 s) "))
 @example("ovh", combined().replace(" - - ", " example.com - "))
 @example("icecast2", combined() + " 12")
