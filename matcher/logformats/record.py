@@ -34,7 +34,7 @@ class LogRecord:
     ts: datetime
     host: str | None
     client_ip: str
-    method: str
+    method: str | None  # None: the log does not write the method
     target: str
     path: str
     status: int | None
@@ -51,7 +51,7 @@ class LogRecord:
         ts: datetime,
         host: str | None,
         client_ip: str,
-        method: str,
+        method: str | None,
         target: str,
         path: str,
         status: int | None,

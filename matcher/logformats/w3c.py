@@ -184,8 +184,9 @@ def record_of(values: list[str], columns: Columns, default_host: str | None) -> 
     if client_ip is None:
         raise LogParseError("missing-field", "the line has no c-ip")
     method = value("method")
-    if method is None:
+    if method is None and "method" in index:
         raise LogParseError("no-request", "no cs-method: no request was received")
+    # Fields that log no method at all (SHOUTcast's listeners) still log the request: its method is unknown.
     uri = value("uri")
     if uri is not None:
         target = uri

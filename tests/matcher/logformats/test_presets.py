@@ -182,3 +182,18 @@ def test_quoted_w3c_values_may_hold_the_separator():
         parse('#Fields: date time c-ip cs-method cs-uri cs(User-Agent) sc-status')
     record = parse('2026-11-02 10:00:00 66.249.66.1 GET "https://www.example.com/a b" "Googlebot 2.1" 200')
     assert (record.host, record.path, record.user_agent) == ("www.example.com", "/a b", "Googlebot 2.1")
+
+
+def test_w3c_fields_that_log_no_method_still_log_the_request():
+    """SHOUTcast's listener log names no cs-method: its lines are requests whose method is unknown;
+    a line whose cs-method is `-` received none."""
+    parse = parser_for("w3c")
+    with pytest.raises(LogParseError):
+        parse("#Fields: c-ip c-dns date time cs-uri-stem c-status cs(User-Agent) sc-bytes x-duration avgbandwidth")
+    record = parse("66.249.66.1 crawl.example 2026-11-02 10:00:00 /stream 200 Mozilla/5.0+(compatible;+Googlebot/2.1) 1024 10 800")
+    assert (record.method, record.path, record.user_agent) == (None, "/stream", "Mozilla/5.0 (compatible; Googlebot/2.1)")
+    with pytest.raises(LogParseError):
+        parse("#Fields: date time c-ip cs-method cs-uri-stem cs(User-Agent)")
+    with pytest.raises(LogParseError) as caught:
+        parse("2026-11-02 10:00:00 66.249.66.1 - /a curl/8.5.0")
+    assert caught.value.reason == "no-request"
