@@ -56,15 +56,16 @@ _NEEDED = (("timestamp", "the time"), ("c-ip", "the client address"), ("cs-metho
 @lru_cache(maxsize=16)
 def compile_fields(spec: str) -> Columns:
     """A comma-separated field list -> where each of our fields sits in a record; ValueError names
-    unknown fields, fields out of CloudFront's order, and the fields a verdict needs that are missing."""
+    fields out of CloudFront's order and the fields a verdict needs that are missing. A field this
+    list does not know (AWS adds fields now and then) is read past."""
     names = tuple(name.strip() for name in spec.split(","))
-    unknown = [name for name in names if name not in REALTIME_FIELDS]
-    if unknown:
-        raise ValueError(f"{REALTIME_KIND}: unknown field {unknown[0]!r}; the fields: {', '.join(REALTIME_FIELDS)}")
+    if not all(names):
+        raise ValueError(f"{REALTIME_KIND}: an empty field name in {spec!r}")
     if len(set(names)) != len(names):
         twice = next(name for name in names if names.count(name) > 1)
         raise ValueError(f"{REALTIME_KIND}: the field {twice!r} is named twice")
-    for before, after in zip(names, names[1:]):
+    known = [name for name in names if name in REALTIME_FIELDS]
+    for before, after in zip(known, known[1:]):
         if REALTIME_FIELDS.index(before) > REALTIME_FIELDS.index(after):
             raise ValueError(f"{REALTIME_KIND}: CloudFront writes {after} before {before}: list the fields in its order")
     missing = [what for name, what in _NEEDED if name not in names]
