@@ -1,5 +1,6 @@
-"""The robots.txt fetches of a batch run, read before the audit: what each crawler held at each
-request is known only when all its fetches are, in whichever file and order they were logged.
+"""The crawlers' own robots.txt fetches, followed so that each verdict knows what its crawler held:
+that is known only when all its fetches are, in whichever file and order they were logged. A
+batch run reads them before the audit:
 
     logs ──ReadLogLines──► RobotsFetchesOfBatch ──┐
     --prior-run OUT/robots_fetches ───────────────┴─► GroupFetchesByKey ──► FetchHistories ──► side input of the audit
