@@ -77,6 +77,8 @@ SEEDS = {
                                 "RequestMethod": "GET", "RequestPath": "/a", "DownstreamStatus": 200, "request_User-Agent": GOOGLEBOT}),
     "nginx_json": json.dumps({"time_iso8601": "2026-11-02T10:00:00+01:00", "remote_addr": "66.249.66.1", "request": "GET /a HTTP/1.1",
                               "status": "200", "body_bytes_sent": "5", "http_user_agent": GOOGLEBOT, "host": "example.com"}),
+    "matomo_json": json.dumps({"ip": "66.249.66.1", "host": "example.com", "path": "/a", "status": "200", "referrer": "",
+                               "user_agent": GOOGLEBOT, "length": 5, "date": "2026-11-02T10:00:00+01:00"}),
     "fastly": json.dumps({"timestamp": "2026-11-02T09:00:00+0000", "client_ip": "66.249.66.1", "host": "example.com", "url": "/a",
                           "request_method": "GET", "request_user_agent": GOOGLEBOT, "response_status": 200}),
     "akamai_ds2": json.dumps({"reqTimeSec": "1793613600", "cliIP": "66.249.66.1", "reqHost": "example.com", "reqMethod": "GET",
@@ -140,7 +142,7 @@ def _parse_or_dead_letter(parse, line: str) -> None:
         assert error.reason and isinstance(error.message, str)
         return
     assert record.ts.tzinfo is not None
-    for text in (record.host or "", record.client_ip, record.method, record.target, record.path,
+    for text in (record.host or "", record.client_ip, record.method or "", record.target, record.path,
                  record.referer or "", record.user_agent, record.forwarded_for or "", *record.x_robots_tag):
         text.encode("utf-8")
 

@@ -100,6 +100,7 @@ FORMATS: tuple[str, ...] = (
     "caddy",
     "traefik_json",
     "nginx_json",
+    "matomo_json",
     "fastly",
     "akamai_ds2",
     "w3c",

@@ -117,6 +117,18 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "user_agent": "http_user_agent",
         "forwarded_for": "http_x_forwarded_for",
     }),
+    # The nginx `log_format matomo` JSON layout written for Matomo's log importer: no method is
+    # logged, so each line is a request whose method is unknown.
+    "matomo_json": MappingProxyType({
+        "ts": "date",
+        "client_ip": "ip",
+        "host": "host",
+        "target": "path",
+        "status": "status",
+        "size": "length",
+        "referer": "referrer",
+        "user_agent": "user_agent",
+    }),
     # Fastly real-time log streaming in its documented JSON layout (docs.fastly.com, "Useful log
     # formats"): `request` there is the method, `url` the path and query.
     "fastly": MappingProxyType({
@@ -166,9 +178,10 @@ def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...]
             "" in alternative.split(".") for alternative in source.split("|")
         ):
             raise ValueError(f"mapping for {field!r} must be a dotted field path, got {source!r}")
-    has_request = "request" in mapping or {"method", "target"} <= set(mapping)
+    # A layout may log no method (the request is then one whose method is unknown), never no target.
+    has_request = "request" in mapping or "target" in mapping
     if not {"ts", "client_ip"} <= set(mapping) or not has_request:
-        raise ValueError("a mapping needs 'ts', 'client_ip', and 'request' or both 'method' and 'target'")
+        raise ValueError("a mapping needs 'ts', 'client_ip', and 'request' or 'target' (with 'method' where logged)")
     return {
         field: tuple(tuple(alternative.split(".")) for alternative in source.split("|"))
         for field, source in mapping.items()
@@ -271,13 +284,14 @@ class JsonParser:
         ts = _json_timestamp(self._required(values, "ts"))
         client_ip = self._required_str(values, "client_ip")
         request = values.get("request")
-        if request is not None or "method" not in values:
+        if request is not None or "target" not in values:
             if request is None:
                 self._required(values, "request")
             # "" or "-": the server logged a connection that sent no request
             method, target = request_line(_json_str(request, "request") or "", escaped=False)
         else:
-            method, target = self._required_str(values, "method"), self._required_str(values, "target")
+            method = self._required_str(values, "method") if "method" in values else None
+            target = self._required_str(values, "target")
             query = _json_str(values.get("query"), "query")
             if query and query != "-":
                 target = f"{target}?{query}"

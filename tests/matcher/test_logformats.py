@@ -513,6 +513,10 @@ _ONE_REQUEST = {
     "vhost_combined": f'www.example.com:443 {_CLF} "-" "{GOOGLEBOT}"',
     "host_combined": f'www.example.com {_CLF} "-" "{GOOGLEBOT}"',
     "combined_xrt": f'{_CLF} "-" "{GOOGLEBOT}" "-"',
+    "vhost_common": f"www.example.com {_CLF}",
+    "gandi": f'www.example.com {_CLF.replace("] ", "] (0 s) ")} "-" "{GOOGLEBOT}"',
+    "ovh": f'{_CLF.replace(" - - ", " www.example.com - ")} "-" "{GOOGLEBOT}"',
+    "icecast2": f'{_CLF} "-" "{GOOGLEBOT}" 12',
     "jsonl": json.dumps({"t": "2026-10-10T20:55:36Z", "ip": "66.249.66.1", "r": "GET /a?x=1 HTTP/1.1", "ua": GOOGLEBOT}),
     "cloudflare": cloudflare_line(EdgeStartTimestamp=INSTANT_UNIX * 1_000_000_000, ClientRequestURI="/a?x=1"),
     "gcp_lb": json.dumps({
@@ -539,20 +543,24 @@ _ONE_REQUEST = {
                                 "RequestPath": "/a?x=1", "request_User-Agent": GOOGLEBOT}),
     "nginx_json": json.dumps({"time_local": "10/Oct/2026:20:55:36 +0000", "remote_addr": "66.249.66.1", "request_method": "GET",
                               "request_uri": "/a?x=1", "http_user_agent": GOOGLEBOT}),
+    "matomo_json": json.dumps({"ip": "66.249.66.1", "host": "www.example.com", "path": "/a?x=1", "status": "200",
+                               "user_agent": GOOGLEBOT, "date": "2026-10-10T20:55:36+00:00"}),
     "fastly": json.dumps({"time_start": "2026-10-10T20:55:36Z", "client_ip": "66.249.66.1", "request": "GET", "url": "/a?x=1",
                           "request_user_agent": GOOGLEBOT}),
     "akamai_ds2": json.dumps({"reqTimeSec": str(INSTANT_UNIX), "cliIP": "66.249.66.1", "reqMethod": "GET", "reqPath": "/a",
                               "queryStr": "x=1", "UA": GOOGLEBOT.replace("+", "%2B").replace(" ", "+")}),
 }
-# Formats that log no User-Agent by default.
-_NO_USER_AGENT = {"common", "haproxy", "squid"}
+# Formats that log no User-Agent by default, and those that log no method.
+_NO_USER_AGENT = {"common", "vhost_common", "haproxy", "squid"}
+_NO_METHOD = {"matomo_json"}
 
 
 @pytest.mark.parametrize("name", FORMATS)
 def test_every_format_reads_the_same_request(name):
     mapping = {"ts": "t", "client_ip": "ip", "request": "r", "user_agent": "ua"} if name == "jsonl" else None
     record = parser_for(name, mapping=mapping)(_ONE_REQUEST[name])
-    assert (record.ts, record.client_ip, record.method, record.path) == (INSTANT, "66.249.66.1", "GET", "/a?x=1")
+    method = None if name in _NO_METHOD else "GET"
+    assert (record.ts, record.client_ip, record.method, record.path) == (INSTANT, "66.249.66.1", method, "/a?x=1")
     assert record.user_agent == ("" if name in _NO_USER_AGENT else GOOGLEBOT)
 
 

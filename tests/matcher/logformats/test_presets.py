@@ -115,6 +115,11 @@ EXPECTED = {
         (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),
         "no-request",
     ],
+    # no method logged: each line is a request whose method is unknown
+    "matomo_json": [
+        (at(0), "66.249.66.1", "www.example.com", None, "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
+        (at(1), "192.0.2.5", "shop.example.net", None, "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),
+    ],
     "fastly": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
         (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, None, "https://www.example.com/", "curl/8.5.0", None),
