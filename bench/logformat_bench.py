@@ -62,6 +62,8 @@ def _line(name: str, f: dict) -> str:
         return clf
     if name in ("vhost_combined", "host_combined"):
         return f'{host} {clf} "-" "{ua}"'
+    if name == "vhost_common":
+        return f"{host} {clf}"
     if name == "combined_xrt":
         return f'{clf} "-" "{ua}" "noindex"'
     if name == "gandi":
@@ -121,6 +123,8 @@ def _line(name: str, f: dict) -> str:
         "nginx_json": {"time_iso8601": t.strftime("%Y-%m-%dT%H:%M:%S+00:00"), "remote_addr": ip, "request": f"GET {path} HTTP/1.1",
                        "status": str(status), "body_bytes_sent": str(size), "http_referer": "", "http_user_agent": ua,
                        "host": host},
+        "matomo_json": {"ip": ip, "host": host, "path": path, "status": str(status), "referrer": "", "user_agent": ua,
+                        "length": size, "generation_time_milli": 0.003, "date": t.strftime("%Y-%m-%dT%H:%M:%S+00:00")},
         "fastly": {"timestamp": t.strftime("%Y-%m-%dT%H:%M:%S+0000"), "client_ip": ip, "host": host, "url": path,
                    "request_method": "GET", "request_user_agent": ua, "response_status": status, "response_body_size": size},
         "akamai_ds2": {"version": 2, "reqTimeSec": f"{epoch:.3f}", "cliIP": ip, "reqHost": host, "reqMethod": "GET",
