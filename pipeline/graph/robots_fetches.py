@@ -35,7 +35,6 @@ from apache_beam import coders, typehints
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
-from apache_beam.transforms.window import TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
 
 from matcher.audit import fetch_key_of, fetch_of, judged_by_what_was_held
@@ -47,7 +46,6 @@ from matcher.timerange import from_micros, micros
 from pipeline.graph.crawl_delay import late_letter, released_up_to
 from pipeline.graph.line_audit import VERDICT_BATCHES, VerdictBatch, followed_fields, is_line_batch
 from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines
-from pipeline.graph.sinks import beam_timestamp
 
 
 class FollowRobotsFetches(beam.PTransform):
@@ -178,8 +176,12 @@ class FollowRobotsFetchesOnStream(beam.PTransform):
 
 
 class KeyByFetchFamilyFn(beam.DoFn):
-    """A verdict batch -> (fetch key, verdict) at the request's time for each crawler's request;
-    the rest as one list, keyed by its first source (no fetch key has an empty family)."""
+    """A verdict batch -> (fetch key, verdict) for each crawler's request; the rest as one list,
+    keyed by its first source (no fetch key has an empty family).
+
+    The verdicts keep the batch's timestamp: the step after decides by each request's own time
+    and the watermark, and a verdict stamped with its request's time, behind the watermark, is
+    dropped as late by Prism before any step could judge it."""
 
     def __init__(self, auditor: LineAuditor):
         self._auditor = auditor
@@ -191,7 +193,7 @@ class KeyByFetchFamilyFn(beam.DoFn):
             if key is None:
                 unfollowed.append(verdict)
             else:
-                yield TimestampedValue((key, verdict), beam_timestamp(verdict["ts"]))
+                yield key, verdict
         if unfollowed:
             yield (None, "", unfollowed[0]["source"]), unfollowed
 
