@@ -10,11 +10,14 @@ middle of a file still reads; the field count must agree.
 Times are `date` + `time`, UTC by the W3C definition (IIS's W3C logs are UTC whatever the
 server's zone). Values are separated by spaces (IIS, NetScaler) or tabs (CloudFront); a value
 may be quoted (Incapsula). IIS writes a space in a value as `+`; CloudFront %-encodes values
-and keeps `+` as it is.
+and keeps `+` as it is. Incapsula writes `cs-uri` without its scheme (`www.example.com/page.php`),
+and Matomo's importer reads it so: a `cs-uri` that begins with a host name and a slash is that
+host and that path.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -52,6 +55,9 @@ W3C_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "signature_input": ("cs(signature-input)",),
     "signature": ("cs(signature)",),
 })
+
+# A host name (with an optional port) and the slash that starts its path: Incapsula's cs-uri.
+_SCHEMELESS_URI = re.compile(r"(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+(?::\d{1,5})?(?=/)")
 
 # The fields of a line met before any `#Fields:` directive, per layout.
 _IIS_DEFAULT = ("date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) "
@@ -190,13 +196,15 @@ def record_of(values: list[str], columns: Columns, default_host: str | None) -> 
     uri = value("uri")
     if uri is not None:
         target = uri
+        # The scheme Incapsula leaves out changes nothing: the host and path are what is judged.
+        path, target_host = target_path(f"http://{uri}" if _SCHEMELESS_URI.match(uri) else uri)
     else:
         stem = value("stem")
         if stem is None:
             raise LogParseError("missing-field", "a W3C line needs cs-uri-stem or cs-uri")
         query = value("query")
         target = stem if query is None else f"{stem}?{query}"
-    path, target_host = target_path(target)
+        path, target_host = target_path(target)
     decode = unquote_plus if columns.plus_is_space else unquote
     status, size = value("status"), value("size")
     referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")

@@ -202,3 +202,17 @@ def test_w3c_fields_that_log_no_method_still_log_the_request():
     with pytest.raises(LogParseError) as caught:
         parse("2026-11-02 10:00:00 66.249.66.1 - /a curl/8.5.0")
     assert caught.value.reason == "no-request"
+
+
+def test_an_incapsula_cs_uri_without_its_scheme_is_its_host_and_path():
+    """Incapsula quotes every value and writes cs-uri as host then path, with no scheme."""
+    parse = parser_for("w3c")
+    with pytest.raises(LogParseError):
+        parse('#Fields: date time c-ip cs-uri cs-method cs(User-Agent) sc-status')
+    record = parse('"2026-11-02" "10:00:00" "66.249.66.1" "www.example.com:8443/a/page.php?b=1" "GET" "Googlebot/2.1" "200"')
+    assert (record.host, record.path, record.target) == (
+        "www.example.com", "/a/page.php?b=1", "www.example.com:8443/a/page.php?b=1")
+    # A value that does not begin with a host name and a slash is still no target.
+    with pytest.raises(LogParseError) as caught:
+        parse('"2026-11-02" "10:00:00" "66.249.66.1" "page.php" "GET" "Googlebot/2.1" "200"')
+    assert caught.value.reason == "bad-target"
