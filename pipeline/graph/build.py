@@ -68,6 +68,10 @@ from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
+# Besides the verdicts, the tables of a batch run that grow with its log or its robots history,
+# written in parts in the chosen format, and those that stay a few rows, written whole as JSON Lines.
+GROWING_TABLES = (DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE)
+WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE)
 
 
 def build(
@@ -218,35 +222,22 @@ def _page_directives(location: str | None) -> PageDirectivesTable | None:
 
 
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
-    """Verdicts, dead letters, the crawl-delay tables and the robots history in the chosen format;
-    summary, counts, the report's counts, indexing findings and between-captures changes as JSON.
+    """The tables that grow with the log or the robots history in the chosen format; summary,
+    counts, the report's counts, indexing findings, between-captures changes and reused
+    signatures as JSON.
 
-    Verdicts, dead letters and violations grow with the log and are written in parts as they are
-    made; the other tables stay small and are each written whole, as one file."""
+    Those that grow are written in parts by the steps that make them; the others stay a few rows
+    and are each written whole, as one file."""
     write_batched_table(
         outputs[VERDICT_BATCHES], FileSystems.join(out, VERDICTS_TABLE), records.VERDICTS, output_format, VERDICTS_TABLE
     )
-    for table in (DEAD_LETTERS_TABLE, VIOLATIONS_TABLE):
+    for table in GROWING_TABLES:
         write_table(outputs[table], FileSystems.join(out, table), records.TABLES[table], output_format, table)
-    formats = _whole_table_formats(output_format)
-    small = {table: outputs[table] for table in (*formats, *DOCUMENTS)}
+    small = {table: outputs[table] for table in (*WHOLE_TABLES, *DOCUMENTS)}
     small[REPORT_COUNTS_TABLE] = small[REPORT_COUNTS_TABLE] | "ReportCountsAsJson" >> beam.Map(
         lambda counts: counts.to_json()
     )
-    small | "WriteSmallTables" >> WriteWholeTables(out, formats, documents=DOCUMENTS)
-
-
-def _whole_table_formats(output_format: str) -> dict[str, str]:
-    """The tables written whole, each with its format (the documents aside)."""
-    return {
-        WINDOWS_TABLE: output_format,
-        ROBOTS_VERSIONS_TABLE: output_format,
-        ROBOTS_FETCHES_TABLE: output_format,
-        SUMMARY_TABLE: "jsonl",
-        INDEXING_FINDINGS_TABLE: "jsonl",
-        BETWEEN_CAPTURES_TABLE: "jsonl",
-        SIGNATURE_REUSE_TABLE: "jsonl",
-    }
+    small | "WriteSmallTables" >> WriteWholeTables(out, WHOLE_TABLES, documents=DOCUMENTS)
 
 
 def write_stream_outputs(outputs: dict, settings: OutputSettings, dns_record: str | None = None) -> None:
@@ -316,5 +307,5 @@ def detect_file_formats(log_files) -> dict[str, Candidate]:
 
 def table_formats(output_format: str) -> dict[str, str]:
     """Every table of a batch run with the format `write_outputs` writes it in."""
-    parts = {table: output_format for table in (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE)}
-    return {**parts, **_whole_table_formats(output_format), **{document: "json" for document in DOCUMENTS}}
+    parts = {table: output_format for table in (VERDICTS_TABLE, *GROWING_TABLES)}
+    return {**parts, **{table: "jsonl" for table in WHOLE_TABLES}, **{document: "json" for document in DOCUMENTS}}

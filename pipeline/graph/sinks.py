@@ -110,25 +110,26 @@ _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).enco
 
 
 class WriteWholeTables(beam.PTransform):
-    """{table: rows} -> each table written whole, as one file: `part-00000-of-00001.jsonl` or
-    `.parquet` in the table's folder under `out`, or, for a document (one JSON object per run),
-    the file `NAME.json`. For tables that stay small whatever the log holds.
+    """{table: rows} -> each table written whole, as one file: `part-00000-of-00001.jsonl` in the
+    table's folder under `out`, or, for a document (one JSON object per run), the file `NAME.json`.
+    For the tables that stay a few rows whatever the log holds (a row per crawler, per finding).
 
     Beam's file sinks take four steps of their own per table (initialise, write, pre-finalise,
     finalise), and a local runner runs each step on every worker, which for seven small tables
-    was a measurable part of a run (bench/README.md). One grouping keyed by table serves them all here. Rows
-    of JSON tables and documents are encoded before the grouping, which then moves bytes. An
-    empty table gets its file with no rows, as the file sinks give it; a retried write writes the
-    same file again."""
+    was a measurable part of a run (bench/README.md). One grouping keyed by table serves them all
+    here. Rows are encoded before the grouping, which then moves bytes; but a grouping holds a
+    table whole in the runner's memory and then in one worker's, so a table that grows with the
+    log does not belong here. An empty table gets its file with no rows, as the file sinks give
+    it; a retried write writes the same file again."""
 
-    def __init__(self, out: str, formats: Mapping[str, str], documents: Iterable[str] = ()):
+    def __init__(self, out: str, tables: Iterable[str], documents: Iterable[str] = ()):
         super().__init__()
-        self._formats = dict(formats)
+        self._tables = tuple(tables)
         self._documents = tuple(documents)
-        self._write = WriteTableFn(out, self._formats, self._documents)
+        self._write = WriteTableFn(out, self._documents)
 
     def expand(self, rows_by_table):
-        names = (*self._formats, *self._documents)
+        names = (*self._tables, *self._documents)
         keyed = [
             rows_by_table[name] | f"Encode{_title(name)}" >> beam.Map(_keyed, name, self._payload(name))
             for name in names
@@ -142,15 +143,13 @@ class WriteWholeTables(beam.PTransform):
             | "WriteTableFiles" >> beam.ParDo(self._write)
         )
 
-    def _payload(self, name: str) -> Callable[[object], object]:
+    def _payload(self, name: str) -> Callable[[object], bytes]:
         if name in self._documents:
             return _json_document
-        if self._formats[name] == "parquet":
-            return records.shaper(records.TABLES[name])
         return JsonRows(records.TABLES[name]).line
 
 
-def _keyed(row, name: str, payload: Callable[[object], object]) -> tuple[str, object]:
+def _keyed(row, name: str, payload: Callable[[object], bytes]) -> tuple[str, bytes]:
     return name, payload(row)
 
 
@@ -161,9 +160,8 @@ def _json_document(document: dict) -> bytes:
 class WriteTableFn(beam.DoFn):
     """(table, its encoded rows) -> the table's one file."""
 
-    def __init__(self, out: str, formats: Mapping[str, str], documents: Iterable[str]):
+    def __init__(self, out: str, documents: Iterable[str]):
         self._out = out
-        self._formats = formats
         self._documents = frozenset(documents)
         self.files = Metrics.counter(self.__class__, "files")
 
@@ -174,13 +172,8 @@ class WriteTableFn(beam.DoFn):
             path = FileSystems.join(self._out, f"{name}.json")
             content = b"".join(document + b"\n" for document in payloads)
         else:
-            output_format = self._formats[name]
-            path = FileSystems.join(self._out, name, f"part-00000-of-00001.{output_format}")
-            if output_format == "parquet":
-                columns = records.TABLES[name]
-                content = _parquet(pa.Table.from_pylist(payloads, schema=arrow_schema(columns)))
-            else:
-                content = b"".join(line + b"\n" for line in payloads)
+            path = FileSystems.join(self._out, name, "part-00000-of-00001.jsonl")
+            content = b"".join(line + b"\n" for line in payloads)
         with FileSystems.create(path) as handle:
             handle.write(content)
         self.files.inc()

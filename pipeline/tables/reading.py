@@ -35,24 +35,26 @@ def rows(out: str | Path, table: str) -> Iterator[dict]:
     columns = TABLES[table]
     names = [column.name for column in columns]
     for name in _parts(out, table, ".jsonl"):
+        path = Path(out, name)
         with open_member(out, name) as handle:
             # Only "\n" ends a row: JSON strings may hold U+2028 and other breaks.
             for number, line in enumerate(iter(lambda: handle.readline(MAX_ROW_BYTES + 1), b""), 1):
                 if len(line) > MAX_ROW_BYTES:
-                    raise RunFolderError(f"{Path(out, name)}: row {number} is longer than {MAX_ROW_BYTES:,} bytes")
+                    raise RunFolderError(f"{path}: row {number} is longer than {MAX_ROW_BYTES:,} bytes")
                 if line.strip():
                     try:
                         row = json.loads(line)
                     except ValueError as error:
-                        raise RunFolderError(f"{Path(out, name)}: row {number} is not JSON: {error}") from None
-                    yield _checked(row, columns, names, Path(out, name), number)
+                        raise RunFolderError(f"{path}: row {number} is not JSON: {error}") from None
+                    yield _checked(row, columns, names, path, number)
     for name in _parts(out, table, ".parquet"):
+        path = Path(out, name)
         with _parquet(out, name, table, columns) as parquet:
             number = 0
             for batch in parquet.iter_batches(_BATCH_ROWS, columns=names):
                 for row in batch.to_pylist():
                     number += 1
-                    yield _checked(row, columns, names, Path(out, name), number)
+                    yield _checked(row, columns, names, path, number)
 
 
 def _checked(row: object, columns: tuple[Column, ...], names: list[str], path: Path, number: int) -> dict:

@@ -1,4 +1,5 @@
-"""Small tables written whole: one file per table, an empty table still has its file."""
+"""Batch tables: the small ones written whole, one file per table; the growing ones in parts. An
+empty table still has its file."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 
 from matcher import records
 from matcher.records import COUNTS_TABLE, INDEXING_FINDINGS_TABLE, ROBOTS_VERSIONS_TABLE, SUMMARY_TABLE
-from pipeline.graph.sinks import WriteWholeTables
+from pipeline.graph.sinks import WriteWholeTables, write_table
 
 VERSION = {
     "host": "example.com",
@@ -28,10 +29,10 @@ def _summary_row(crawler: str) -> dict:
     }
 
 
-def _write(out, rows: dict, formats: dict, documents=()) -> None:
+def _write(out, rows: dict, tables: tuple, documents=()) -> None:
     with TestPipeline() as pipeline:
-        tables = {name: pipeline | f"Rows{name}" >> beam.Create(values) for name, values in rows.items()}
-        tables | WriteWholeTables(str(out), formats, documents)
+        created = {name: pipeline | f"Rows{name}" >> beam.Create(values) for name, values in rows.items()}
+        created | WriteWholeTables(str(out), tables, documents)
 
 
 def test_each_table_is_one_file_and_an_empty_one_is_there_with_no_rows(tmp_path):
@@ -39,7 +40,7 @@ def test_each_table_is_one_file_and_an_empty_one_is_there_with_no_rows(tmp_path)
     _write(
         tmp_path,
         {SUMMARY_TABLE: summary, INDEXING_FINDINGS_TABLE: [], COUNTS_TABLE: [{"lines": 7, "verdicts": 5}]},
-        {SUMMARY_TABLE: "jsonl", INDEXING_FINDINGS_TABLE: "jsonl"},
+        (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE),
         documents=(COUNTS_TABLE,),
     )
     [summary_file] = (tmp_path / SUMMARY_TABLE).iterdir()
@@ -51,10 +52,12 @@ def test_each_table_is_one_file_and_an_empty_one_is_there_with_no_rows(tmp_path)
     assert json.loads((tmp_path / "counts.json").read_text("utf-8")) == {"lines": 7, "verdicts": 5}
 
 
-def test_a_parquet_table_keeps_its_schema_with_or_without_rows(tmp_path):
-    _write(tmp_path / "some", {ROBOTS_VERSIONS_TABLE: [VERSION]}, {ROBOTS_VERSIONS_TABLE: "parquet"})
-    _write(tmp_path / "none", {ROBOTS_VERSIONS_TABLE: []}, {ROBOTS_VERSIONS_TABLE: "parquet"})
-    some = pq.read_table(tmp_path / "some" / ROBOTS_VERSIONS_TABLE / "part-00000-of-00001.parquet")
-    none = pq.read_table(tmp_path / "none" / ROBOTS_VERSIONS_TABLE / "part-00000-of-00001.parquet")
+def test_a_parquet_table_in_parts_keeps_its_schema_with_or_without_rows(tmp_path):
+    for name, rows in (("some", [VERSION]), ("none", [])):
+        with TestPipeline() as pipeline:
+            versions = pipeline | beam.Create(rows)
+            write_table(versions, str(tmp_path / name), records.ROBOTS_VERSIONS, "parquet", ROBOTS_VERSIONS_TABLE)
+    some = pq.read_table(tmp_path / "some")
+    none = pq.read_table(tmp_path / "none")
     assert some.num_rows == 1 and some.column("sha256").to_pylist() == [VERSION["sha256"]]
     assert none.num_rows == 0 and none.schema == some.schema
