@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import apache_beam as beam
@@ -115,7 +115,7 @@ class WriteWholeTables(beam.PTransform):
     For the tables that stay a few rows whatever the log holds (a row per crawler, per finding).
 
     Beam's file sinks take four steps of their own per table (initialise, write, pre-finalise,
-    finalise), and a local runner runs each step on every worker, which for seven small tables
+    finalise), and a local runner runs each step on every worker, which across the small tables
     was a measurable part of a run (bench/README.md). One grouping keyed by table serves them all
     here. Rows are encoded before the grouping, which then moves bytes; but a grouping holds a
     table whole in the runner's memory and then in one worker's, so a table that grows with the
