@@ -1,7 +1,8 @@
 """The maintained lists of User-Agent patterns the registry falls back on, read from the packages
 that ship them: `crawler-user-agents` and Matomo's lists inside `device-detector`. One regex says
 which headers claim a crawler, another which name an automated client (HTTP library, tool,
-monitor, scanner, headless browser) rather than a declared crawler."""
+monitor, scanner, headless browser) rather than a declared crawler, a third which are people's
+clients (browsers, apps, players) that name no platform."""
 from __future__ import annotations
 
 import functools
@@ -61,6 +62,18 @@ def maintained_automated_list() -> re.Pattern[str]:
     ]
     libraries = "|".join(_matomo_patterns("client/libraries.yml"))
     return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{libraries}))")
+
+
+@functools.cache
+def maintained_browser_list() -> re.Pattern[str]:
+    """Matomo's lists of people's clients as one regex, compiled once per process: browsers,
+    mobile apps, media players and mail clients, many of which name no platform."""
+    patterns = (
+        pattern
+        for name in ("client/browsers.yml", "client/mobile_apps.yml", "client/mediaplayers.yml", "client/pim.yml")
+        for pattern in _matomo_patterns(name)
+    )
+    return re.compile(rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(patterns)}))")
 
 
 def matomo_bot_patterns() -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from config.bot_lists import maintained_automated_list, maintained_bot_list
+from config.bot_lists import maintained_automated_list, maintained_bot_list, maintained_browser_list
 from matcher.agents import PURPOSES, Crawler, KeyDirectory, RangeSource, Registry
 
 DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
@@ -104,7 +104,12 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
     _check_sources_used(origin, sources, crawlers)
     directories = _key_directories(origin, document.get("key_directories") or {}, {c.operator for c in crawlers})
     return Registry(
-        crawlers, sources, maintained_bot_list(), automated_list=maintained_automated_list(), key_directories=directories
+        crawlers,
+        sources,
+        maintained_bot_list(),
+        automated_list=maintained_automated_list(),
+        key_directories=directories,
+        browser_list=maintained_browser_list(),
     )
 
 

@@ -17,7 +17,7 @@ name like `Google Web Preview`), when it matches the registry's list of bot User
 (`config/bot_lists.py` gives it two maintained lists as one compiled regex, asked once per
 distinct header), when a candidate's name ends in a crawler word (`…bot`,
 `…spider`, `…crawler`: `FooBot/1.0`, never the phone `CUBOT_P20`), or when it carries a contact
-reference (`+http://…`, `bot@example.com`), which browsers never send.
+reference (`+http://…`, `bot@example.com`, `bot at example dot com`), which browsers never send.
 `compatible; X` alone is no claim: old browsers write it too (`compatible; NetPositive/2.2.1`).
 
 The product token of a header that is not a registry crawler is, in this order: the first
@@ -39,15 +39,32 @@ _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
 # `googlebot-image`, `archive.org_bot`; device names go on with letters or `_` (`cubot_p20`).
 _CRAWLER_WORD = re.compile(r"(?:bot|crawler|spider|fetcher|scraper|slurp|archiver)(?:$|[-.0-9])")
 _BROWSER_NAMES = frozenset({"mozilla", "opera", "msie", "konqueror"})
-# Browsers whose header is their name and version alone.
-_TEXT_BROWSERS = frozenset({"dillo", "lynx", "links", "elinks", "w3m", "netsurf", "amaya", "offbyone"})
 # The old security-strength field (`compatible; U; Haiku x86`), never a product.
 _SECURITY_LETTERS = frozenset({"u", "i", "n"})
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _WORD_END = re.compile(r"[\s;,()]")
 _SEPARATORS = frozenset("();,")
-# A header that is one product with a version and nothing else (`okhttp/4.9.0`, `Java/1.8.0_151`).
-_LONE_PRODUCT = re.compile(r"\s*[A-Za-z][A-Za-z0-9_.+-]*/[0-9][^\s/()]*\s*")
+# Words by which a person's client describes itself: an operating system, a device, a browser or
+# its engine, a phone's profile. A header that names none of them (the `Mozilla/5.0` prefix aside)
+# and is on no list of people's clients is a program's: `okhttp/4.9.0`, `Apache Ant/1.10.9`,
+# `Mozilla/5.0 (compatible; Cloudinary/1.0)`. Text browsers name only themselves, so they are here.
+_PLATFORM_WORDS = re.compile(
+    r"windows|\bwin(?:nt|ce|\d)|macintosh|mac ?os|\bmac\b|linux|android|\bios\b|iphone|ipad|ipod|darwin|cfnetwork|"
+    r"x11|x64|x86|bsd|solaris|sunos|haiku|qnx|beos|amiga|os/2|risc ?os|vms|inferno|\bos\d|"
+    r"watch ?os|watch|tvos|tizen|kaios|webos|symbian|series ?[468]0|s60|blackberry|\bbb10\b|palm|brew|\brex\b|"
+    r"mobile|phone|midp|cldc|\bmmp/|profile/|configuration/|up\.browser|up\.link|\bup/|wap|"
+    r"docomo|kddi|j-phone|vodafone|softbank|portalmmm|nokia|samsung|sonyericsson|\bsie-|\bmot-|\blg[-/]|teleca|obigo|netfront|polaris|"
+    r"nintendo|playstation|xbox|hbbtv|smart-?tv|\btv\b|roku|ce-html|dlna|tpapi|wtos|wired|"
+    r"screen|release/|model/|build/|dalvik|"
+    r"browser|webkit|gecko|khtml|presto|trident|safari|chrome|firefox|msie|internet explorer|opera|konqueror|"
+    r"mosaic|dillo|lynx|links|w3m|netsurf|amaya|offbyone",
+    re.IGNORECASE,
+)
+_MOZILLA_PREFIX = re.compile(r"\s*(?:mozilla/[0-9.]*)?", re.IGNORECASE)
+# An address spelled out against harvesters (`bot at example dot com`): a contact, as `bot@example.com`.
+_SPELLED_EMAIL = re.compile(
+    r"[\w.-]+ ?(?:\bat\b|\[at\]|\(at\)) ?[\w-]+(?: ?(?:\bdot\b|\[dot\]|\(dot\)) ?|\.)[a-z]{2,}\b", re.IGNORECASE
+)
 _CACHE_SIZE = 1 << 14
 _UNSEEN = object()
 # Headers are cut here before reading so that hostile, huge User-Agents cannot fill the caches;
@@ -119,8 +136,8 @@ class Crawler:
 
 class Registry:
     """The known crawlers, indexed by User-Agent token for per-request lookup, the patterns of
-    bot User-Agents that claim a crawler without being one of them, and those of automated
-    clients (None: no such list)."""
+    bot User-Agents that claim a crawler without being one of them, those of automated clients
+    and those of people's clients: browsers, apps, media players, mail clients (None: no such list)."""
 
     def __init__(
         self,
@@ -129,12 +146,14 @@ class Registry:
         bot_list: re.Pattern[str] | None = None,
         automated_list: re.Pattern[str] | None = None,
         key_directories: Mapping[str, KeyDirectory] | None = None,
+        browser_list: re.Pattern[str] | None = None,
     ):
         self.crawlers = tuple(crawlers)
         self.range_sources = dict(range_sources)
         self.key_directories = dict(key_directories or {})
         self.bot_list = bot_list
         self.automated_list = automated_list
+        self.browser_list = browser_list
         self._by_token = {token: c for c in self.crawlers for token in c.ua_tokens}
         self._by_name = {c.name.lower(): c for c in self.crawlers}
         self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
@@ -166,7 +185,7 @@ class Registry:
         # hashes its whole program, tens of microseconds for lists this long.
         scan = self._scans.get(user_agent)
         if scan is None:
-            scan = self._scans[user_agent] = _scan(user_agent[:MAX_USER_AGENT], self.bot_list, self.automated_list)
+            scan = self._scans[user_agent] = _scan(user_agent[:MAX_USER_AGENT], self)
         return scan
 
     def _longest(self, names: tuple[str, ...]) -> Crawler | None:
@@ -238,34 +257,39 @@ def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     return (token,) if token and len(token) == len(text) else ()
 
 
-def _scan(user_agent: str, bot_list: re.Pattern[str] | None, automated_list: re.Pattern[str] | None) -> _Scan:
+def _scan(user_agent: str, lists: Registry) -> _Scan:
     words, has_contact = _words(user_agent)
     names = tuple(name for name, _ in words)
     products = tuple(name for name, candidate in words if candidate)
     by_word = next((n for n, candidate in words if candidate and _CRAWLER_WORD.search(n)), None)
     # the costliest question: only if needed
-    listed = None if by_word or bot_list is None else _listed_name(user_agent, bot_list)
+    listed = None if by_word or lists.bot_list is None else _listed_name(user_agent, lists.bot_list)
     by_compatible = _after_compatible(names)
+    has_contact = has_contact or _SPELLED_EMAIL.search(user_agent) is not None
     claims = listed is not None or by_word is not None or has_contact
     product = by_word or listed or by_compatible
     if product is None and names and names[0] not in _BROWSER_NAMES:
         product = names[0]
-    return _Scan(names, products, product, claims, _automated(user_agent, names, product, claims, automated_list))
+    return _Scan(names, products, product, claims, _automated(user_agent, names, product, claims, lists))
 
 
 def _automated(
-    user_agent: str, names: tuple[str, ...], product: str | None, claims: bool, automated_list: re.Pattern[str] | None
+    user_agent: str, names: tuple[str, ...], product: str | None, claims: bool, lists: Registry
 ) -> str | None:
     """The product token of an automated client ("" without one), None for any other header.
 
     A header a list of automated clients matches is one, whatever else it says (`HeadlessChrome`
-    inside a browser's header, `UptimeRobot`); so is a header that claims no crawler and is one
-    product with its version alone (`lwp-trivial/6.03`, `Java/1.8.0_151`): browsers describe their platform.
+    inside a browser's header, `UptimeRobot`); so is a header that claims no crawler and names no
+    platform (`lwp-trivial/6.03`, `Java/1.8.0_151`, `Mozilla/5.0 (compatible; Cloudinary/1.0)`)
+    unless a list of people's clients has it: browsers and phones describe their platform, and
+    apps and players that do not are on those lists (`Spotify/8.8`, `VLC/3.0.20`).
     """
-    listed = None if automated_list is None else _listed_name(user_agent, automated_list)
+    listed = None if lists.automated_list is None else _listed_name(user_agent, lists.automated_list)
     if listed is not None:
         return listed or product or ""
-    if claims or not _LONE_PRODUCT.fullmatch(user_agent) or names[0] in _BROWSER_NAMES | _TEXT_BROWSERS:
+    if claims or not names or _PLATFORM_WORDS.search(user_agent, _MOZILLA_PREFIX.match(user_agent).end()):
+        return None
+    if lists.browser_list is not None and lists.browser_list.search(user_agent):
         return None
     return product or ""
 

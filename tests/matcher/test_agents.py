@@ -333,3 +333,56 @@ def test_the_maintained_list_is_compiled_once_and_its_claims_need_no_registry_en
     for _ in range(2):
         assert claims_crawler(seekport, REGISTRY) and claims_crawler(seekport, tiny)
         assert tiny.identify(seekport) is None and not claims_crawler(CHROME, tiny)
+
+
+@pytest.mark.parametrize(
+    "ua, token",
+    [
+        ("okhttp/4.9.0", "okhttp"),
+        ("Apache Ant/1.10.9", "apache"),
+        ("Adyen HttpClient 1.0", "adyen"),
+        ("Mozilla/5.0 (compatible; Cloudinary/1.0)", "cloudinary"),
+        ("Mozilla/5.0 (compatible; ExampleThumbs/2.1)", "examplethumbs"),
+        ("Mozilla/5.0 Tweetminster", ""),  # names nothing but the prefix: audited by `*`
+    ],
+)
+def test_a_header_naming_no_platform_is_an_automated_client(ua, token):
+    assert agents.client_kind(ua, REGISTRY) == agents.AUTOMATED
+    assert (agents.automated_token(ua, REGISTRY) or "") == token
+
+
+@pytest.mark.parametrize(
+    "ua",
+    [
+        CHROME, FIREFOX, SAFARI_IPHONE, CUBOT_PHONE, OLD_IE,
+        "Mozilla/3.0 (compatible; NetPositive/2.2.1; BeOS)",
+        "Mozilla/5.0 (compatible; IBrowse 3.0; AmigaOS4.0)",
+        "Lynx/2.8.9rel.1 libwww-FM/2.14 SSL-MM/1.4.1 OpenSSL/1.1.1d",
+        "w3m/0.5.3+git20230121",
+        "Opera/9.80 (J2ME/MIDP; Opera Mini/9.80 (S60; SymbOS; Opera Mobi/23.348; U; en) Presto/2.5.25 Version/10.54",
+        "MOT-V3/0E.42.0ER MIB/2.2.1 Profile/MIDP-2.0 Configuration/CLDC-1.1",
+        "SEC-SGHE250/1.0 UP.Link/6.3.1.12.0",  # a phone behind its operator's WAP gateway
+        "Nokia6230/2.0 (04.44) Profile/MIDP-2.0 Configuration/CLDC-1.1",
+        "DoCoMo/2.0 N905i(c100;TB;W24H16)",
+        "Instagram 309.1.0.41.113 (iPhone13,2; iOS 17_1_1; en_US; en; scale=3.00; 1170x2532; 541635890)",
+        "Spotify/8.8.96 iOS/17.2 (iPhone15,3)",
+        "VLC/3.0.20 LibVLC/3.0.20",
+        "Roku/DVP-9.10 (519.10E04111A)",
+        "",  # no header at all is no client of either kind
+    ],
+)
+def test_browsers_phones_and_apps_describe_their_platform(ua):
+    assert agents.client_kind(ua, REGISTRY) == agents.BROWSER
+
+
+@pytest.mark.parametrize(
+    "ua",
+    [
+        "Accoona-AI-Agent/1.1.2 (aicrawler at accoonabot dot com)",
+        "Mozilla/5.0/Firefox/42.0 (contactbigdatafr at gmail.com)",
+        "ExampleAgent/2.0 (ops [at] example [dot] org)",
+    ],
+)
+def test_an_address_spelled_out_is_a_contact_and_claims_a_crawler(ua):
+    assert claims_crawler(ua, REGISTRY)
+    assert agents.client_kind(ua, REGISTRY) == agents.CRAWLER
