@@ -120,9 +120,7 @@ def detectors() -> dict[str, Callable[[str], bool]]:
     import crawleruseragents
 
     monperrus = re.compile("|".join(i["pattern"] for i in crawleruseragents.CRAWLER_USER_AGENTS_DATA))
-    matomo = re.compile(
-        rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(bot_lists.matomo_bot_patterns())}))"
-    )
+    matomo = re.compile(bot_lists.as_matomo_applies(bot_lists.matomo_bot_patterns()))
     found = {
         "crawl-audit": functools.partial(claims_crawler, registry=default_registry()),
         "crawler-user-agents alone": lambda ua: monperrus.search(ua) is not None,

@@ -44,8 +44,7 @@ def maintained_bot_list() -> re.Pattern[str]:
         if item["pattern"] not in _BROWSER_MATCHING_PATTERNS
         and not (item.get("tags") and set(item["tags"]) <= _TOOL_TAGS)
     ]
-    matomo = "|".join(matomo_bot_patterns())
-    return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{matomo}))")
+    return re.compile("|".join([*own, as_matomo_applies(matomo_bot_patterns())]))
 
 
 @functools.cache
@@ -60,20 +59,21 @@ def maintained_automated_list() -> re.Pattern[str]:
         for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
         if item.get("tags") and set(item["tags"]) <= _AUTOMATED_TAGS and item["pattern"] not in _BROWSER_MATCHING_PATTERNS
     ]
-    libraries = "|".join(_matomo_patterns("client/libraries.yml"))
-    return re.compile("|".join(own) + rf"|(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{libraries}))")
+    return re.compile("|".join([*own, as_matomo_applies(_matomo_patterns("client/libraries.yml"))]))
 
 
 @functools.cache
 def maintained_browser_list() -> re.Pattern[str]:
     """Matomo's lists of people's clients as one regex, compiled once per process: browsers,
     mobile apps, media players and mail clients, many of which name no platform."""
-    patterns = (
-        pattern
-        for name in ("client/browsers.yml", "client/mobile_apps.yml", "client/mediaplayers.yml", "client/pim.yml")
-        for pattern in _matomo_patterns(name)
-    )
-    return re.compile(rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(patterns)}))")
+    lists = ("client/browsers.yml", "client/mobile_apps.yml", "client/mediaplayers.yml", "client/pim.yml")
+    return re.compile(as_matomo_applies([pattern for name in lists for pattern in _matomo_patterns(name)]))
+
+
+def as_matomo_applies(patterns: list[str]) -> str:
+    """Matomo's patterns as one alternation, applied as Matomo does: case-insensitive, from the
+    start of the header or a word boundary."""
+    return rf"(?i:(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_)(?:{'|'.join(patterns)}))"
 
 
 def matomo_bot_patterns() -> list[str]:

@@ -14,7 +14,7 @@ a crawler describes itself (`compatible; Yahoo! Slurp`). Other words inside long
 
 A header *claims a crawler* when a registry crawler is named (a word, or consecutive words for a
 name like `Google Web Preview`), when it matches the registry's list of bot User-Agent patterns
-(`config/bot_lists.py` gives it two maintained lists as one compiled regex, asked once per
+(`config/bot_lists.py` gives it two maintained lists of bots as one compiled regex, asked once per
 distinct header), when a candidate's name ends in a crawler word (`…bot`,
 `…spider`, `…crawler`: `FooBot/1.0`, never the phone `CUBOT_P20`), or when it carries a contact
 reference (`+http://…`, `bot@example.com`, `bot at example dot com`), which browsers never send.
@@ -53,7 +53,8 @@ _PLATFORM_WORDS = re.compile(
     r"x11|x64|x86|bsd|solaris|sunos|haiku|qnx|beos|amiga|os/2|risc ?os|vms|inferno|\bos\d|"
     r"watch ?os|watch|tvos|tizen|kaios|webos|symbian|series ?[468]0|s60|blackberry|\bbb10\b|palm|brew|\brex\b|"
     r"mobile|phone|midp|cldc|\bmmp/|profile/|configuration/|up\.browser|up\.link|\bup/|wap|"
-    r"docomo|kddi|j-phone|vodafone|softbank|portalmmm|nokia|samsung|sonyericsson|\bsie-|\bmot-|\blg[-/]|teleca|obigo|netfront|polaris|"
+    r"docomo|kddi|j-phone|vodafone|softbank|portalmmm|nokia|samsung|sonyericsson|\bsie-|\bmot-|\blg[-/]|"
+    r"teleca|obigo|netfront|polaris|"
     r"nintendo|playstation|xbox|hbbtv|smart-?tv|\btv\b|roku|ce-html|dlna|tpapi|wtos|wired|"
     r"screen|release/|model/|build/|dalvik|"
     r"browser|webkit|gecko|khtml|presto|trident|safari|chrome|firefox|msie|internet explorer|opera|konqueror|"
