@@ -51,7 +51,7 @@ def maintained_bot_list() -> re.Pattern[str]:
 def maintained_automated_list() -> re.Pattern[str]:
     """The patterns of automated clients as one regex, compiled once per process: those of
     crawler-user-agents tagged only as tools, monitors or scanners, and Matomo's HTTP libraries
-    (case-insensitive, from a word boundary, as Matomo applies them)."""
+    and feed readers (case-insensitive, from a word boundary, as Matomo applies them)."""
     import crawleruseragents
 
     own = [
@@ -59,7 +59,8 @@ def maintained_automated_list() -> re.Pattern[str]:
         for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
         if item.get("tags") and set(item["tags"]) <= _AUTOMATED_TAGS and item["pattern"] not in _BROWSER_MATCHING_PATTERNS
     ]
-    return re.compile("|".join([*own, as_matomo_applies(_matomo_patterns("client/libraries.yml"))]))
+    matomo = [pattern for name in ("client/libraries.yml", "client/feed_readers.yml") for pattern in _matomo_patterns(name)]
+    return re.compile("|".join([*own, as_matomo_applies(matomo)]))
 
 
 @functools.cache

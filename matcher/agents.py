@@ -61,6 +61,20 @@ _PLATFORM_WORDS = re.compile(
     r"mosaic|dillo|lynx|links|w3m|netsurf|amaya|offbyone",
     re.IGNORECASE,
 )
+# Words by which a program says what it does to a page, which no person's client says: checks,
+# tests, monitors, scans, captures or converts pages, extracts from them, translates them, reads
+# feeds, downloads; HTTP clients, headless browsers, language runtimes and package managers. Office
+# applications and the Windows WebDAV client are here too: they fetch a link themselves before
+# (or instead of) handing it to a browser. A header that claims no crawler and says one of these
+# is an automated client, even behind a full browser header (`… Safari/537.36 Webthumb/2.0`).
+_PROGRAM_WORDS = re.compile(
+    r"check|monitor|tester\b|analy[sz]er|scan(?:ner)?\b|scraper|extractor|resolver|"
+    r"thumb|screen ?shot|capture\b(?!\+)|html ?to ?(?:pdf|image)|2png|translat|"
+    r"\brss\b|rss[-/]|feeds?\b|podcast|downloader|downloadmanager|"
+    r"http ?client|fetch api|headless|node\.js|\bnode/v|\bnpm/|cpython|"
+    r"\bmicrosoft office\b|microsoft-webdav|\b(?:word|excel|powerpoint)/\d",
+    re.IGNORECASE,
+)
 _MOZILLA_PREFIX = re.compile(r"\s*(?:mozilla/[0-9.]*)?", re.IGNORECASE)
 # An address spelled out against harvesters (`bot at example dot com`): a contact, as `bot@example.com`.
 _SPELLED_EMAIL = re.compile(
@@ -288,7 +302,12 @@ def _automated(
     listed = None if lists.automated_list is None else _listed_name(user_agent, lists.automated_list)
     if listed is not None:
         return listed or product or ""
-    if claims or not names or _PLATFORM_WORDS.search(user_agent, _MOZILLA_PREFIX.match(user_agent).end()):
+    if claims or not names:
+        return None
+    named = _listed_name(user_agent, _PROGRAM_WORDS)
+    if named is not None:
+        return product or named or ""
+    if _PLATFORM_WORDS.search(user_agent, _MOZILLA_PREFIX.match(user_agent).end()):
         return None
     if lists.browser_list is not None and lists.browser_list.search(user_agent):
         return None

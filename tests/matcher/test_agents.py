@@ -352,9 +352,35 @@ def test_a_header_naming_no_platform_is_an_automated_client(ua, token):
 
 
 @pytest.mark.parametrize(
+    "ua, token",
+    [
+        (f"{CHROME} ExampleThumb/2.0", "examplethumb"),
+        ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/534.34 (KHTML, like Gecko) wkhtmltopdf Safari/534.34", "wkhtmltopdf"),
+        ("SiteCheckPro/2.0 (Windows NT 10.0; Win64; x64)", "sitecheckpro"),
+        (f"{FIREFOX} ExampleMonitor", "examplemonitor"),
+        ("example-fetch/1.2.0 (Node.js v20.11.0; linux x64)", "example-fetch"),
+        ("Akregator/5.24.3 (X11; Linux x86_64)", "akregator"),  # a feed reader, on Matomo's list, polls
+        ("Microsoft Office Excel 2014 (16.0.6528) Windows NT 10.0", "microsoft"),
+        ("Mozilla/5.0 (Macintosh; Intel Mac OS X) Word/16.80.0", "word"),
+        ("Microsoft-WebDAV-MiniRedir/10.0.19045", "microsoft-webdav-miniredir"),
+    ],
+)
+def test_a_header_saying_what_a_program_does_is_an_automated_client_even_behind_a_browser(ua, token):
+    assert agents.client_kind(ua, REGISTRY) == agents.AUTOMATED
+    assert agents.automated_token(ua, REGISTRY) == token
+
+
+def test_a_tool_that_declares_itself_a_crawler_stays_a_crawler():
+    ua = "ExampleLinkCheckBot/1.0 (+https://example.com/bot)"
+    assert agents.client_kind(ua, REGISTRY) == agents.CRAWLER
+
+
+@pytest.mark.parametrize(
     "ua",
     [
         CHROME, FIREFOX, SAFARI_IPHONE, CUBOT_PHONE, OLD_IE,
+        # a phone's model name, not a page capture
+        "Mozilla/5.0 (Linux; Android 8.1.0; Capture+) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/80.0.3987.87 Mobile Safari/537.36",
         "Mozilla/3.0 (compatible; NetPositive/2.2.1; BeOS)",
         "Mozilla/5.0 (compatible; IBrowse 3.0; AmigaOS4.0)",
         "Lynx/2.8.9rel.1 libwww-FM/2.14 SSL-MM/1.4.1 OpenSSL/1.1.1d",
