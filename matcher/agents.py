@@ -294,7 +294,8 @@ def _automated(
     """The product token of an automated client ("" without one), None for any other header.
 
     A header a list of automated clients matches is one, whatever else it says (`HeadlessChrome`
-    inside a browser's header, `UptimeRobot`); so is a header that claims no crawler and names no
+    inside a browser's header, `UptimeRobot`); so is a header that claims no crawler and says what
+    a program does (`_PROGRAM_WORDS`: `… Safari/537.36 Webthumb/2.0`), or names no
     platform (`lwp-trivial/6.03`, `Java/1.8.0_151`, `Mozilla/5.0 (compatible; Cloudinary/1.0)`)
     unless a list of people's clients has it: browsers and phones describe their platform, and
     apps and players that do not are on those lists (`Spotify/8.8`, `VLC/3.0.20`).
