@@ -59,7 +59,7 @@ def maintained_automated_list() -> re.Pattern[str]:
         for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
         if item.get("tags") and set(item["tags"]) <= _AUTOMATED_TAGS and item["pattern"] not in _BROWSER_MATCHING_PATTERNS
     ]
-    matomo = [pattern for name in ("client/libraries.yml", "client/feed_readers.yml") for pattern in _matomo_patterns(name)]
+    matomo = _matomo_patterns("client/libraries.yml", "client/feed_readers.yml")
     return re.compile("|".join([*own, as_matomo_applies(matomo)]))
 
 
@@ -68,7 +68,7 @@ def maintained_browser_list() -> re.Pattern[str]:
     """Matomo's lists of people's clients as one regex, compiled once per process: browsers,
     mobile apps, media players and mail clients, many of which name no platform."""
     lists = ("client/browsers.yml", "client/mobile_apps.yml", "client/mediaplayers.yml", "client/pim.yml")
-    return re.compile(as_matomo_applies([pattern for name in lists for pattern in _matomo_patterns(name)]))
+    return re.compile(as_matomo_applies(_matomo_patterns(*lists)))
 
 
 def as_matomo_applies(patterns: list[str]) -> str:
@@ -82,15 +82,16 @@ def matomo_bot_patterns() -> list[str]:
     return _matomo_patterns("bots.yml")
 
 
-def _matomo_patterns(name: str) -> list[str]:
+def _matomo_patterns(*names: str) -> list[str]:
+    """The patterns of Matomo's lists `names` that Python's `re` compiles, list after list."""
     spec = importlib.util.find_spec("device_detector")  # its data only; the package is not imported
-    folder = Path(spec.submodule_search_locations[0])
-    text = (folder / "regexes" / "upstream" / name).read_text("utf-8")
+    folder = Path(spec.submodule_search_locations[0]) / "regexes" / "upstream"
     patterns = []
-    for entry in yaml.load(text, Loader=_YAML_LOADER):
-        try:
-            re.compile(entry["regex"])
-        except re.error:
-            continue
-        patterns.append(entry["regex"])
+    for name in names:
+        for entry in yaml.load((folder / name).read_text("utf-8"), Loader=_YAML_LOADER):
+            try:
+                re.compile(entry["regex"])
+            except re.error:
+                continue
+            patterns.append(entry["regex"])
     return patterns
