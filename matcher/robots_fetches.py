@@ -62,7 +62,7 @@ HeldKind = Literal["ok", "unavailable", "error"]
 _NOT_MODIFIED = 304
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RobotsFetch:
     """One logged request for /robots.txt: its time, the status it got (None: none logged), the
     log file and line it came from, and the crawler that made it (one of its fetch family)."""
@@ -82,7 +82,7 @@ def held_kind(status: int | None) -> HeldKind:
     return "ok" if status < 300 else "unavailable"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Held:
     """What a crawler held after its latest fetch (`fetch`).
 

@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
+from pipeline.local import heap
 from pipeline.local.worker_stand_in import STANDARD_STREAMS
 
 SERVER_MODULE = "pipeline.local.fork_server"
@@ -206,6 +207,8 @@ def _quiet(harness: Callable[[list[str]], object]) -> Callable[[], object]:
 
 
 if __name__ == "__main__":
+    # before the first thread, so that the workers forked from here inherit it
+    heap.limit_arenas()
     serve(sys.argv[1], functools.partial(_beam_worker, sys.argv[2:]))
     # Beam's modules are not torn down one by one: the launching process waits for that.
     sys.stdout.flush()
