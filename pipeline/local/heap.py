@@ -11,7 +11,6 @@ heap. bench/README.md has the figures.
 from __future__ import annotations
 
 import ctypes
-import functools
 
 # The arenas a process of a local run may have.
 ARENAS = 2
@@ -19,14 +18,13 @@ ARENAS = 2
 _M_ARENA_MAX = -8
 
 
-def limit_arenas(arenas: int = ARENAS) -> bool:
-    """Cap this process's malloc arenas from now on, as a forked child inherits; False where the
-    C library has no such setting (not glibc)."""
+def limit_arenas() -> bool:
+    """Cap this process's malloc arenas at `ARENAS` from now on, as a forked child inherits; False
+    where the C library has no such setting (not glibc)."""
     mallopt = _mallopt()
-    return mallopt is not None and mallopt(_M_ARENA_MAX, arenas) == 1
+    return mallopt is not None and mallopt(_M_ARENA_MAX, ARENAS) == 1
 
 
-@functools.cache
 def _mallopt():
     # the symbols the process has loaded, the C library's among them: no search for its file
     try:
