@@ -56,8 +56,10 @@ def fork_server(preload: Sequence[str] = ()) -> Iterator[str | None]:
     folder = tempfile.mkdtemp(prefix="crawl-audit-workers-")
     address = os.path.join(folder, "socket")
     # `-m` on a module its own package imports makes runpy warn that it was imported twice: harmless.
+    # `-P`: the folder the run was started from may hold a `pipeline` or `matcher` of its own,
+    # which `-m` would put first on the workers' import path.
     server = subprocess.Popen(
-        [sys.executable, "-W", "ignore::RuntimeWarning:runpy", "-m", SERVER_MODULE, address, *preload],
+        [sys.executable, "-P", "-W", "ignore::RuntimeWarning:runpy", "-m", SERVER_MODULE, address, *preload],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )
     try:

@@ -13,6 +13,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 
+from matcher.printable import printable
 from pipeline.local import workers
 from pipeline.local import fork_server as worker_forks
 
@@ -120,3 +121,18 @@ def test_a_local_run_in_worker_processes_forks_them_from_the_server(tmp_path):
                 | beam.Distinct()
             )
             assert_that(parents, equal_to([True]))
+
+
+def test_workers_import_the_audit_s_own_packages_from_a_folder_that_has_its_own(tmp_path, monkeypatch):
+    # A user's project folder may well hold a `pipeline` or `matcher` package of its own.
+    for name in ("pipeline", "matcher"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f"raise ImportError('the folder\\'s own {name}')\n")
+    monkeypatch.chdir(tmp_path)
+    options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    with workers.forked_workers(preload=("pipeline.graph.build",)) as runner:
+        assert isinstance(runner, workers.ForkedWorkersRunner)
+        with beam.Pipeline(runner=runner, options=options) as pipeline:
+            # `printable` travels by reference: each worker imports `matcher.printable`.
+            shown = pipeline | beam.Create(["a\x1bb"]) | beam.Reshuffle() | beam.Map(printable)
+            assert_that(shown, equal_to([printable("a\x1bb")]))
