@@ -4,7 +4,9 @@ processes run it and where its groupings keep their data, never its steps.
 
 - Worker processes (`workers`): a large local run reads and audits in one process per core,
   forked from a fork server that imported Beam and the audit while the graph was built
-  (`fork_server`, `worker_stand_in`); a forked worker leaves without tearing its heap down.
+  (`fork_server`, `worker_stand_in`); a forked worker leaves without tearing its heap down, and
+  its garbage collections leave out what the server imported, so that they neither scan it nor
+  copy the pages it shares with the server.
 - The grouping on disk (`spill`): a local runner holds a grouped collection whole in memory, so
   the crawl-delay requests and the report's disallowed paths are grouped through files instead, a
   shard of the keys at a time.

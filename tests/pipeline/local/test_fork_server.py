@@ -136,3 +136,17 @@ def test_workers_import_the_audit_s_own_packages_from_a_folder_that_has_its_own(
             # `printable` travels by reference: each worker imports `matcher.printable`.
             shown = pipeline | beam.Create(["a\x1bb"]) | beam.Reshuffle() | beam.Map(printable)
             assert_that(shown, equal_to([printable("a\x1bb")]))
+
+
+def test_a_worker_leaves_what_the_server_imported_out_of_its_collections():
+    options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    with workers.forked_workers(preload=("pipeline.graph.build",)) as runner:
+        with beam.Pipeline(runner=runner, options=options) as pipeline:
+            frozen = (
+                pipeline
+                | beam.Create(range(4))
+                | beam.Reshuffle()
+                | beam.Map(lambda _: __import__("gc").get_freeze_count() > 10_000)
+                | beam.Distinct()
+            )
+            assert_that(frozen, equal_to([True]))
