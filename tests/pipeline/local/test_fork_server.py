@@ -1,5 +1,7 @@
 """Workers forked from the fork server behave as the processes they stand in for: same environment,
-folder, streams and exit status; and a local run's workers really are forked from it."""
+folder, streams and exit status; a local run's workers really are forked from it, import the
+audit's own packages whatever folder the run starts in, and leave what the server imported out
+of their collections."""
 from __future__ import annotations
 
 import os
