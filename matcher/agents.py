@@ -75,6 +75,16 @@ _PROGRAM_WORDS = re.compile(
     r"\bmicrosoft office\b|microsoft-webdav|\b(?:word|excel|powerpoint)/\d",
     re.IGNORECASE,
 )
+# Words that stand in a header without naming any client: the prefix browsers share, the word
+# `compatible`, and the placeholders a program leaves when it is told to send some User-Agent.
+_NO_NAMES = frozenset(
+    {"mozilla", "compatible", "default", "null", "nil", "none", "undefined", "unknown", "test", "agent",
+     "user-agent", "useragent", "other", "empty"}
+)
+# A throw-away token sent as the whole header (`9ji5vyo`, `jhe8gdf`): lower-case letters and
+# digits, a digit between letters, no version. A product names itself in words; a nonce names no one.
+_NONCE = re.compile(r"\s*(?=[a-z0-9]{6,}\s*$)[a-z0-9]*[a-z][0-9]+[a-z][a-z0-9]*\s*")
+_LANGUAGE_TAG = re.compile(r"[a-z]{2}[-_][a-z]{2}")
 _MOZILLA_PREFIX = re.compile(r"\s*(?:mozilla/[0-9.]*)?", re.IGNORECASE)
 # An address spelled out against harvesters (`bot at example dot com`): a contact, as `bot@example.com`.
 _SPELLED_EMAIL = re.compile(
@@ -298,12 +308,13 @@ def _automated(
     a program does (`_PROGRAM_WORDS`: `… Safari/537.36 Webthumb/2.0`), or names no
     platform (`lwp-trivial/6.03`, `Java/1.8.0_151`, `Mozilla/5.0 (compatible; Cloudinary/1.0)`)
     unless a list of people's clients has it: browsers and phones describe their platform, and
-    apps and players that do not are on those lists (`Spotify/8.8`, `VLC/3.0.20`).
+    apps and players that do not are on those lists (`Spotify/8.8`, `VLC/3.0.20`). A header
+    that names no client (no word `_is_name` takes, or a nonce alone) is read as an empty one.
     """
     listed = None if lists.automated_list is None else _listed_name(user_agent, lists.automated_list)
     if listed is not None:
         return listed or product or ""
-    if claims or not names:
+    if claims or _NONCE.fullmatch(user_agent) or not any(map(_is_name, names)):
         return None
     named = _listed_name(user_agent, _PROGRAM_WORDS)
     if named is not None:
@@ -313,6 +324,19 @@ def _automated(
     if lists.browser_list is not None and lists.browser_list.search(user_agent):
         return None
     return product or ""
+
+
+def _is_name(word: str) -> bool:
+    """Whether a header's word can name a client: three letters at least, not one letter over and
+    over (`21`, `000000` and `DDDDDD` name nothing; `www` may), neither a placeholder nor a
+    language tag (`en-us`). A header none of whose words is a name says no more than an empty one."""
+    letters = [c for c in word if c.isalpha()]
+    return (
+        len(letters) >= 3
+        and (len(letters) == 3 or len(set(letters)) > 1)
+        and word not in _NO_NAMES
+        and not _LANGUAGE_TAG.fullmatch(word)
+    )
 
 
 def _listed_name(user_agent: str, bot_list: re.Pattern[str]) -> str | None:
@@ -342,7 +366,7 @@ def _words(user_agent: str) -> tuple[list[tuple[str, bool]], bool]:
             if _is_contact(raw):
                 has_contact = True
                 continue
-            name = tokens.product_token(raw.lstrip("+"))
+            name = tokens.product_token(raw.lstrip("+\"'"))
             if not name:
                 continue
             candidate = after_compatible or not in_comment or len(run) == 1 or "/" in raw

@@ -5,7 +5,7 @@ import pytest
 
 from config.bot_lists import maintained_bot_list
 from config.registry import default_registry, parse_registry
-from matcher import agents
+from matcher import agents, audit
 from matcher.agents import claims_crawler, product_token, robots_tokens
 
 REGISTRY = default_registry()
@@ -399,6 +399,42 @@ def test_a_tool_that_declares_itself_a_crawler_stays_a_crawler():
 )
 def test_browsers_phones_and_apps_describe_their_platform(ua):
     assert agents.client_kind(ua, REGISTRY) == agents.BROWSER
+
+
+@pytest.mark.parametrize(
+    "ua",
+    [
+        "-",
+        "42",
+        "undefined",
+        "Default",
+        "x7k2qpd",  # a throw-away token sent as the whole header
+        " q4ttz9r ",
+        "Mozilla/5.0",
+        "Mozilla/5.0 (compatible; )",
+        "Mozilla/4.0 (compatible; en-US)",
+        "Mozilla/5.0 (0000000; 000 00) XXXXXXXXXXXX XXXX XXXXXXX",
+    ],
+)
+def test_a_header_that_names_no_client_is_read_as_an_empty_one(ua):
+    assert agents.client_kind(ua, REGISTRY) == agents.client_kind("", REGISTRY) == agents.BROWSER
+    assert audit.claim_of(ua, REGISTRY) is None
+
+
+@pytest.mark.parametrize(
+    "ua, token",
+    [
+        ("ExampleFetch", "examplefetch"),
+        ("h2load/1.5", "h2load"),  # a digit inside a versioned name is no nonce
+        ("x7k2qpd/1.0", "x7k2qpd"),
+        ("WWW::Mechanize/1.0", "www"),  # three letters name something, the same three too
+        ('"example-tool 2.0"', "example-tool"),  # a header logged inside quotes names its product
+        ("Mozilla/5.0 (compatible; Examplr)", "examplr"),
+    ],
+)
+def test_a_header_with_a_name_in_it_stays_an_automated_client(ua, token):
+    assert agents.client_kind(ua, REGISTRY) == agents.AUTOMATED
+    assert agents.automated_token(ua, REGISTRY) == token
 
 
 @pytest.mark.parametrize(
