@@ -46,7 +46,8 @@ USER_AGENTS = (
     GOOGLEBOT, BINGBOT, GPTBOT, BROWSER, BROWSER, BROWSER,
     "curl/8.5.0", "python-requests/2.32.3", "FooBot/1.0 (+http://foo.example/bot)", "MJ12bot/v1.4.8",
     "Mozilla/4.0 (compatible; U; NetPositive/2.2.1)", "Baiduspider+(+http://www.baidu.com/search/spider.htm)",
-    "-", "", r"Mozilla/5.0 \"quoted\" (compatible; Googlebot/2.1)", r"Googlebot\x2F2.1", "Mozilla/5.0 (Linux; CUBOT_P20)",
+    "-", "", "21", "default", "x7k2qpd", r"\"ExampleTool 2.0\"",  # no name, then a name in quotes
+    r"Mozilla/5.0 \"quoted\" (compatible; Googlebot/2.1)", r"Googlebot\x2F2.1", "Mozilla/5.0 (Linux; CUBOT_P20)",
 )
 ADDRESSES = (
     "66.249.66.1", "66.249.66.40", "157.55.39.75", "207.46.13.51", "20.171.206.9", "160.79.104.10",
