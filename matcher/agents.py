@@ -83,7 +83,7 @@ _NO_NAMES = frozenset(
 )
 # A throw-away token sent as the whole header (`9ji5vyo`, `jhe8gdf`): lower-case letters and
 # digits, a digit between letters, no version. A product names itself in words; a nonce names no one.
-_NONCE = re.compile(r"\s*(?=[a-z0-9]{6,}\s*$)[a-z0-9]*[a-z][0-9]+[a-z][a-z0-9]*\s*")
+_NONCE = re.compile(r"(?=.{6})[a-z0-9]*[a-z][0-9]+[a-z][a-z0-9]*")
 _LANGUAGE_TAG = re.compile(r"[a-z]{2}[-_][a-z]{2}")
 _MOZILLA_PREFIX = re.compile(r"\s*(?:mozilla/[0-9.]*)?", re.IGNORECASE)
 # An address spelled out against harvesters (`bot at example dot com`): a contact, as `bot@example.com`.
@@ -314,7 +314,7 @@ def _automated(
     listed = None if lists.automated_list is None else _listed_name(user_agent, lists.automated_list)
     if listed is not None:
         return listed or product or ""
-    if claims or _NONCE.fullmatch(user_agent) or not any(map(_is_name, names)):
+    if claims or _NONCE.fullmatch(user_agent.strip()) or not any(map(_is_name, names)):
         return None
     named = _listed_name(user_agent, _PROGRAM_WORDS)
     if named is not None:
