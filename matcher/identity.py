@@ -9,19 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Literal
 
 from matcher.addresses import Address, parse_ip, request_day, reverse_dns_problem
 from matcher.agents import Crawler
 from matcher.dns_trust import distrust_of
+from matcher.in_effect import HISTORY_EDGE, later_note
 from matcher.ip_ranges import RangeIndex, Snapshot
 from matcher.reverse_dns import DEFINITE_DNS_ERRORS, NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
 from matcher.web_bot_auth import SignedRequest, check_request
 
 __all__ = [
     "DNS_OFF_EVIDENCE",
-    "HISTORY_EDGE",
     "INVALID_IP_EVIDENCE",
     "NO_METHOD_EVIDENCE",
     "ROBOTS_ONLY_EVIDENCE",
@@ -40,9 +40,6 @@ DNS_OFF_EVIDENCE = "dns-off: needs reverse DNS"
 INVALID_IP_EVIDENCE = "invalid client ip"
 NO_METHOD_EVIDENCE = "operator publishes no verification method"
 UNTRUSTED_DNS_EVIDENCE = "not trusted"
-# How far a range snapshot speaks for days outside the history: a request up to this long before
-# the first snapshot may be proved by a later one, and the last snapshot is stale beyond it.
-HISTORY_EDGE = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -169,7 +166,7 @@ def _later_hit(history: Sequence[Snapshot], address: Address, day: date) -> str 
             return None
         hit = snapshot.find(address)
         if hit is not None:
-            return f"{hit.evidence} (later: {gap} {_days(gap)} after the request)"
+            return f"{hit.evidence} ({later_note(snapshot.taken, day)})"
     return None
 
 
@@ -179,10 +176,6 @@ def _staleness(snapshot: Snapshot, history: Sequence[Snapshot], day: date) -> st
     if snapshot is not history[-1] or age <= HISTORY_EDGE.days:
         return None
     return f"stale: {age} days before the request; run update-ranges"
-
-
-def _days(count: int) -> str:
-    return "day" if count == 1 else "days"
 
 
 def _without_range_match(

@@ -27,7 +27,7 @@ import http_sfv
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from matcher.in_effect import index_in_effect
+from matcher.in_effect import HISTORY_EDGE, index_in_effect, later_note
 
 __all__ = [
     "CLOCK_SKEW",
@@ -138,9 +138,18 @@ class KeyDirectories:
         return bool(self._snapshots)
 
     def snapshot_at(self, directory: str, day: date) -> KeySnapshot | None:
+        """The snapshot in force on `day`: the latest on or before it. Before the first, the first
+        if it was taken within `HISTORY_EDGE` after `day`: a key can only sign for its holder, so
+        a directory published a little later still proves signatures made with it (each key's own
+        `nbf`/`exp` still apply), which is what lets last week's logs be checked against the
+        directory saved today."""
         items = self._snapshots.get(directory)
-        index = index_in_effect(self._days[directory], day) if items else -1
-        return items[index] if index >= 0 else None
+        if not items:
+            return None
+        index = index_in_effect(self._days[directory], day)
+        if index >= 0:
+            return items[index]
+        return items[0] if items[0].taken - day <= HISTORY_EDGE else None
 
     def in_force(self, day: date) -> list[KeySnapshot]:
         return [s for s in (self.snapshot_at(name, day) for name in self._snapshots) if s is not None]
@@ -276,24 +285,25 @@ def check_request(signed: SignedRequest, operator: str, directories: KeyDirector
         names = ", ".join(own) or f"no key directory of {operator}"
         return SignatureCheck("unverified", f"no key snapshot for {names} on {day.isoformat()}")
     snapshot, key = holder
+    label = snapshot.label if snapshot.taken <= day else f"{snapshot.label} ({later_note(snapshot.taken, day)})"
     if snapshot.operator != operator:
         return SignatureCheck(
-            "spoofed", f"keyid {keyid} is a key of {snapshot.operator} ({snapshot.label}), not of {operator}",
+            "spoofed", f"keyid {keyid} is a key of {snapshot.operator} ({label}), not of {operator}",
             snapshot.operator,
         )
     agent = request.fields.get("signature-agent")
     named = signature_agent_url(agent) if agent is not None else None
     if named is not None and snapshot.directory in directories.urls and named != directories.urls[snapshot.directory]:
-        return SignatureCheck("spoofed", f"Signature-Agent names {named}, but keyid {keyid} is in {snapshot.label}")
+        return SignatureCheck("spoofed", f"Signature-Agent names {named}, but keyid {keyid} is in {label}")
     base, missing = signature_base(signature, request)
     if base is None:
         return SignatureCheck("unverified", f"signed component {missing} is not in the log")
     if not verify_signature(key, base, signature.value):
-        return SignatureCheck("spoofed", f"bad signature for keyid {keyid} ({snapshot.label})")
+        return SignatureCheck("spoofed", f"bad signature for keyid {keyid} ({label})")
     outside = check_window(signature, at)
     if outside is not None:
-        return SignatureCheck("spoofed", f"{outside} (keyid {keyid}, {snapshot.label})")
-    return SignatureCheck("verified", f"keyid {keyid} in {snapshot.label}", operator)
+        return SignatureCheck("spoofed", f"{outside} (keyid {keyid}, {label})")
+    return SignatureCheck("verified", f"keyid {keyid} in {label}", operator)
 
 
 @functools.lru_cache(maxsize=256)

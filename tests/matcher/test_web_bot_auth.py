@@ -124,8 +124,29 @@ def test_valid_tampered_expired_and_foreign_signatures():
     )
     rotated = check(*signed(OWN, "own-2"))
     assert (rotated.status, rotated.evidence) == ("unverified", "keyid own-2 not in openai keys 2026-11-01 (a rotated key?)")
-    before = check(*signed(OWN, "own-1", created=NOW - timedelta(days=5)), at=NOW - timedelta(days=5))
-    assert (before.status, before.evidence) == ("unverified", "no key snapshot for openai on 2026-10-28")
+
+
+def test_a_directory_saved_after_the_request_proves_it_within_thirty_days():
+    """The usual first audit: the key directory is saved today, the log is of last week."""
+    keys = directories()
+    def check(days_before: int, private=OWN, kid="own-1"):
+        at = NOW - timedelta(days=days_before)
+        return check_request(SignedRequest(*signed(private, kid, created=at)), "OpenAI", keys, at)
+
+    week = check(5)
+    assert (week.status, week.evidence) == (
+        "verified", "keyid own-1 in openai keys 2026-11-01 (later: 4 days after the request)"
+    )
+    day = check(2)
+    assert day.evidence == "keyid own-1 in openai keys 2026-11-01 (later: 1 day after the request)"
+    assert check(31).status == "verified"
+    foreign = check(5, OTHER, "other-1")
+    assert (foreign.status, foreign.evidence) == (
+        "spoofed",
+        "keyid other-1 is a key of Elsewhere (elsewhere keys 2026-11-01 (later: 4 days after the request)), not of OpenAI",
+    )
+    too_old = check(32)
+    assert (too_old.status, too_old.evidence) == ("unverified", "no key snapshot for openai on 2026-10-01")
 
 
 def test_a_signature_logged_by_iis_verifies_after_its_plus_signs_are_undone():

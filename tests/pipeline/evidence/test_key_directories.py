@@ -24,6 +24,8 @@ from helpers import crawl_audit, read_jsonl, run_audit, write_jsonl, write_range
 CHATGPT_USER = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
 OPENAI_KEY, GOOGLE_KEY = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
 DIRECTORY = "/.well-known/http-message-signatures-directory"
+# the log's time; the snapshots are taken when the test runs, possibly after midnight, so the
+# expected evidence names the day each snapshot was actually taken
 NOW = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=10)
 FIELD_MAP = {
     "ts": "time", "client_ip": "ip", "host": "host", "method": "method", "target": "uri", "user_agent": "ua",
@@ -65,11 +67,19 @@ def world(tls, tmp_path: Path, capsys):
         registry = tmp_path / "registry.yaml"
         registry.write_text(yaml.safe_dump(document, sort_keys=False))
         ranges = tmp_path / "ranges"
+        before = datetime.now(timezone.utc).date()
         status = crawl_audit([
             "update-ranges", "--registry", str(registry), "--ranges", str(ranges), "--ca-file", str(tls.ca),
             "--source", "openai", "--source", "google", "--source", "huge",
         ])
-        yield base, registry, ranges, (status, capsys.readouterr().out)
+        taken = {before.isoformat(), datetime.now(timezone.utc).date().isoformat()}
+        yield base, registry, ranges, (status, capsys.readouterr().out, taken)
+
+
+def taken_on(ranges: Path, directory: str) -> str:
+    """The day of the one snapshot of `directory`."""
+    (snapshot,) = (ranges / "key-directories" / directory).glob("*.json")
+    return snapshot.stem
 
 
 def sign(private, kid: str, agent: str, authority: str, created: datetime, lifetime: int = 300) -> tuple[str, str]:
@@ -83,10 +93,11 @@ def sign(private, kid: str, agent: str, authority: str, created: datetime, lifet
 
 
 def test_key_directories_are_snapshotted_with_a_size_cap(world):
-    _, _, ranges, (status, out) = world
-    day = datetime.now(timezone.utc).date().isoformat()
+    _, _, ranges, (status, out, taken) = world
+    day = taken_on(ranges, "openai")
+    assert day in taken  # dated by the UTC day it was taken
     assert json.loads((ranges / "key-directories" / "openai" / f"{day}.json").read_text())["keys"][0]["kid"] == "openai-1"
-    assert (ranges / "key-directories" / "google" / f"{day}.json").is_file()
+    assert taken_on(ranges, "google") in taken
     assert not (ranges / "key-directories" / "huge").exists()
     assert status == 1  # the directory over the cap was not saved
     assert "openai: 1 keys -> " in out
@@ -95,7 +106,7 @@ def test_key_directories_are_snapshotted_with_a_size_cap(world):
 
 def test_signed_requests_through_run_and_verify(world, tmp_path, capsys):
     base, registry, ranges, _ = world
-    day = NOW.date().isoformat()
+    day, keys_day = NOW.date().isoformat(), taken_on(ranges, "openai")
     write_range_snapshot(ranges, "openai-chatgpt-user", day, "198.51.100.0/24")
     agent = f'"{base}"'
     authority = "www.example.com:8443"
@@ -103,14 +114,14 @@ def test_signed_requests_through_run_and_verify(world, tmp_path, capsys):
     in_range_note = f"198.51.100.0/24 in openai-chatgpt-user snapshot {day}; signature: "
     cases = [
         # (ip, authority as logged, (signature-input, signature), identity, method, evidence starts with)
-        ("192.0.2.10", authority, valid, "verified", "web-bot-auth", f"keyid openai-1 in openai keys {day}"),
+        ("192.0.2.10", authority, valid, "verified", "web-bot-auth", f"keyid openai-1 in openai keys {keys_day}"),
         # the same signature again within its window
-        ("192.0.2.11", authority, valid, "verified", "web-bot-auth", f"keyid openai-1 in openai keys {day}"),
+        ("192.0.2.11", authority, valid, "verified", "web-bot-auth", f"keyid openai-1 in openai keys {keys_day}"),
         ("192.0.2.12", "www.example.com:8444", valid, "spoofed", "web-bot-auth", "bad signature for keyid openai-1"),
         ("192.0.2.13", authority, sign(OPENAI_KEY, "openai-1", agent, authority, NOW - timedelta(hours=2)),
          "spoofed", "web-bot-auth", "signature expired"),
         ("192.0.2.14", authority, sign(GOOGLE_KEY, "google-1", agent, authority, NOW),
-         "spoofed", "web-bot-auth", f"keyid google-1 is a key of Google (google keys {day}), not of OpenAI"),
+         "spoofed", "web-bot-auth", f"keyid google-1 is a key of Google (google keys {taken_on(ranges, 'google')}"),
         # a key the snapshot does not hold says nothing; the complete range list decides
         ("192.0.2.15", authority, sign(OPENAI_KEY, "openai-9", agent, authority, NOW),
          "spoofed", "ip-range", f"not in openai-chatgpt-user snapshot {day}; signature: keyid openai-9 not in openai keys"),
