@@ -15,13 +15,18 @@ import ipaddress
 import socket
 from datetime import date, datetime, timezone
 
-__all__ = ["Address", "Network", "parse_ip", "parse_network", "request_day", "reverse_dns_problem", "truncated"]
+__all__ = ["ADDRESS_TEXT_LIMIT", "REMEMBERED_ADDRESSES", "Address", "Network", "parse_ip", "parse_network", "request_day", "reverse_dns_problem", "truncated"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-# Room for the longest address with brackets, a zone id of an interface name and a port.
-_MAX_IP_TEXT = 80
+# Room for the longest address with brackets, a zone id of an interface name and a port; no
+# longer text is an address, and caches keyed by address text remember none longer.
+ADDRESS_TEXT_LIMIT = 80
+# Distinct address texts whose reading, and whose answers in the audit's caches, a process
+# remembers (docs/architecture.md § Memory). A busy site's log names more crawler and visitor
+# addresses than fit 2**16.
+REMEMBERED_ADDRESSES = 1 << 17
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
 # What `truncated` keeps: the network a provider hands a customer, not the person behind it.
 _KEPT_PREFIX = {4: 24, 6: 48}
@@ -30,11 +35,10 @@ _KEPT_PREFIX = {4: 24, 6: 48}
 def parse_ip(text: str) -> Address | None:
     """The address `text` names, or None when it names none (a host name, "unknown", junk)."""
     # no address is this long; the bound keeps junk fields out of the cache
-    return _parse_ip(text) if len(text) <= _MAX_IP_TEXT else None
+    return _parse_ip(text) if len(text) <= ADDRESS_TEXT_LIMIT else None
 
 
-# A busy site's log names more crawler and visitor addresses than fit 2**16.
-@functools.lru_cache(maxsize=1 << 17)
+@functools.lru_cache(maxsize=REMEMBERED_ADDRESSES)
 def _parse_ip(text: str) -> Address | None:
     candidate = text.strip()
     if candidate.startswith("["):

@@ -26,7 +26,6 @@ candidate with a crawler word; the word a maintained list matched; the name afte
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -90,11 +89,16 @@ _MOZILLA_PREFIX = re.compile(r"\s*(?:mozilla/[0-9.]*)?", re.IGNORECASE)
 _SPELLED_EMAIL = re.compile(
     r"[\w.-]+ ?(?:\bat\b|\[at\]|\(at\)) ?[\w-]+(?: ?(?:\bdot\b|\[dot\]|\(dot\)) ?|\.)[a-z]{2,}\b", re.IGNORECASE
 )
-_CACHE_SIZE = 1 << 14
+# Distinct User-Agents whose readings each cache keyed by headers remembers.
+REMEMBERED_AGENTS = 1 << 14
 _UNSEEN = object()
-# Headers are cut here before reading so that hostile, huge User-Agents cannot fill the caches;
-# real crawler tokens come within the first few hundred characters.
+# Headers are cut here before reading, so a hostile, huge User-Agent costs no more to read than
+# this; real crawler tokens come within the first few hundred characters.
 MAX_USER_AGENT = 2048
+# What each cache keyed by headers holds: at most this many characters of (cut) headers, so its
+# bytes are bounded whatever the headers' lengths (docs/architecture.md § Memory). Room for a
+# full cache of headers of 256 characters, longer than most real ones.
+REMEMBERED_AGENT_CHARS = REMEMBERED_AGENTS * 256
 
 
 # What a crawler's fetches are for (docs/semantics.md § Purpose). A client the registry does not
@@ -183,8 +187,9 @@ class Registry:
         self._by_name = {c.name.lower(): c for c in self.crawlers}
         self._longest_phrase = max((t.count(" ") + 1 for t in self._by_token), default=1)
         # Asked once per log line; a log repeats few distinct User-Agents.
-        self._identified: BoundedCache[str, Crawler | None] = BoundedCache(_CACHE_SIZE)
-        self._scans: BoundedCache[str, _Scan] = BoundedCache(_CACHE_SIZE)
+        # Keyed by the header as cut (`MAX_USER_AGENT`), all that is read of it.
+        self._identified: BoundedCache[str, Crawler | None] = remembering_headers()
+        self._scans: BoundedCache[str, _Scan] = remembering_headers()
 
     def __len__(self) -> int:
         return len(self.crawlers)
@@ -199,18 +204,20 @@ class Registry:
         Candidate products are tried first, so a crawler describing itself in a comment
         (`Daumoa/4.0 (Following Mediapartners-Google)`) is not taken for the one it mentions.
         """
-        crawler = self._identified.get(user_agent, _UNSEEN)
+        header = user_agent[:MAX_USER_AGENT]
+        crawler = self._identified.get(header, _UNSEEN)
         if crawler is _UNSEEN:
-            scan = self._scanned(user_agent)
-            crawler = self._identified[user_agent] = self._longest(scan.products) or self._longest(scan.names)
+            scan = self._scanned(header)
+            crawler = self._identified[header] = self._longest(scan.products) or self._longest(scan.names)
         return crawler
 
     def _scanned(self, user_agent: str) -> _Scan:
         # Remembered here, not in a cache keyed by the bot list: hashing a compiled pattern
         # hashes its whole program, tens of microseconds for lists this long.
-        scan = self._scans.get(user_agent)
+        header = user_agent[:MAX_USER_AGENT]
+        scan = self._scans.get(header)
         if scan is None:
-            scan = self._scans[user_agent] = _scan(user_agent[:MAX_USER_AGENT], self)
+            scan = self._scans[header] = _scan(header, self)
         return scan
 
     def _longest(self, names: tuple[str, ...]) -> Crawler | None:
@@ -266,10 +273,21 @@ def robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     Otherwise a header gives its product token and a bare name (no `/`, no comment) is taken
     whole, so `AB42bot` stays `ab42bot`; a bare name that is not one token (`Foo Bar`) gives ().
     """
-    return _robots_tokens(agent[:MAX_USER_AGENT], registry)
+    key = (agent[:MAX_USER_AGENT], registry)
+    tokens = _ROBOTS_TOKENS.get(key)
+    if tokens is None:
+        tokens = _ROBOTS_TOKENS[key] = _robots_tokens(*key)
+    return tokens
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+def remembering_headers() -> BoundedCache:
+    """A cache keyed by cut headers, within the budget of docs/architecture.md § Memory."""
+    return BoundedCache(REMEMBERED_AGENTS, key_chars=REMEMBERED_AGENT_CHARS)
+
+
+_ROBOTS_TOKENS: BoundedCache[tuple[str, Registry], tuple[str, ...]] = remembering_headers()
+
+
 def _robots_tokens(agent: str, registry: Registry) -> tuple[str, ...]:
     crawler = registry.identify(agent)
     if crawler is not None:

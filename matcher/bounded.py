@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-__all__ = ["BoundedCache", "Lru"]
+__all__ = ["BoundedCache", "Lru", "key_text_length"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -19,20 +19,44 @@ class BoundedCache(dict[K, V]):
     where a workload that keeps missing pays a rebuild per miss either way.
     """
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, longest_key: int | None = None, key_chars: int | None = None):
         super().__init__()
         if limit < 1:
             raise ValueError(f"a cache needs room for one entry, got limit {limit}")
         self.limit = limit
+        # Bounds on the text of the keys, so that the cache's bytes are bounded too, however long
+        # what a log line says: a key longer than `longest_key` is not remembered, and the cache
+        # empties before its keys would hold more than `key_chars` characters in all.
+        self.longest_key = longest_key
+        self.key_chars = key_chars
+        self._chars = 0
 
     def __setitem__(self, key: K, value: V) -> None:
-        if len(self) >= self.limit and key not in self:
-            self.clear()
+        if key not in self:
+            length = 0 if self.longest_key is None and self.key_chars is None else key_text_length(key)
+            if self.longest_key is not None and length > self.longest_key:
+                return
+            if len(self) >= self.limit or (self.key_chars is not None and self._chars + length > self.key_chars):
+                self.clear()
+            self._chars += length
         super().__setitem__(key, value)
+
+    def clear(self) -> None:
+        super().clear()
+        self._chars = 0
 
     def __reduce__(self):
         # Shipped to a worker empty: what a cache holds is rebuilt where it is used.
-        return type(self), (self.limit,)
+        return type(self), (self.limit, self.longest_key, self.key_chars)
+
+
+def key_text_length(key: object) -> int:
+    """The characters of text a key holds: a string's, or the sum of a tuple's strings."""
+    if isinstance(key, str):
+        return len(key)
+    if isinstance(key, tuple):
+        return sum(len(part) for part in key if isinstance(part, str))
+    return 0
 
 
 class Lru(Generic[K, V]):

@@ -16,7 +16,7 @@ from datetime import date, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
-from matcher.agents import Registry
+from matcher.agents import MAX_USER_AGENT, Registry, remembering_headers
 from matcher.audit import (
     audit,
     claim_of,
@@ -32,7 +32,7 @@ from matcher.dns_trust import CONTROLS_PER_BATCH, checked_dns
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable
 from matcher.history import HostHistory, RobotsVersion
-from matcher.addresses import request_day
+from matcher.addresses import ADDRESS_TEXT_LIMIT, REMEMBERED_ADDRESSES, request_day
 from matcher.ip_ranges import RangeIndex
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
@@ -47,8 +47,6 @@ UNKNOWN_FORMAT = "unknown-format"
 # Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
 # parsed robots.txt files stay warm; a host beyond it is parsed again when next seen.
 MAX_HISTORIES = 1024
-# Distinct User-Agents, and distinct (address, day) pairs, whose answers a worker remembers.
-MAX_REMEMBERED = 1 << 17
 _UNKNOWN = object()
 # Files whose detected format a worker remembers (`auto` on files not seen at launch).
 MAX_DETECTED_FILES = 4096  # a cache miss where None is an answer
@@ -175,9 +173,9 @@ class LineAuditor:
         self._histories = Lru(self.max_histories)
         self._detected = Lru(MAX_DETECTED_FILES)
         self._file_parsers = Lru(MAX_DETECTED_FILES)
-        self._claims = BoundedCache(MAX_REMEMBERED)
-        self._verdict_every_day = (BoundedCache(MAX_REMEMBERED), BoundedCache(MAX_REMEMBERED))
-        self._verdict_on_day = BoundedCache(MAX_REMEMBERED)
+        self._claims = remembering_headers()
+        self._verdict_every_day = tuple(BoundedCache(REMEMBERED_ADDRESSES, longest_key=ADDRESS_TEXT_LIMIT) for _ in range(2))
+        self._verdict_on_day = BoundedCache(REMEMBERED_ADDRESSES, longest_key=ADDRESS_TEXT_LIMIT)
         self._checked_dns = None
 
     def __getstate__(self) -> dict:
@@ -285,9 +283,10 @@ class LineAuditor:
     def _surely_not_crawler(self, skimmed: Skim) -> bool:
         """What `audit` answers with None (`gets_verdict`), remembered per User-Agent, per (claim,
         address) and per (claim, address, day)."""
-        claims = self._claims.get(skimmed.user_agent)
+        header = skimmed.user_agent[:MAX_USER_AGENT]
+        claims = self._claims.get(header)
         if claims is None:
-            claims = self._claims[skimmed.user_agent] = claim_of(skimmed.user_agent, self.registry) is not None
+            claims = self._claims[header] = claim_of(header, self.registry) is not None
         client = self.proxies.client(skimmed.client_ip, skimmed.forwarded_for)
         # one cache per claim (False, True), so a line costs a lookup by address alone
         known = self._verdict_every_day[claims]

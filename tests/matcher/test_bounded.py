@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import gzip
 import pickle
+import tracemalloc
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from random import Random
 
 import pytest
 from hypothesis import given
@@ -13,8 +15,9 @@ from hypothesis import strategies as st
 from config.registry import load_registry
 from helpers import BINGBOT, log_line
 from matcher import ip_ranges
+from matcher.agents import MAX_USER_AGENT, REMEMBERED_AGENT_CHARS, REMEMBERED_AGENTS
 from matcher.bounded import BoundedCache, Lru
-from matcher.addresses import parse_ip
+from matcher.addresses import ADDRESS_TEXT_LIMIT, REMEMBERED_ADDRESSES, parse_ip
 from matcher.ip_ranges import build_range_index
 from matcher.history import RobotsVersion
 from pipeline.graph import stream_sources
@@ -31,11 +34,24 @@ def test_a_bounded_cache_never_holds_more_than_its_limit():
     assert len(cache) == 100 and cache[9_998] == 19_996
 
 
+def test_a_bounded_cache_bounds_the_text_of_its_keys():
+    cache: BoundedCache[tuple, int] = BoundedCache(100, longest_key=8, key_chars=20)
+    cache[(True, "x" * 9)] = 1  # longer than any key it keeps: not remembered
+    assert cache == {}
+    for number in range(4):
+        cache[(True, f"{number}" * 6)] = number
+    # the fourth key would have made 24 characters: the cache started afresh with it
+    assert cache == {(True, "333333"): 3}
+    cache[(True, "333333")] = 4  # replacing a key adds no text
+    cache["12345678"] = 5
+    assert len(cache) == 2
+
+
 def test_a_bounded_cache_travels_empty_and_keeps_its_limit():
-    cache: BoundedCache[str, int] = BoundedCache(3)
+    cache: BoundedCache[str, int] = BoundedCache(3, longest_key=5, key_chars=9)
     cache["a"] = 1
     copy = pickle.loads(pickle.dumps(cache))
-    assert (copy, copy.limit) == ({}, 3)
+    assert (copy, copy.limit, copy.longest_key, copy.key_chars) == ({}, 3, 5, 9)
     with pytest.raises(ValueError):
         BoundedCache(0)
 
@@ -129,3 +145,85 @@ def test_a_folder_poll_remembers_only_the_files_still_there(tmp_path: Path):
         (found,) = poll(pattern).outputs
         assert Path(found.value).name == f"{number:04d}.log.gz"
     assert len(poll._stamps) == 1
+
+
+FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+# The budgets docs/architecture.md § Memory gives the caches of one worker.
+HEADER_CACHES_BUDGET = 48 << 20
+ADDRESS_CACHES_BUDGET = 96 << 20
+
+
+def _remembered_bytes(auditor: LineAuditor, lines: list[str]) -> int:
+    """What the auditor's caches hold more after auditing `lines` (traced Python memory)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for start in range(0, len(lines), 500):
+            for _ in auditor.audit_lines("log", start + 1, lines[start:start + 500], {}):
+                pass
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def _distinct_words(random: Random, length: int) -> str:
+    """A header part of distinct words, as costly to remember as a header of `length` can be."""
+    words: list[str] = []
+    while sum(len(word) + 1 for word in words) < length:
+        words.append(f"w{random.getrandbits(40):x}")
+    return " ".join(words)[:length]
+
+
+def test_what_a_worker_remembers_of_the_lines_keeps_to_its_budget():
+    """docs/architecture.md § Memory: however many distinct User-Agents and addresses a log
+    carries, and however long, the caches keyed by them stay within their budgets."""
+    registry = load_registry(None)
+    # browsers from one crawler range: their answers depend on the day, the costliest to keep
+    ranges = build_range_index([("bingbot", date(2026, 1, 1), {"prefixes": [{"ipv6Prefix": "2001:db8::/32"}]})], {"bingbot": "Microsoft"})
+    auditor = LineAuditor(
+        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
+    )
+    random = Random(7)
+    stamp = "05/Nov/2026:12:00:00 +0000"
+    warm = [log_line("example.com", stamp, "/", BINGBOT, ip="192.0.2.1")]
+    _remembered_bytes(auditor, warm)
+
+    # A cache holds at most REMEMBERED_AGENTS headers, and REMEMBERED_AGENT_CHARS characters of
+    # them: the most bytes are held by a full cache of headers of the average that allows, and
+    # headers as long as are read hold at most as much per character.
+    prefix = "Mozilla/5.0 (compatible; "
+    def headers(length: int, count: int) -> list[str]:
+        return [
+            log_line("example.com", stamp, "/", prefix + _distinct_words(random, length - len(prefix) - 1) + ")")
+            for _ in range(count)
+        ]
+
+    average = REMEMBERED_AGENT_CHARS // REMEMBERED_AGENTS
+    per_header = _remembered_bytes(auditor, headers(average, 200)) / 200
+    assert len(registry._scans) >= 200  # they were remembered
+    assert per_header * REMEMBERED_AGENTS <= HEADER_CACHES_BUDGET
+    per_char = _remembered_bytes(auditor, headers(MAX_USER_AGENT + 3_000, 40)) / (40 * MAX_USER_AGENT)
+    assert per_char * REMEMBERED_AGENT_CHARS <= HEADER_CACHES_BUDGET
+    # what is past the cut is never read, so never remembered
+    assert max(map(len, registry._scans)) == MAX_USER_AGENT
+
+    # the longest address text there is, each sent by a browser and by a claimed crawler
+    def client(number: int) -> str:
+        address = f"2001:db8:ffff:ffff:ffff:ffff:{number >> 16:04x}:{number & 0xFFFF:04x}"
+        zone = f"%eth{number}".ljust(ADDRESS_TEXT_LIMIT - len(f"[{address}]:65535"), "z")
+        return f"[{address}{zone}]:65535"
+
+    assert len(client(0)) == ADDRESS_TEXT_LIMIT
+    addresses = [
+        log_line("example.com", stamp, "/", agent, ip=client(number))
+        for number in range(3_000) for agent in (FIREFOX, BINGBOT)
+    ]
+    auditor = LineAuditor(
+        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
+    )
+    _remembered_bytes(auditor, warm)
+    per_address = _remembered_bytes(auditor, addresses) / (len(addresses) / 2)
+    assert [len(cache) for cache in (*auditor._verdict_every_day, auditor._verdict_on_day)] == [3_000, 3_001, 3_000]
+    # each of the four caches holds at most REMEMBERED_ADDRESSES entries, and a pair of lines
+    # here added one entry to each of three and two readings of an address
+    assert per_address * REMEMBERED_ADDRESSES <= ADDRESS_CACHES_BUDGET
