@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-__all__ = ["BoundedCache", "Lru", "key_text_length"]
+__all__ = ["BoundedCache", "Lru"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -33,7 +33,7 @@ class BoundedCache(dict[K, V]):
 
     def __setitem__(self, key: K, value: V) -> None:
         if key not in self:
-            length = 0 if self.longest_key is None and self.key_chars is None else key_text_length(key)
+            length = _key_text_length(key)
             if self.longest_key is not None and length > self.longest_key:
                 return
             if len(self) >= self.limit or (self.key_chars is not None and self._chars + length > self.key_chars):
@@ -50,7 +50,7 @@ class BoundedCache(dict[K, V]):
         return type(self), (self.limit, self.longest_key, self.key_chars)
 
 
-def key_text_length(key: object) -> int:
+def _key_text_length(key: object) -> int:
     """The characters of text a key holds: a string's, or the sum of a tuple's strings."""
     if isinstance(key, str):
         return len(key)

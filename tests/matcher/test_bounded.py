@@ -180,13 +180,17 @@ def test_what_a_worker_remembers_of_the_lines_keeps_to_its_budget():
     registry = load_registry(None)
     # browsers from one crawler range: their answers depend on the day, the costliest to keep
     ranges = build_range_index([("bingbot", date(2026, 1, 1), {"prefixes": [{"ipv6Prefix": "2001:db8::/32"}]})], {"bingbot": "Microsoft"})
-    auditor = LineAuditor(
-        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
-    )
-    random = Random(7)
     stamp = "05/Nov/2026:12:00:00 +0000"
-    warm = [log_line("example.com", stamp, "/", BINGBOT, ip="192.0.2.1")]
-    _remembered_bytes(auditor, warm)
+
+    def warm_auditor() -> LineAuditor:
+        auditor = LineAuditor(
+            log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
+        )
+        _remembered_bytes(auditor, [log_line("example.com", stamp, "/", BINGBOT, ip="192.0.2.1")])
+        return auditor
+
+    auditor = warm_auditor()
+    random = Random(7)
 
     # A cache holds at most REMEMBERED_AGENTS headers, and REMEMBERED_AGENT_CHARS characters of
     # them: the most bytes are held by a full cache of headers of the average that allows, and
@@ -218,10 +222,7 @@ def test_what_a_worker_remembers_of_the_lines_keeps_to_its_budget():
         log_line("example.com", stamp, "/", agent, ip=client(number))
         for number in range(3_000) for agent in (FIREFOX, BINGBOT)
     ]
-    auditor = LineAuditor(
-        log_format="host_combined", registry=registry, ranges=ranges, error_limit=timedelta(days=30), grace=timedelta(0)
-    )
-    _remembered_bytes(auditor, warm)
+    auditor = warm_auditor()
     per_address = _remembered_bytes(auditor, addresses) / (len(addresses) / 2)
     assert [len(cache) for cache in (*auditor._verdict_every_day, auditor._verdict_on_day)] == [3_000, 3_001, 3_000]
     # each of the four caches holds at most REMEMBERED_ADDRESSES entries, and a pair of lines
