@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from matcher.pattern_lists import PatternList
+
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # crawler-user-agents tags of tools that fetch for whoever runs them, not declared crawlers.
 _TOOL_TAGS = frozenset({"http-library", "browser-automation"})
@@ -27,7 +29,7 @@ _BROWSER_MATCHING_PATTERNS = frozenset(
 
 
 @functools.cache
-def maintained_bot_list() -> re.Pattern[str]:
+def maintained_bot_list() -> PatternList:
     """Both lists as one regex, compiled once per process.
 
     crawler-user-agents patterns are case-sensitive; those of HTTP libraries and browser
@@ -44,11 +46,11 @@ def maintained_bot_list() -> re.Pattern[str]:
         if item["pattern"] not in _BROWSER_MATCHING_PATTERNS
         and not (item.get("tags") and set(item["tags"]) <= _TOOL_TAGS)
     ]
-    return re.compile("|".join([*own, as_matomo_applies(matomo_bot_patterns())]))
+    return _as_one_list(own, matomo_bot_patterns())
 
 
 @functools.cache
-def maintained_automated_list() -> re.Pattern[str]:
+def maintained_automated_list() -> PatternList:
     """The patterns of automated clients as one regex, compiled once per process: those of
     crawler-user-agents tagged only as tools, monitors or scanners, and Matomo's HTTP libraries
     and feed readers (case-insensitive, from a word boundary, as Matomo applies them)."""
@@ -59,16 +61,22 @@ def maintained_automated_list() -> re.Pattern[str]:
         for item in crawleruseragents.CRAWLER_USER_AGENTS_DATA
         if item.get("tags") and set(item["tags"]) <= _AUTOMATED_TAGS and item["pattern"] not in _BROWSER_MATCHING_PATTERNS
     ]
-    matomo = _matomo_patterns("client/libraries.yml", "client/feed_readers.yml")
-    return re.compile("|".join([*own, as_matomo_applies(matomo)]))
+    return _as_one_list(own, _matomo_patterns("client/libraries.yml", "client/feed_readers.yml"))
 
 
 @functools.cache
-def maintained_browser_list() -> re.Pattern[str]:
+def maintained_browser_list() -> PatternList:
     """Matomo's lists of people's clients as one regex, compiled once per process: browsers,
     mobile apps, media players and mail clients, many of which name no platform."""
     lists = ("client/browsers.yml", "client/mobile_apps.yml", "client/mediaplayers.yml", "client/pim.yml")
-    return re.compile(as_matomo_applies(_matomo_patterns(*lists)))
+    return _as_one_list([], _matomo_patterns(*lists))
+
+
+def _as_one_list(own: list[str], matomo: list[str]) -> PatternList:
+    """crawler-user-agents' patterns and Matomo's, as applied, searched as one alternation; each
+    pattern is a part of it, Matomo's each with the word boundary they are applied from."""
+    alternation = "|".join([*own, as_matomo_applies(matomo)] if matomo else own)
+    return PatternList(alternation, [*own, *(as_matomo_applies([pattern]) for pattern in matomo)])
 
 
 def as_matomo_applies(patterns: list[str]) -> str:

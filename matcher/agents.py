@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from matcher import tokens
 from matcher.bounded import BoundedCache
+from matcher.pattern_lists import PatternList
 
 _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
 # A crawler word ends the name or is followed by a version-like part: `mj12bot`, `spider2`,
@@ -172,10 +173,10 @@ class Registry:
         self,
         crawlers: Sequence[Crawler],
         range_sources: Mapping[str, RangeSource],
-        bot_list: re.Pattern[str] | None = None,
-        automated_list: re.Pattern[str] | None = None,
+        bot_list: PatternList | None = None,
+        automated_list: PatternList | None = None,
         key_directories: Mapping[str, KeyDirectory] | None = None,
-        browser_list: re.Pattern[str] | None = None,
+        browser_list: PatternList | None = None,
     ):
         self.crawlers = tuple(crawlers)
         self.range_sources = dict(range_sources)
@@ -357,7 +358,7 @@ def _is_name(word: str) -> bool:
     )
 
 
-def _listed_name(user_agent: str, bot_list: re.Pattern[str]) -> str | None:
+def _listed_name(user_agent: str, bot_list: PatternList | re.Pattern[str]) -> str | None:
     """The name of the word where the bot list matches, or "" when it matches elsewhere
     (inside a URL, across words); None when it does not match."""
     match = bot_list.search(user_agent)
