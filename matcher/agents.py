@@ -358,7 +358,7 @@ def _is_name(word: str) -> bool:
     )
 
 
-def _listed_name(user_agent: str, bot_list: PatternList | re.Pattern[str]) -> str | None:
+def _listed_name(user_agent: str, bot_list: PatternList) -> str | None:
     """The name of the word where the bot list matches, or "" when it matches elsewhere
     (inside a URL, across words); None when it does not match."""
     match = bot_list.search(user_agent)

@@ -47,7 +47,6 @@ class PatternList:
             for literal, folded in found or ():
                 key = literal[:_KEY].lower()
                 self._by_start.setdefault(key, []).append((literal.lower() if folded else literal, folded, index))
-        self._starts = frozenset(self._by_start)
         self._compiled: dict[int, re.Pattern[str]] = {}
 
     def __getstate__(self) -> dict:
@@ -70,7 +69,7 @@ class PatternList:
         lowered = text.lower()
         starts = {lowered[i : i + size] for size in range(SHORTEST_LITERAL, _KEY + 1) for i in range(len(lowered) - size + 1)}
         found = set(self._always)
-        for start in starts & self._starts:
+        for start in starts & self._by_start.keys():
             for literal, folded, index in self._by_start[start]:
                 if index not in found and literal in (lowered if folded else text):
                     found.add(index)
