@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bootstraps .venv when missing (or when pyproject.toml changed), then:
 #   ./run_local.sh               audit the bundled sample into out/sample (replacing the last one) and print the summary
-#   ./run_local.sh test [ARGS]   run the test suite (ARGS go to pytest)
+#   ./run_local.sh test [ARGS]   run the test suite on every core (ARGS go to pytest: -m "not slow" for
+#                                the fast lane, -n 0 for one process)
 #   ./run_local.sh ARGS...       any crawl-audit command, e.g. ./run_local.sh check FILE AGENT URL
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,7 +28,8 @@ case "${1:-sample}" in
     ;;
   test)
     shift
-    exec .venv/bin/python -m pytest "$@"
+    # One test process per core; a module's tests stay in one process, so its fixtures run once.
+    exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"
     ;;
   *)
     exec .venv/bin/crawl-audit "$@"

@@ -1,6 +1,8 @@
 """Shared test fixtures and the hypothesis profile."""
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import tempfile
 
@@ -24,3 +26,32 @@ def tls(tmp_path_factory):
     from loopback import make_tls
 
     return make_tls(tmp_path_factory.mktemp("tls"))
+
+
+def _sample_run(out, *extra: str):
+    """The sample's run folder OUT; what the run printed is kept beside it (`helpers.printed_by`)."""
+    from helpers import REPO, run_audit
+
+    argv = [
+        f"--logs={REPO / 'samples/logs/*.log.gz'}", "--log-format=host_combined",
+        f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
+        f"--out={out}", "--runner=FnApiRunner", *extra,
+    ]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert run_audit(argv) == 0
+    out.with_name(out.name + ".stdout").write_text(printed.getvalue(), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_run(tmp_path_factory):
+    """The bundled sample audited once per test process, as README's first command does, in
+    JSON Lines. Read it; a test that changes a run folder copies it first."""
+    return _sample_run(tmp_path_factory.mktemp("sample") / "out")
+
+
+@pytest.fixture(scope="session")
+def sample_run_parquet(tmp_path_factory):
+    """The bundled sample audited once per test process into Parquet; read it, never change it."""
+    return _sample_run(tmp_path_factory.mktemp("sample-parquet") / "out", "--format=parquet")

@@ -134,3 +134,8 @@ def stream_graph(argv: Iterable[str]):
     from pipeline.graph import build
 
     return build.streaming_pipeline(*run_settings(argv))
+
+
+def printed_by(out: Path) -> str:
+    """What the run into OUT printed, as the sample fixtures of `conftest.py` keep it."""
+    return out.with_name(out.name + ".stdout").read_text(encoding="utf-8")

@@ -27,7 +27,6 @@ from pipeline.report.data import Disallowed, disallowed_by_crawler
 from pipeline.tables.run_folder import MANIFEST
 from pipeline.graph.summaries import CountForReport
 from pipeline.local.spill import grouping_on_disk
-from helpers import REPO, run_audit
 
 UTC = timezone.utc
 
@@ -266,21 +265,6 @@ def test_count_for_report_combines_the_batches_of_a_pipeline():
         assert_that(counted, equal_to([ReportCounts()]))
 
 
-def sample_argv(out: Path, *extra: str) -> list[str]:
-    return [
-        f"--logs={REPO / 'samples/logs/*.log.gz'}", "--log-format=host_combined",
-        f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
-        f"--out={out}", "--runner=FnApiRunner", *extra,
-    ]
-
-
-@pytest.fixture(scope="module")
-def sample_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sample") / "out"
-    assert run_audit(sample_argv(out)) == 0
-    return out
-
-
 def without_report_counts(out: Path, older: Path) -> Path:
     """A copy of the run as a version that wrote no report_counts.json left it."""
     shutil.copytree(out, older)
@@ -291,10 +275,10 @@ def without_report_counts(out: Path, older: Path) -> Path:
     return older
 
 
-@pytest.mark.parametrize("output_format", ["jsonl", "parquet"])
-def test_a_run_folder_without_report_counts_gets_the_same_report_from_its_verdicts(tmp_path, capsys, output_format):
-    out = tmp_path / "out"
-    assert run_audit(sample_argv(out, f"--format={output_format}")) == 0
+@pytest.mark.slow
+@pytest.mark.parametrize("run", ["sample_run", "sample_run_parquet"])
+def test_a_run_folder_without_report_counts_gets_the_same_report_from_its_verdicts(tmp_path, capsys, request, run):
+    out = request.getfixturevalue(run)
     older = without_report_counts(out, tmp_path / "older")
     (older / "report.html").unlink()
     assert cli.main(["report", str(older)]) == 0
@@ -302,9 +286,10 @@ def test_a_run_folder_without_report_counts_gets_the_same_report_from_its_verdic
     assert f"report: {older / html_report.FILE_NAME}" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["{}", "{\"hosts\": [[1]]", "\ud800", '{"hosts": 7}'])
-def test_damaged_report_counts_are_an_error_that_says_what_to_do(sample_out, tmp_path, capsys, damage):
-    out = Path(shutil.copytree(sample_out, tmp_path / "out"))
+def test_damaged_report_counts_are_an_error_that_says_what_to_do(sample_run, tmp_path, capsys, damage):
+    out = Path(shutil.copytree(sample_run, tmp_path / "out"))
     (out / "report_counts.json").write_text(damage, encoding="utf-8", errors="surrogatepass")
     capsys.readouterr()
     assert cli.main(["report", str(out)]) == 2

@@ -21,7 +21,7 @@ import pipeline.graph.crawl_delay
 from pipeline.local.spill import GroupOnDisk
 from pipeline.report import text as report
 from crawl_delay_reference import KEYS, brute_force, request, verdict, violation_tuple, window_tuple
-from helpers import REPO, run_audit
+from helpers import printed_by
 from pipeline.graph.crawl_delay import REQUEST_CODER, CrawlDelayAudit, PackRequestsFn, unpack_requests
 
 
@@ -140,32 +140,22 @@ def test_pairs_across_window_boundaries_are_compared_in_batch():
     assert [gap for *_, gap, _ in violations] == [5.0, 3.0]
 
 
-def test_the_bundled_sample_has_48_bingbot_violations(tmp_path, capsys):
+def test_the_bundled_sample_has_48_bingbot_violations(sample_run_parquet):
     """samples/README.md: bingbot keeps under its delay 38 times on www (10 s) and 10 on the shop (5 s)."""
-    argv = [
-        f"--logs={REPO / 'samples/logs/*.log.gz'}",
-        "--log-format=host_combined",
-        f"--robots={REPO / 'samples/robots/history.jsonl'}",
-        f"--ranges={REPO / 'samples/ranges'}",
-        f"--out={tmp_path}",
-        "--format=parquet",
-        "--runner=FnApiRunner",
-    ]
-    assert run_audit(argv) == 0
-    violations = pq.read_table(tmp_path / "crawl_delay_violations").to_pylist()
+    violations = pq.read_table(sample_run_parquet / "crawl_delay_violations").to_pylist()
     by_host = defaultdict(int)
     for row in violations:
         assert (row["crawler"], row["identity"], row["honours_crawl_delay"]) == ("bingbot", "verified", True)
         by_host[(row["host"], row["crawl_delay_s"])] += 1
     assert dict(by_host) == {("www.example.com", 10.0): 38, ("shop.example.net", 5.0): 10}
     assert min(row["gap_s"] for row in violations) == 1.0
-    verdicts = pq.read_table(tmp_path / "verdicts").to_pylist()
+    verdicts = pq.read_table(sample_run_parquet / "verdicts").to_pylist()
     expected_violations, expected_windows = brute_force(verdicts, timedelta(hours=1))
     assert sorted(map(violation_tuple, violations)) == sorted(expected_violations)
-    windows = pq.read_table(tmp_path / "crawl_delay_windows").to_pylist()
+    windows = pq.read_table(sample_run_parquet / "crawl_delay_windows").to_pylist()
     assert sorted(map(window_tuple, windows), key=repr) == sorted(expected_windows, key=repr)
-    printed = capsys.readouterr().out
+    printed = printed_by(sample_run_parquet)
     section = printed[printed.index("crawl-delay:"):]
     assert "promised to honour Crawl-delay" in section and "never promised" not in section
     assert "bingbot    verified  www.example.com   10s" in section
-    assert report.load(str(tmp_path)).crawl_delay_windows  # the report reads Parquet back
+    assert report.load(str(sample_run_parquet)).crawl_delay_windows  # the report reads Parquet back

@@ -214,7 +214,7 @@ def test_worker_processes_report_through_the_folder_their_environment_names(monk
     )
     with reporting(10 * MIB, "auto", stream):
         subprocess.run([sys.executable, "-c", worker], check=True, cwd=REPO)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120  # an event to wait for; the deadline only ends a broken run
         while "4,000 lines" not in stream.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
         folder = Path(os.environ[progress.FOLDER_VARIABLE])

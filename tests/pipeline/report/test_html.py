@@ -12,7 +12,7 @@ import pytest
 
 import htmldom
 from config.registry import load_registry
-from helpers import REPO, read_jsonl, run_audit, write_jsonl
+from helpers import read_jsonl, write_jsonl
 from matcher import robots
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
@@ -26,34 +26,8 @@ PROPOSAL = (
 )
 
 
-def sample_argv(out: Path, *extra: str) -> list[str]:
-    return [
-        f"--logs={REPO / 'samples/logs/*.log.gz'}",
-        "--log-format=host_combined",
-        f"--robots={REPO / 'samples/robots/history.jsonl'}",
-        f"--ranges={REPO / 'samples/ranges'}",
-        f"--out={out}",
-        "--runner=FnApiRunner",
-        *extra,
-    ]
-
-
-@pytest.fixture(scope="module")
-def sample_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sample") / "out"
-    assert run_audit(sample_argv(out)) == 0
-    return out
-
-
-@pytest.fixture(scope="module")
-def parquet_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sample-parquet") / "out"
-    assert run_audit(sample_argv(out, "--format=parquet")) == 0
-    return out
-
-
-def test_the_run_writes_a_small_self_contained_report_with_every_section(sample_out):
-    page = (sample_out / "report.html").read_text(encoding="utf-8")
+def test_the_run_writes_a_small_self_contained_report_with_every_section(sample_run):
+    page = (sample_run / "report.html").read_text(encoding="utf-8")
     dom = htmldom.read(page)
     expected = {ident for ident, _ in html_report.SECTIONS} - {"whatif"}
     assert expected <= dom.ids and "whatif" not in dom.ids
@@ -67,16 +41,16 @@ def test_the_run_writes_a_small_self_contained_report_with_every_section(sample_
     assert len(page.encode("utf-8")) < 1_000_000
 
 
-def test_the_crawler_table_equals_the_summary_and_the_counts(sample_out):
-    dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
+def test_the_crawler_table_equals_the_summary_and_the_counts(sample_run):
+    dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     header, rows, totals = dom.table("crawler-table")
     assert header == ["crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"]
-    summary = read_jsonl(sample_out / "summary", "part*")
+    summary = read_jsonl(sample_run / "summary", "part*")
     columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
     crawlers = [r for r in summary if r["client_kind"] == "crawler"]
     expected = {(r["crawler"] or "(none)", r["identity"]): tuple(r[c] for c in columns) for r in crawlers}
     assert {(r[0], r[1]): tuple(map(htmldom.number, r[2:])) for r in rows} == expected
-    counts = json.loads((sample_out / "counts.json").read_text())
+    counts = json.loads((sample_run / "counts.json").read_text())
     automated = sum(r["requests"] for r in summary if r["client_kind"] == "automated")
     assert automated > 0
     assert htmldom.number(totals[2]) == counts["verdicts"] - automated == sum(v[0] for v in expected.values())
@@ -87,10 +61,10 @@ def test_the_crawler_table_equals_the_summary_and_the_counts(sample_out):
     ]
 
 
-def test_automated_clients_have_their_own_table_never_the_crawlers(sample_out):
-    dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
+def test_automated_clients_have_their_own_table_never_the_crawlers(sample_run):
+    dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     _, rows, totals = dom.table("automated-table")
-    summary = [r for r in read_jsonl(sample_out / "summary", "part*") if r["client_kind"] == "automated"]
+    summary = [r for r in read_jsonl(sample_run / "summary", "part*") if r["client_kind"] == "automated"]
     assert {(r[0], r[1], htmldom.number(r[2])) for r in rows} == {(s["crawler"], s["identity"], s["requests"]) for s in summary}
     assert {s["identity"] for s in summary} == {"unverifiable"}
     assert {"curl", "python-requests", "wget", "go-http-client"} <= {s["crawler"] for s in summary}
@@ -98,10 +72,10 @@ def test_automated_clients_have_their_own_table_never_the_crawlers(sample_out):
     assert not {r[0] for r in crawler_rows} & {s["crawler"] for s in summary}
 
 
-def test_the_purpose_table_counts_a_crawler_under_each_of_its_purposes(sample_out):
-    dom = htmldom.read((sample_out / "report.html").read_text(encoding="utf-8"))
+def test_the_purpose_table_counts_a_crawler_under_each_of_its_purposes(sample_run):
+    dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     rows = dom.tables["purpose-table"][1:]  # no footer: a sum over purposes would count some crawlers twice
-    crawlers = [r for r in read_jsonl(sample_out / "summary", "part*") if r["client_kind"] == "crawler"]
+    crawlers = [r for r in read_jsonl(sample_run / "summary", "part*") if r["client_kind"] == "crawler"]
     expected = Counter()
     for row in crawlers:
         for purpose in row["purpose"]:
@@ -110,11 +84,11 @@ def test_the_purpose_table_counts_a_crawler_under_each_of_its_purposes(sample_ou
     assert sum(expected.values()) >= sum(r["requests"] for r in crawlers)
 
 
-def test_the_robots_versions_section_shows_the_history_and_its_diffs(sample_out):
-    rows = list(tables.rows(sample_out, "robots_versions"))
+def test_the_robots_versions_section_shows_the_history_and_its_diffs(sample_run):
+    rows = list(tables.rows(sample_run, "robots_versions"))
     assert len(rows) == 6 and {r["kind"] for r in rows} == {"ok", "unavailable", "error"}
     www = sorted((r for r in rows if r["host"] == "www.example.com"), key=lambda r: r["effective_from"])
-    page = (sample_out / "report.html").read_text(encoding="utf-8")
+    page = (sample_run / "report.html").read_text(encoding="utf-8")
     section = page[page.index('id="robots-versions"'):page.index('id="indexing"')]
     before, after = (set(r["body"].splitlines()) for r in www)
     for line in after - before:
@@ -129,16 +103,16 @@ def html_escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def test_parquet_and_json_lines_runs_give_the_same_report(sample_out, parquet_out):
-    assert list((parquet_out / "robots_versions").glob("part*.parquet"))
-    assert pq.read_table(parquet_out / "robots_versions").num_rows == 6
-    assert (parquet_out / "report.html").read_bytes() == (sample_out / "report.html").read_bytes()
+def test_parquet_and_json_lines_runs_give_the_same_report(sample_run, sample_run_parquet):
+    assert list((sample_run_parquet / "robots_versions").glob("part*.parquet"))
+    assert pq.read_table(sample_run_parquet / "robots_versions").num_rows == 6
+    assert (sample_run_parquet / "report.html").read_bytes() == (sample_run / "report.html").read_bytes()
 
 
-def test_report_command_rebuilds_the_same_page(sample_out, tmp_path, capsys):
+def test_report_command_rebuilds_the_same_page(sample_run, tmp_path, capsys):
     target = tmp_path / "again.html"
-    assert cli.main(["report", str(sample_out), "--html", str(target)]) == 0
-    assert target.read_bytes() == (sample_out / "report.html").read_bytes()
+    assert cli.main(["report", str(sample_run), "--html", str(target)]) == 0
+    assert target.read_bytes() == (sample_run / "report.html").read_bytes()
     assert "lines read" in capsys.readouterr().out
 
 
@@ -165,10 +139,10 @@ def brute_force_flips(out: Path, host: str, proposal: bytes, start: str = "", en
 
 
 @pytest.fixture
-def whatif_out(sample_out, tmp_path) -> Path:
+def whatif_out(sample_run, tmp_path) -> Path:
     # Its own copy: the what-if writes into the folder and changes the report.
     out = tmp_path / "out"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(sample_run, out)
     return out
 
 
@@ -199,11 +173,11 @@ def test_whatif_counts_every_flip_of_the_host_and_writes_them(whatif_out, tmp_pa
     assert htmldom.number(rows[2][1]) == digest["flipped"]["allowed-to-disallowed"]
 
 
-def test_whatif_reads_a_parquet_run_alike(whatif_out, parquet_out, tmp_path):
+def test_whatif_reads_a_parquet_run_alike(whatif_out, sample_run_parquet, tmp_path):
     proposed = tmp_path / "robots-next.txt"
     proposed.write_text(PROPOSAL)
     parquet_copy = tmp_path / "parquet"
-    shutil.copytree(parquet_out, parquet_copy)
+    shutil.copytree(sample_run_parquet, parquet_copy)
     for out in (whatif_out, parquet_copy):
         assert cli.main(["whatif", str(out), "--host", "shop.example.net", "--proposed", str(proposed)]) == 0
     assert (parquet_copy / "whatif" / "summary.json").read_text() == (whatif_out / "whatif" / "summary.json").read_text()

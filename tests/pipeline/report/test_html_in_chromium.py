@@ -13,7 +13,7 @@ import pytest
 
 import htmldom
 from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
-from helpers import REPO, jsonl_log_run, read_jsonl, run_audit, write_jsonl
+from helpers import jsonl_log_run, read_jsonl, run_audit, write_jsonl
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
 
@@ -29,26 +29,14 @@ def test_the_console_check_sees_a_csp_violation(chromium, tmp_path):
     assert any("Content Security Policy" in message for message in console)
 
 
-@pytest.fixture(scope="module")
-def sample_report(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("browser-sample") / "out"
-    argv = [
-        f"--logs={REPO / 'samples/logs/*.log.gz'}", "--log-format=host_combined",
-        f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
-        f"--out={out}", "--runner=FnApiRunner",
-    ]
-    assert run_audit(argv) == 0
-    return out
-
-
-def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample_report, tmp_path):
-    dom_text, console = browse(chromium, sample_report / "report.html", tmp_path / "profile", "--dump-dom")
+def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample_run, tmp_path):
+    dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
     assert console == []
     dom = htmldom.read(dom_text)
     assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
-    everything = read_jsonl(sample_report / "summary", "part*")
+    everything = read_jsonl(sample_run / "summary", "part*")
     columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
-    counts = json.loads((sample_report / "counts.json").read_text())
+    counts = json.loads((sample_run / "counts.json").read_text())
     for table, kind in (("crawler-table", "crawler"), ("automated-table", "automated")):
         _, rows, totals = dom.table(table)
         summary = [s for s in everything if s["client_kind"] == kind]
@@ -65,12 +53,12 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
         assert f"<h3>{client}: " in automated and f"<h3>{client}: " not in crawlers
 
 
-def test_who_reads_your_robots_txt_shows_the_run_s_fetches(chromium, sample_report, tmp_path):
-    dom_text, console = browse(chromium, sample_report / "report.html", tmp_path / "profile", "--dump-dom")
+def test_who_reads_your_robots_txt_shows_the_run_s_fetches(chromium, sample_run, tmp_path):
+    dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
     assert console == []
     dom = htmldom.read(dom_text)
     _, *rows = dom.tables["robots-readers-table"]  # no footer
-    fetches = read_jsonl(sample_report / "robots_fetches", "part*")
+    fetches = read_jsonl(sample_run / "robots_fetches", "part*")
     expected = Counter((f["host"], f["family"], f["identity"]) for f in fetches)
     assert {(r[0], r[1], r[2]): htmldom.number(r[6]) for r in rows} == dict(expected)
     _, *unread = dom.tables["robots-unread-table"]
@@ -81,10 +69,10 @@ def test_who_reads_your_robots_txt_shows_the_run_s_fetches(chromium, sample_repo
     assert dom_text.count("<circle") == sum(n for (host, _, _), n in expected.items())
 
 
-def test_a_screenshot_of_the_sample_report(chromium, sample_report, tmp_path):
+def test_a_screenshot_of_the_sample_report(chromium, sample_run, tmp_path):
     shot = tmp_path / "report.png"
     _, console = browse(
-        chromium, sample_report / "report.html", tmp_path / "profile", f"--screenshot={shot}", "--window-size=1100,2400"
+        chromium, sample_run / "report.html", tmp_path / "profile", f"--screenshot={shot}", "--window-size=1100,2400"
     )
     assert console == []
     data = shot.read_bytes()

@@ -18,17 +18,6 @@ FAKE_IP = "203.0.113.50"
 
 
 @pytest.fixture(scope="module")
-def sample_report(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("details-sample") / "out"
-    assert run_audit([
-        f"--logs={REPO / 'samples/logs/*.log.gz'}", "--log-format=host_combined",
-        f"--robots={REPO / 'samples/robots/history.jsonl'}", f"--ranges={REPO / 'samples/ranges'}",
-        f"--out={out}", "--runner=FnApiRunner",
-    ]) == 0
-    return out
-
-
-@pytest.fixture(scope="module")
 def burst_report(tmp_path_factory) -> Path:
     """bingbot twice in the same second under a 10 s Crawl-delay, on a long host name whose
     robots.txt changed once; spoofed bingbots fetch a disallowed path."""
@@ -57,8 +46,8 @@ def section(dom_text: str, ident: str) -> str:
     return dom_text[start:dom_text.index("</section>", start)]
 
 
-def test_disallowed_requests_of_a_crawler_leave_out_those_spoofing_it(chromium, sample_report, tmp_path):
-    dom_text, console = browse(chromium, sample_report / "report.html", tmp_path / "profile", "--dump-dom")
+def test_disallowed_requests_of_a_crawler_leave_out_those_spoofing_it(chromium, sample_run, tmp_path):
+    dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
     assert console == []
     text = htmldom.read(section(dom_text, "disallowed")).text
     # The sample's Googlebot: 22 of its own requests within grace, 34 spoofed ones apart.
