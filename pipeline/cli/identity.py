@@ -18,6 +18,7 @@ from matcher.audit import Claim, claim_of, identity_of
 from matcher.agents import AUTOMATED
 from matcher.identity import IdentityResult, reverse_dns_address
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
+from pipeline.cli.history import git_paths_read
 from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
@@ -93,17 +94,19 @@ def import_range_history(args: argparse.Namespace) -> int:
         registry = load_registry(args.registry)
         directory = Path(args.ranges) if args.ranges else default_ranges_dir()
         (source,) = ranges_update.select_sources(registry, [args.git_source])
-        result = import_history(Path(args.repo), args.path, source, directory)
+        result = import_history(Path(args.repo), args.paths, source, directory, args.branch)
     except (ValueError, OSError) as error:  # GitError is a ValueError
         raise InputError(str(error)) from error
     if result.days:
         say(
             f"{result.source}: {len(result.days)} daily snapshots {result.days[0]} .. {result.days[-1]}"
-            f" (current to HEAD, {result.current_to}): {len(result.written)} written,"
+            f" (current to {result.history.branch}, {result.current_to}): {len(result.written)} written,"
             f" {result.already_there} already there -> {directory / result.source}"
         )
     else:
-        say(f"{result.source}: no usable version of {args.path} in {args.repo}")
+        say(f"{result.source}: no usable version of {' or '.join(args.paths)} on {result.history.branch} in {args.repo}")
+    for line in git_paths_read(result.history):
+        say(f"  {line}")
     for problem in result.problems:
         say(f"  {problem}")
     return EXIT_OK if result.days and not result.problems else EXIT_FINDINGS

@@ -133,12 +133,18 @@ def _identity_commands(commands) -> None:
     update.set_defaults(handler=identity.update_ranges)
     steps = update.add_subparsers(dest="update_step", metavar="[STEP]")
     imported = steps.add_parser(
-        "import-git", help="one snapshot per day a range file changed in a git repository, current to HEAD's day",
-        description="Write RANGES/<source>/<day>.json for each UTC day a commit changed PATH (the day's last"
-        " commit wins) and for HEAD's day. PATH holds the operator's JSON or one prefix a line.",
+        "import-git", help="one snapshot per day a range file changed in a git repository, current to the branch's tip",
+        description="Write RANGES/<source>/<day>.json for each UTC day a change to PATH reached the branch (its"
+        " first-parent history, renames followed; the day's last change wins) and for the tip's day. PATH holds"
+        " the operator's JSON or one prefix a line.",
     )
     imported.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
-    imported.add_argument("path", metavar="PATH", help="the range file's path inside the repository")
+    imported.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="the range file's path inside the repository today; more paths: where it lived before, when a"
+        " rename is not found on its own",
+    )
+    imported.add_argument("--branch", help="the branch to read (default: the repository's HEAD branch)")
     imported.add_argument(
         "--source", dest="git_source", required=True, metavar="NAME", help="the registry's range source the file is"
     )
@@ -182,12 +188,24 @@ def _history_commands(commands) -> None:
     _fetch_flags(imported, 60.0)
     imported.set_defaults(handler=history.import_wayback)
 
-    git = steps.add_parser("import-git", help="one version per commit (or deploy) of a robots.txt in a git repository")
-    git.add_argument("repo", metavar="REPO")
-    git.add_argument("path", metavar="PATH", help="the robots.txt's path inside the repository")
-    git.add_argument("--host", required=True)
+    git = steps.add_parser(
+        "import-git", help="one version per change (or deploy) of a robots.txt in the git repository that deploys it",
+        description="Write one version of HOST's robots.txt per change on the branch's first-parent history,"
+        " dated when it reached the branch (a merge's committer time), renames followed back from PATH.",
+    )
+    git.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
+    git.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="the robots.txt's path inside the repository today; more paths: where it lived before, when a"
+        " rename is not found on its own",
+    )
+    git.add_argument("--host", required=True, help="the host that serves this robots.txt")
     git.add_argument("--into", required=True, help="captures folder")
-    git.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
+    git.add_argument("--branch", help="the branch that is deployed (default: the repository's HEAD branch)")
+    git.add_argument(
+        "--deployed-at", metavar="FILE",
+        help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live (instead of the branch's times)",
+    )
     git.set_defaults(handler=history.import_git)
 
     one = steps.add_parser("import-file", help="one robots.txt file as the version in effect from a given moment")
