@@ -65,7 +65,7 @@ def capture(args: argparse.Namespace) -> int:
         except LocalFailure as error:
             say(
                 f"{host}: NOT RECORDED: {error}; that says nothing about the site, so no state was recorded"
-                " (run it again once this machine can resolve and connect)"
+                " (check the name, and run it again once this machine can resolve it and reach it)"
             )
             status = EXIT_PARTLY
             continue

@@ -37,14 +37,14 @@ class FetchError(Exception):
 
 
 class LocalFailure(FetchError):
-    """The fetching machine's own resolver or network failed: the fetch says nothing about the
-    site."""
+    """The site's name could not be resolved, or this machine has no route to it: the fetch says
+    nothing about the site."""
 
 
-# What this machine says when its own network or resolver is down, not the far end: no route
-# out at all, and a resolver that could not be asked (glibc's EAI_AGAIN and EAI_FAIL).
-_LOCAL_ERRNOS = frozenset({errno.ENETUNREACH, errno.ENETDOWN})
-_LOCAL_RESOLVER_ERRORS = frozenset({socket.EAI_AGAIN, socket.EAI_FAIL})
+# What says nothing about the site: no route from this machine to its network or host, and any
+# failure to resolve its name (no such name, no address, a resolver that failed or did not
+# answer), which an offline machine or a broken resolver configuration gives for every name.
+_LOCAL_ERRNOS = frozenset({errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH})
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ class _Watchdog:
 
 def _is_local(error: BaseException) -> bool:
     if isinstance(error, socket.gaierror):
-        return error.errno in _LOCAL_RESOLVER_ERRORS
+        return True
     return isinstance(error, OSError) and error.errno in _LOCAL_ERRNOS
 
 
