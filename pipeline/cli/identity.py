@@ -85,7 +85,20 @@ def update_ranges(args: argparse.Namespace) -> int:
             say(f"{download.source}: NOT SAVED")
         for problem in download.problems:
             say(f"  {printable(problem)}")
+    say(_closing_line(downloads, directory))
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_FINDINGS
+
+
+def _closing_line(downloads: list[ranges_update.Download], directory: Path) -> str:
+    """What was saved, and when something was not, the ways on without a download."""
+    saved = sum(download.saved is not None for download in downloads)
+    if saved == len(downloads):
+        return f"saved all {saved} under {directory}"
+    done = f"saved {saved} of {len(downloads)} under {directory}" if saved else f"nothing saved under {directory}"
+    return (
+        f"{done}; without a download: `run --ranges DIR` (and `verify --ranges DIR`) reads snapshots you"
+        " already have, and `update-ranges import-git REPO PATH --source NAME` brings in a mirror's history"
+    )
 
 
 def import_range_history(args: argparse.Namespace) -> int:

@@ -153,7 +153,7 @@ class Client:
             return Response(url, answer.status, body, truncated, retry_after=answer.getheader("Retry-After")), location
         except (OSError, http.client.HTTPException, ValueError) as error:
             if _is_local(error):
-                raise LocalFailure(f"cannot fetch {url}: this machine's {_local_part(error)} failed ({_reason(error)})") from None
+                raise LocalFailure(f"cannot fetch {url}: {_local_part(error)} ({_reason(error)})") from None
             if watchdog.expired():
                 raise FetchError(f"no complete answer from {url} within {self.timeout:g}s") from None
             raise FetchError(f"cannot fetch {url}: {_reason(error)}") from None
@@ -230,7 +230,7 @@ def _is_local(error: BaseException) -> bool:
 
 
 def _local_part(error: BaseException) -> str:
-    return "resolver" if isinstance(error, socket.gaierror) else "network"
+    return "its name could not be resolved" if isinstance(error, socket.gaierror) else "this machine has no route to it"
 
 
 def _reason(error: BaseException) -> str:
