@@ -17,6 +17,7 @@ from datetime import date, datetime
 from matcher.agents import Registry
 from matcher.identity import DNS_OFF_EVIDENCE, UNTRUSTED_DNS_EVIDENCE
 from matcher.ip_ranges import RangeIndex
+from matcher.logformats import PASTE_YOUR_FORMAT
 
 __all__ = [
     "CHECKS",
@@ -132,7 +133,7 @@ def _dead_letters(facts: RunFacts) -> Finding | None:
     if others:
         fix = f"--log-format {others[0]}" + (f" (also reads them: {', '.join(others[1:])})" if others[1:] else "")
     else:
-        fix = "no known format reads them: check --log-format (and --field-map for JSON), see dead_letters/"
+        fix = f"no known format reads them: {PASTE_YOUR_FORMAT} (JSON lines: --field-map); the lines are in dead_letters/"
     return Finding("dead-letters", problem, fix)
 
 

@@ -60,7 +60,7 @@ __all__ = [
 
 # The version of the tables' layout, written into every run's manifest: raised by one for each
 # release whose tables changed (a column added, renamed or retyped, a table added), each change
-# listed in the README's "Schema changes". 1 was 0.1.
+# listed in CHANGELOG.md. 1 was 0.1.
 SCHEMA_VERSION = 2
 
 

@@ -68,14 +68,14 @@ from matcher.logformats.json_formats import (
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
 from matcher.logformats.cloudfront_realtime import REALTIME_KIND, RealtimeParser, compile_fields
 from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
-from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
+from matcher.logformats.format_string import FORMAT_STRING_KINDS, PASTE_YOUR_FORMAT, compile_format
 from matcher.logformats.presets import LAYOUTS, PresetParser
 from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
 from matcher.logformats.w3c import DEFAULT_FIELDS, W3CParser
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
 __all__ = [
-    "AUTO", "FORMATS", "ZONELESS_FORMATS", "JSON_FIELDS", "NOT_REQUEST_REASONS", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
+    "AUTO", "FORMATS", "ZONELESS_FORMATS", "JSON_FIELDS", "NOT_REQUEST_REASONS", "PASTE_YOUR_FORMAT", "PRESETS", "LogParseError", "LogRecord", "Skim", "TextLayout", "TextParser",
     "clf_timestamp", "encodable", "epoch_timestamp", "is_not_request", "is_zoneless", "iso_timestamp", "parser_for",
     "reads_in_pieces",
 ]

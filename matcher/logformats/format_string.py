@@ -18,9 +18,14 @@ from matcher.logformats.fields import apache_header, nginx_header
 from matcher.logformats.presets import CLF, EPOCH, ISO, Layout, TimeField, _layout
 from matcher.logformats.record import LogParseError
 
-__all__ = ["FORMAT_STRING_KINDS", "compile_format"]
+__all__ = ["FORMAT_STRING_KINDS", "PASTE_YOUR_FORMAT", "compile_format"]
 
 FORMAT_STRING_KINDS = ("apache", "nginx")
+# What a refusal tells someone whose server writes a layout of its own: it is read once pasted.
+PASTE_YOUR_FORMAT = (
+    "give your server's own format: --log-format 'nginx:<your log_format>' (or 'apache:<your LogFormat>'),"
+    " see docs/logformats.md#your-servers-own-format"
+)
 
 _QUOTED_VALUE = r'[^"\\]*(?:\\.[^"\\]*)*'
 _PLAIN_VALUE = r"\S+"

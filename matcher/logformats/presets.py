@@ -1,7 +1,7 @@
 """Text presets of load balancers, proxies, CDNs and object stores: one pattern of named groups
 per layout, read into the same record as the Apache/nginx formats.
 
-Each layout follows its vendor's documentation of the default format (README "Inputs" names
+Each layout follows its vendor's documentation of the default format (docs/inputs.md names
 the fields each uses). A layout's pattern matches the fields it reads and the documented fields
 before them; fields a vendor may append later are allowed after the last one read, as AWS says
 its access logs grow at the end.

@@ -69,7 +69,7 @@ def log_format(text: str) -> str:
     """`--log-format`: auto, a format name, `apache:`/`nginx:` and the server's format string, or
     `cloudfront_realtime:` and a field list, compiled here so that one that cannot work is refused
     at once."""
-    from matcher.logformats import AUTO, FORMATS, parser_for
+    from matcher.logformats import AUTO, FORMATS, PASTE_YOUR_FORMAT, parser_for
 
     if text == AUTO or text in FORMATS:
         return text
@@ -77,8 +77,8 @@ def log_format(text: str) -> str:
     envelope, plus, inner = text.partition("+")
     if not colon and not plus:
         raise argparse.ArgumentTypeError(
-            f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)}, apache:FORMAT / nginx:FORMAT,"
-            " or cloudfront_realtime:FIELD,FIELD,..."
+            f"unknown log format {text!r}: give {AUTO}, one of {', '.join(FORMATS)},"
+            f" or cloudfront_realtime:FIELD,FIELD,...; or {PASTE_YOUR_FORMAT}"
         )
     try:
         parser_for(text)

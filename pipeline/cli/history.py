@@ -2,7 +2,7 @@
 
   capture HOST... --into DIR         fetch each robots.txt now; keep it when it changed (cron)
   import-wayback HOST --into DIR     the Internet Archive's captures of HOST/robots.txt
-  import-git REPO PATH --host HOST --into DIR   the file's commits (or deploys)
+  import-git REPO PATH --host HOST --into DIR   the file's changes on the deployed branch (or deploys)
   import-file FILE --host HOST --effective-from WHEN --into DIR   one robots.txt from a moment on
   show TABLE [--host H]              each host's versions as a time line
   diff TABLE --host H T1 T2          what changed between the versions in effect at T1 and T2
@@ -65,7 +65,7 @@ def capture(args: argparse.Namespace) -> int:
         except LocalFailure as error:
             say(
                 f"{host}: NOT RECORDED: {error}; that says nothing about the site, so no state was recorded"
-                " (run it again once this machine can resolve and connect)"
+                " (check the name, and run it again once this machine can resolve it and reach it)"
             )
             status = EXIT_PARTLY
             continue
@@ -104,14 +104,39 @@ def import_git(args: argparse.Namespace) -> int:
     deploys = None
     if args.deployed_at:
         deploys = git_history.read_deploys(Path(args.deployed_at).read_text("utf-8"), repo)
-    result = git_history.import_git(repo, args.path, args.host, Path(args.into), deploys)
+    result = git_history.import_git(repo, args.paths, args.host, Path(args.into), deploys, args.branch)
+    if not result.history.changes and not deploys:
+        raise ValueError(f"no commit on {result.history.branch} has {' or '.join(args.paths)}")
     say(
         f"{args.host}: {result.versions} version(s), {len(result.written)} written,"
         f" {result.already_there} already there"
     )
     for path in result.written:
         say(f"  + {path}")
+    for line in git_paths_read(result.history):
+        say(f"  {line}")
+    if deploys:
+        say(f"  dated by the {len(deploys)} deploy(s) in {args.deployed_at}")
+    else:
+        say(f"  each version dated when it reached {result.history.branch}: a merge by its committer time")
+        if result.by_own_time:
+            say(
+                f"  {result.by_own_time} version(s) came by a commit of their own (made on {result.history.branch},"
+                " fast-forwarded or rebased) and keep its commit time; if a deploy put them live later,"
+                " give the deploy times with --deployed-at FILE"
+            )
+    for note in result.notes:
+        say(f"  {note}")
     return EXIT_OK
+
+
+def git_paths_read(history) -> list[str]:
+    """The branch read and each path the file had on it, with when it was there."""
+    lines = [f"read {history.branch}, first-parent history:"]
+    for span in history.spans:
+        until = rfc3339(span.until) if span.until else f"today ({history.branch} at {rfc3339(history.tip_time)})"
+        lines.append(f"  {span.path}  {rfc3339(span.first)} .. {until}")
+    return lines
 
 
 @failing_as_input_errors

@@ -18,6 +18,7 @@ from matcher.audit import Claim, claim_of, identity_of
 from matcher.agents import AUTOMATED
 from matcher.identity import IdentityResult, reverse_dns_address
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
+from pipeline.cli.history import git_paths_read
 from pipeline.cli.terminal import say
 from pipeline.cli.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from pipeline.evidence import ranges_update
@@ -84,7 +85,20 @@ def update_ranges(args: argparse.Namespace) -> int:
             say(f"{download.source}: NOT SAVED")
         for problem in download.problems:
             say(f"  {printable(problem)}")
+    say(_closing_line(downloads, directory))
     return EXIT_OK if all(d.saved is not None for d in downloads) else EXIT_FINDINGS
+
+
+def _closing_line(downloads: list[ranges_update.Download], directory: Path) -> str:
+    """What was saved, and when something was not, the ways on without a download."""
+    saved = sum(download.saved is not None for download in downloads)
+    if saved == len(downloads):
+        return f"saved all {saved} under {directory}"
+    done = f"saved {saved} of {len(downloads)} under {directory}" if saved else f"nothing saved under {directory}"
+    return (
+        f"{done}; without a download: `run --ranges DIR` (and `verify --ranges DIR`) reads snapshots you"
+        " already have, and `update-ranges import-git REPO PATH --source NAME` brings in a mirror's history"
+    )
 
 
 def import_range_history(args: argparse.Namespace) -> int:
@@ -93,17 +107,19 @@ def import_range_history(args: argparse.Namespace) -> int:
         registry = load_registry(args.registry)
         directory = Path(args.ranges) if args.ranges else default_ranges_dir()
         (source,) = ranges_update.select_sources(registry, [args.git_source])
-        result = import_history(Path(args.repo), args.path, source, directory)
+        result = import_history(Path(args.repo), args.paths, source, directory, args.branch)
     except (ValueError, OSError) as error:  # GitError is a ValueError
         raise InputError(str(error)) from error
     if result.days:
         say(
             f"{result.source}: {len(result.days)} daily snapshots {result.days[0]} .. {result.days[-1]}"
-            f" (current to HEAD, {result.current_to}): {len(result.written)} written,"
+            f" (current to {result.history.branch}, {result.current_to}): {len(result.written)} written,"
             f" {result.already_there} already there -> {directory / result.source}"
         )
     else:
-        say(f"{result.source}: no usable version of {args.path} in {args.repo}")
+        say(f"{result.source}: no usable version of {' or '.join(args.paths)} on {result.history.branch} in {args.repo}")
+    for line in git_paths_read(result.history):
+        say(f"  {line}")
     for problem in result.problems:
         say(f"  {problem}")
     return EXIT_OK if result.days and not result.problems else EXIT_FINDINGS

@@ -48,11 +48,12 @@ class CommandParser(argparse.ArgumentParser):
 
 
 class _DefaultsShown(argparse.HelpFormatter):
-    """Help that names each flag's default, where it has one."""
+    """Help that names each flag's default, where it has one that reads as a word or a number."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        shown = action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in text
+        readable = isinstance(action.default, (str, int, float)) and not isinstance(action.default, bool)
+        shown = readable and action.default != argparse.SUPPRESS and "default" not in text
         if shown and action.option_strings:
             text += " (default: %(default)s)"
         return text
@@ -72,14 +73,14 @@ def parser() -> CommandParser:
 
 def _robots_file_commands(commands) -> None:
     check = commands.add_parser("check", help="decide URLs for one crawler against a robots.txt file")
-    check.add_argument("robots_file", metavar="ROBOTS_FILE")
+    check.add_argument("robots_file", metavar="ROBOTS_FILE", help="the robots.txt file")
     check.add_argument("agent", metavar="AGENT", help="a product token (Googlebot) or a full User-Agent string")
-    check.add_argument("urls", nargs="+", metavar="URL")
+    check.add_argument("urls", nargs="+", metavar="URL", help="URLs or paths to decide (/a?b=1)")
     check.add_argument("--json", action="store_true", help="one JSON object per URL")
     check.set_defaults(handler=robots_file.check)
 
     lint = commands.add_parser("lint", help="list what a robots.txt file gets wrong, by line")
-    lint.add_argument("robots_file", metavar="ROBOTS_FILE")
+    lint.add_argument("robots_file", metavar="ROBOTS_FILE", help="the robots.txt file")
     lint.set_defaults(handler=robots_file.lint)
 
 
@@ -133,12 +134,18 @@ def _identity_commands(commands) -> None:
     update.set_defaults(handler=identity.update_ranges)
     steps = update.add_subparsers(dest="update_step", metavar="[STEP]")
     imported = steps.add_parser(
-        "import-git", help="one snapshot per day a range file changed in a git repository, current to HEAD's day",
-        description="Write RANGES/<source>/<day>.json for each UTC day a commit changed PATH (the day's last"
-        " commit wins) and for HEAD's day. PATH holds the operator's JSON or one prefix a line.",
+        "import-git", help="one snapshot per day a range file changed in a git repository, current to the branch's tip",
+        description="Write RANGES/<source>/<day>.json for each UTC day a change to PATH reached the branch (its"
+        " first-parent history, renames followed; the day's last change wins) and for the tip's day. PATH holds"
+        " the operator's JSON or one prefix a line.",
     )
     imported.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
-    imported.add_argument("path", metavar="PATH", help="the range file's path inside the repository")
+    imported.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="the range file's path inside the repository today; more paths: where it lived before, when a"
+        " rename is not found on its own",
+    )
+    imported.add_argument("--branch", help="the branch to read (default: the repository's HEAD branch)")
     imported.add_argument(
         "--source", dest="git_source", required=True, metavar="NAME", help="the registry's range source the file is"
     )
@@ -156,9 +163,11 @@ def _history_commands(commands) -> None:
     steps = group.add_subparsers(dest="history_command", required=True, metavar="STEP")
 
     capture = steps.add_parser("capture", help="fetch each host's robots.txt now; keep it when it changed")
-    capture.add_argument("hosts", nargs="+", metavar="HOST")
+    capture.add_argument("hosts", nargs="+", metavar="HOST", help="the hosts whose https://HOST/robots.txt to fetch")
     capture.add_argument("--into", required=True, help="captures folder (HOST/TIMESTAMP.EXT, HOST/observations.log)")
-    capture.add_argument("--user-agent", default=history_capture.USER_AGENT)
+    capture.add_argument(
+        "--user-agent", default=history_capture.USER_AGENT, help=f"User-Agent of the fetch (default: {history_capture.USER_AGENT})"
+    )
     capture.add_argument(
         "--dns-server", metavar="IP[:PORT]",
         help="resolve the hosts with this DNS server instead of the system resolver (one that does not answer records nothing)",
@@ -167,7 +176,7 @@ def _history_commands(commands) -> None:
     capture.set_defaults(handler=history.capture)
 
     imported = steps.add_parser("import-wayback", help="import the Internet Archive's captures of HOST/robots.txt")
-    imported.add_argument("host", metavar="HOST")
+    imported.add_argument("host", metavar="HOST", help="the host whose archived robots.txt captures to import")
     imported.add_argument("--into", required=True, help="captures folder")
     imported.add_argument("--from", dest="start", type=history.archive_time, help="first date (2024-01-31)")
     imported.add_argument("--to", dest="end", type=history.archive_time, help="last date")
@@ -182,12 +191,24 @@ def _history_commands(commands) -> None:
     _fetch_flags(imported, 60.0)
     imported.set_defaults(handler=history.import_wayback)
 
-    git = steps.add_parser("import-git", help="one version per commit (or deploy) of a robots.txt in a git repository")
-    git.add_argument("repo", metavar="REPO")
-    git.add_argument("path", metavar="PATH", help="the robots.txt's path inside the repository")
-    git.add_argument("--host", required=True)
+    git = steps.add_parser(
+        "import-git", help="one version per change (or deploy) of a robots.txt in the git repository that deploys it",
+        description="Write one version of HOST's robots.txt per change on the branch's first-parent history,"
+        " dated when it reached the branch (a merge's committer time), renames followed back from PATH.",
+    )
+    git.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
+    git.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="the robots.txt's path inside the repository today; more paths: where it lived before, when a"
+        " rename is not found on its own",
+    )
+    git.add_argument("--host", required=True, help="the host that serves this robots.txt")
     git.add_argument("--into", required=True, help="captures folder")
-    git.add_argument("--deployed-at", help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live")
+    git.add_argument("--branch", help="the branch that is deployed (default: the repository's HEAD branch)")
+    git.add_argument(
+        "--deployed-at", metavar="FILE",
+        help="file of 'COMMIT TIMESTAMP' lines: when each deploy put a commit live (instead of the branch's times)",
+    )
     git.set_defaults(handler=history.import_git)
 
     one = steps.add_parser("import-file", help="one robots.txt file as the version in effect from a given moment")
@@ -202,14 +223,14 @@ def _history_commands(commands) -> None:
 
     show = steps.add_parser("show", help="each host's versions as a time line")
     show.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
-    show.add_argument("--host")
+    show.add_argument("--host", help="only this host (default: every host in the table)")
     show.set_defaults(handler=history.show)
 
     diff = steps.add_parser("diff", help="rule changes between the versions in effect at T1 and T2")
-    diff.add_argument("table", metavar="TABLE")
-    diff.add_argument("--host", required=True)
+    diff.add_argument("table", metavar="TABLE", help="robots table: JSON Lines or captures folder")
+    diff.add_argument("--host", required=True, help="the host whose versions to compare")
     diff.add_argument("t1", metavar="T1", type=arguments.moment, help="ISO 8601 time (UTC when no offset)")
-    diff.add_argument("t2", metavar="T2", type=arguments.moment)
+    diff.add_argument("t2", metavar="T2", type=arguments.moment, help="a later ISO 8601 time (UTC when no offset)")
     diff.set_defaults(handler=history.show_diff)
 
 
@@ -390,7 +411,10 @@ def _finished_run_commands(commands) -> None:
         "schema", help="print a table's schema: BigQuery fields (bq mk --schema) or JSON Schema of its JSON Lines"
     )
     described.add_argument("table", nargs="?", choices=list(records.TABLES), help="one table (default: all)")
-    described.add_argument("--format", choices=["bigquery", "json"], default="json")
+    described.add_argument(
+        "--format", choices=["bigquery", "json"], default="json",
+        help="bigquery: the field list of bq mk --schema; json: a JSON Schema of one JSON Lines record (default: json)",
+    )
     described.set_defaults(handler=schema.schema)
 
 

@@ -5,8 +5,11 @@ The fetch follows RFC 9309 §2.3: `https://HOST/robots.txt`, at most five redire
 only), then the status class decides; a network error or the overall deadline is
 "unreachable". A body is kept up to the 500 KiB that the audit parses.
 
-A failure on the capturing machine's side (its resolver does not answer, it has no network) is
-no state of the site: `LocalFailure` is raised and nothing is recorded, since "unreachable" would
+What the site said is recorded: a status, or "unreachable" when, its address resolved, the
+connection was refused or timed out, or TLS or HTTP failed (RFC 9309 §2.3.1.4). A failure to
+resolve its name (NXDOMAIN, SERVFAIL, a resolver that does not answer, no address) or a network
+this machine cannot reach is no state of the site: an offline machine or a broken resolver gives
+it for every name. `LocalFailure` is raised and nothing is recorded, since "unreachable" would
 read as "disallow everything" in the audit.
 """
 from __future__ import annotations
@@ -48,9 +51,8 @@ def robots_client(user_agent: str = USER_AGENT, timeout: float = DEFAULT_TIMEOUT
 
 
 def resolver_at(server: tuple[str, int], timeout: float) -> Callable[[str], str]:
-    """A host name -> its first IPv4 address, asked of the DNS server `server`. A server that does
-    not answer is this machine's problem (LocalFailure); a name it says does not exist is the
-    site's (FetchError, recorded as unreachable)."""
+    """A host name -> its first IPv4 address, asked of the DNS server `server`. Any failure (no
+    answer, an error code, no such name, no address) is a LocalFailure: it records nothing."""
     shown = f"{server[0]}:{server[1]}"
 
     def resolve(host: str) -> str:
@@ -62,13 +64,13 @@ def resolver_at(server: tuple[str, int], timeout: float) -> Callable[[str], str]
         except dns.exception.DNSException as error:
             raise LocalFailure(f"cannot resolve {host}: the resolver {shown} gave no usable answer ({error})") from None
         rcode = response.rcode()
-        if rcode in (dns.rcode.SERVFAIL, dns.rcode.REFUSED):
+        if rcode != dns.rcode.NOERROR:
             raise LocalFailure(f"cannot resolve {host}: the resolver {shown} answered {dns.rcode.to_text(rcode)}")
         for rrset in response.answer:
             for item in rrset:
                 if item.rdtype == dns.rdatatype.A:
                     return item.address
-        raise FetchError(f"cannot resolve {host}: {shown} says it has no address ({dns.rcode.to_text(rcode)})")
+        raise LocalFailure(f"cannot resolve {host}: the resolver {shown} gave it no IPv4 address")
 
     return resolve
 

@@ -37,14 +37,14 @@ class FetchError(Exception):
 
 
 class LocalFailure(FetchError):
-    """The fetching machine's own resolver or network failed: the fetch says nothing about the
-    site."""
+    """The site's name could not be resolved, or this machine has no route to it: the fetch says
+    nothing about the site."""
 
 
-# What this machine says when its own network or resolver is down, not the far end: no route
-# out at all, and a resolver that could not be asked (glibc's EAI_AGAIN and EAI_FAIL).
-_LOCAL_ERRNOS = frozenset({errno.ENETUNREACH, errno.ENETDOWN})
-_LOCAL_RESOLVER_ERRORS = frozenset({socket.EAI_AGAIN, socket.EAI_FAIL})
+# What says nothing about the site: no route from this machine to its network or host, and any
+# failure to resolve its name (no such name, no address, a resolver that failed or did not
+# answer), which an offline machine or a broken resolver configuration gives for every name.
+_LOCAL_ERRNOS = frozenset({errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH})
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ class Client:
             return Response(url, answer.status, body, truncated, retry_after=answer.getheader("Retry-After")), location
         except (OSError, http.client.HTTPException, ValueError) as error:
             if _is_local(error):
-                raise LocalFailure(f"cannot fetch {url}: this machine's {_local_part(error)} failed ({_reason(error)})") from None
+                raise LocalFailure(f"cannot fetch {url}: {_local_part(error)} ({_reason(error)})") from None
             if watchdog.expired():
                 raise FetchError(f"no complete answer from {url} within {self.timeout:g}s") from None
             raise FetchError(f"cannot fetch {url}: {_reason(error)}") from None
@@ -225,12 +225,12 @@ class _Watchdog:
 
 def _is_local(error: BaseException) -> bool:
     if isinstance(error, socket.gaierror):
-        return error.errno in _LOCAL_RESOLVER_ERRORS
+        return True
     return isinstance(error, OSError) and error.errno in _LOCAL_ERRNOS
 
 
 def _local_part(error: BaseException) -> str:
-    return "resolver" if isinstance(error, socket.gaierror) else "network"
+    return "its name could not be resolved" if isinstance(error, socket.gaierror) else "this machine has no route to it"
 
 
 def _reason(error: BaseException) -> str:

@@ -1,10 +1,12 @@
 """`crawl-audit update-ranges import-git`: a range source's past from a repository that tracks
 its file, one dated snapshot per day the file changed.
 
-Every commit that changed the file counts at its committer date in UTC (when it entered the
-branch); of several commits on one day the last one gives the day's snapshot. A mirror commits
-only when the file changes, so the last content is also written as the snapshot of HEAD's day:
-the history is current up to HEAD, not only to the last change. The file is the operator's JSON
+The file's changes are read as `history import-git` reads them (`git_repository`): on the
+branch's first-parent history, each dated in UTC when it reached the branch, renames followed back
+from today's path; of several changes on one day the last one gives the day's snapshot. A mirror
+commits only when the file changes, so the last content is also written as the snapshot of the
+branch tip's day: the history is current up to the tip, not only to the last change. A version
+larger than a download may be (`ranges_update.MAX_BYTES`) is reported, not read. The file is the operator's JSON
 (kept byte for byte) or a plain list of one prefix a line (written as the operator's JSON of the
 prefixes the audit accepts). Each version is read as the audit reads it: one without a usable
 prefix is reported and not saved, prefixes broader than the range limit are reported. Days that
@@ -14,21 +16,22 @@ interrupted one finishes when run again.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 from matcher.agents import RangeSource
 from matcher.ip_ranges import parse_snapshot, plain_list_document
-from pipeline.evidence.git_history import commit_times, head_time, outcome_at
-from pipeline.evidence.ranges_update import write_atomically
+from pipeline.evidence.git_repository import BranchHistory, Change, Repository, branch_history
+from pipeline.evidence.ranges_update import MAX_BYTES, write_atomically
 
 
 @dataclass(frozen=True)
 class RangeHistoryImport:
     """What an import found: the days with a usable snapshot, which of them were written now,
-    how many were already there, the day the history is current to, and what was wrong."""
+    how many were already there, the day the history is current to, what was wrong, and the
+    branch and paths read."""
 
     source: str
     days: tuple[date, ...]
@@ -36,23 +39,34 @@ class RangeHistoryImport:
     already_there: int
     current_to: date | None
     problems: tuple[str, ...]
+    history: BranchHistory
 
 
-def import_range_history(repo: Path, path: str, source: RangeSource, directory: Path) -> RangeHistoryImport:
-    """Write the daily versions of `path` in `repo` as snapshots of `source` under `directory`."""
+def import_range_history(
+    repo: Path, paths: Sequence[str], source: RangeSource, directory: Path, branch: str | None = None
+) -> RangeHistoryImport:
+    """Write the daily versions of the file (`paths[0]` today, older paths after it) in `repo` as
+    snapshots of `source` under `directory`."""
+    repository = Repository(repo)
+    history = branch_history(repository, paths, branch)
     problems: list[str] = []
     bodies: dict[date, bytes] = {}
-    for day, commit in _last_commit_per_day(commit_times(repo, path)):
-        outcome = outcome_at(repo, commit, path)
-        if outcome.status != 200:
-            problems.append(f"{path} does not exist in commit {commit[:12]} ({day.isoformat()}); no snapshot that day")
+    daily = _last_change_per_day(history.changes)
+    files = repository.files_at([(change.commit, change.path) for _, change in daily])
+    for (day, change), found in zip(daily, files):
+        name = f"{change.path}@{change.commit[:12]}"
+        if found.blob is None:
+            problems.append(f"{change.path} does not exist in commit {change.commit[:12]} ({day.isoformat()}); no snapshot that day")
             continue
-        body = _snapshot_body(source, day, outcome.body, f"{path}@{commit[:12]}", problems)
+        if found.size > MAX_BYTES:
+            problems.append(f"{name}: {found.size:,} bytes, more than the {MAX_BYTES:,} a range file may be; no snapshot for {day.isoformat()}")
+            continue
+        body = _snapshot_body(source, day, repository.read_blob(found.blob, MAX_BYTES), name, problems)
         if body is not None:
             bodies[day] = body
-    current_to = _utc_day(head_time(repo)) if bodies else None
+    current_to = _utc_day(history.tip_time) if bodies else None
     last = max(bodies, default=None)
-    if last is not None and current_to is not None and current_to > last and _still_there(repo, path):
+    if last is not None and current_to is not None and current_to > last and files[-1].blob is not None:
         bodies[current_to] = bodies[last]
     written = []
     already = 0
@@ -63,17 +77,17 @@ def import_range_history(repo: Path, path: str, source: RangeSource, directory: 
         else:
             write_atomically(target, bodies[day])
             written.append(target)
-    return RangeHistoryImport(source.name, tuple(sorted(bodies)), tuple(written), already, current_to, tuple(problems))
+    return RangeHistoryImport(
+        source.name, tuple(sorted(bodies)), tuple(written), already, current_to, tuple(problems), history
+    )
 
 
-def _last_commit_per_day(commits: Iterable[tuple[str, datetime]]) -> list[tuple[date, str]]:
-    """(UTC day, the last commit of that day by committer time), oldest day first."""
-    by_day: dict[date, tuple[datetime, str]] = {}
-    for commit, moment in commits:
-        day = _utc_day(moment)
-        if day not in by_day or moment >= by_day[day][0]:
-            by_day[day] = (moment, commit)
-    return [(day, by_day[day][1]) for day in sorted(by_day)]
+def _last_change_per_day(changes: Iterable[Change]) -> list[tuple[date, Change]]:
+    """(UTC day, the day's last change on the branch), oldest day first."""
+    by_day: dict[date, Change] = {}
+    for change in changes:  # in branch order: a later one on the same day replaces it
+        by_day[_utc_day(change.moment)] = change
+    return sorted(by_day.items())
 
 
 def _snapshot_body(source: RangeSource, day: date, body: bytes, name: str, problems: list[str]) -> bytes | None:
@@ -95,10 +109,6 @@ def _snapshot_body(source: RangeSource, day: date, body: bytes, name: str, probl
     snapshot, found = parse_snapshot(source.name, source.operator, day, document)
     problems.extend(found)
     return body if snapshot is not None else None
-
-
-def _still_there(repo: Path, path: str) -> bool:
-    return outcome_at(repo, "HEAD", path).status == 200
 
 
 def _utc_day(moment: datetime) -> date:

@@ -26,7 +26,7 @@ from config.snapshots import load_ranges
 from matcher import health, records
 from matcher.directives import PageDirectivesTable
 from matcher.line_auditor import LineAuditor, RobotsByHost, robots_by_host
-from matcher.logformats import reads_in_pieces
+from matcher.logformats import PASTE_YOUR_FORMAT, reads_in_pieces
 from matcher.logformats.timestamps import time_zone
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
 from matcher.printable import printable
@@ -299,7 +299,7 @@ def detect_file_formats(log_files) -> dict[str, Candidate]:
             candidates = ", ".join(str(candidate) for candidate in ranked[:3])
             raise ValueError(
                 f"no log format reads most of the first lines of {printable(found.path)}; best candidates: "
-                f"{candidates}; give --log-format (and --field-map for other JSON layouts)"
+                f"{candidates}; {PASTE_YOUR_FORMAT} (JSON lines: --log-format jsonl --field-map)"
             )
         detected[found.path] = best
     return detected

@@ -28,7 +28,9 @@ def test_a_few_dead_letters_are_a_real_log_but_a_tenth_is_a_wrong_format():
 
 def test_no_known_format_reading_the_dead_letters_says_so():
     (found,) = findings(facts(dead_letters=1000))
-    assert found.fix.startswith("no known format reads them")
+    assert found.fix.startswith("no known format reads them: give your server's own format:")
+    assert "--log-format 'nginx:<your log_format>'" in found.fix
+    assert "docs/logformats.md#your-servers-own-format" in found.fix
 
 
 def test_no_host_names_the_table_s_host_as_the_default():

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import GOOGLEBOT
-from matcher.logformats import LogParseError, is_zoneless, parser_for
+from helpers import GOOGLEBOT, REPO
+from matcher.logformats import PASTE_YOUR_FORMAT, LogParseError, is_zoneless, parser_for
 
 UTC = timezone.utc
 AT = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
@@ -104,3 +104,10 @@ def test_trailing_content_the_format_does_not_name_is_no_match():
     with pytest.raises(LogParseError) as caught:
         parser_for(APACHE_COMBINED)(f'66.249.66.1 - - [02/Nov/2026:11:00:00 +0100] "GET / HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" extra')
     assert caught.value.reason == "no-match"
+
+
+def test_the_paste_your_format_hint_points_at_a_section_that_exists():
+    page, anchor = PASTE_YOUR_FORMAT.rsplit("see ", 1)[1].split("#")
+    headings = [line.lstrip("#").strip() for line in (REPO / page).read_text().splitlines() if line.startswith("## ")]
+    anchors = {"".join(c for c in heading.lower() if c.isalnum() or c in " -").replace(" ", "-") for heading in headings}
+    assert anchor in anchors

@@ -53,3 +53,34 @@ def test_a_site_that_does_not_answer_is_recorded_as_unreachable(tmp_path, capsys
     assert status == 0, said
     assert "changed" in said and "Connection refused" in said
     assert [path.suffix for path in (into / "site.example").glob("*Z.*")] == [".unreachable"]
+
+
+@pytest.fixture
+def nxdomain_resolver(tmp_path):
+    """dnsmasq answering NXDOMAIN for every name but site.example (127.0.0.1, where nothing listens)."""
+    binary = dnsmasq_binary()
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("dnsmasq not found; CI=true requires it")
+        pytest.skip("dnsmasq not found (Debian package dnsmasq-base)")
+    (tmp_path / "dns").mkdir()
+    records = ["--address=/#/", "--host-record=site.example,127.0.0.1"]
+    with running_dnsmasq(binary, tmp_path / "dns", records, probe="site.example") as server:
+        yield f"127.0.0.1:{server.port}"
+
+
+@pytest.mark.slow
+def test_a_name_the_resolver_says_does_not_exist_records_nothing_and_the_others_are_captured(
+    tmp_path, capsys, nxdomain_resolver
+):
+    into = tmp_path / "captures"
+    argv = ["history", "capture", "gone.example", "site.example", "--into", str(into),
+            "--dns-server", nxdomain_resolver, "--timeout", "2"]
+    status = cli.main(argv)
+    said = capsys.readouterr().out.splitlines()
+    assert status == 1, said
+    assert said[0].startswith(f"gone.example: NOT RECORDED: cannot resolve gone.example: the resolver {nxdomain_resolver}"
+                              " answered NXDOMAIN; that says nothing about the site")
+    assert said[1].startswith("site.example: changed -> ")
+    assert not (into / "gone.example").exists()
+    assert [path.suffix for path in (into / "site.example").glob("*Z.*")] == [".unreachable"]

@@ -47,7 +47,7 @@ def mirror(tmp_path: Path) -> Path:
 def test_each_day_a_file_changed_becomes_a_snapshot_current_to_head(mirror, tmp_path):
     ranges = tmp_path / "ranges"
     source = default_registry().range_sources["google-common-crawlers"]
-    result = import_range_history(mirror, "google/common-crawlers.json", source, ranges)
+    result = import_range_history(mirror, ["google/common-crawlers.json"], source, ranges)
     assert [d.isoformat() for d in result.days] == ["2026-03-01", "2026-04-01", "2026-04-20"]
     assert result.current_to.isoformat() == "2026-04-20"
     assert (len(result.written), result.already_there, result.problems) == (3, 0, ())
@@ -56,11 +56,11 @@ def test_each_day_a_file_changed_becomes_a_snapshot_current_to_head(mirror, tmp_
     assert (folder / "2026-03-01.json").read_bytes() == google_file("66.249.64.0/19", "66.249.96.0/20")
     assert (folder / "2026-04-20.json").read_bytes() == google_file("66.249.96.0/20")
 
-    again = import_range_history(mirror, "google/common-crawlers.json", source, ranges)
+    again = import_range_history(mirror, ["google/common-crawlers.json"], source, ranges)
     assert (again.written, again.already_there) == ((), 3)
     # an interrupted import finishes when run again
     (folder / "2026-04-01.json").unlink()
-    resumed = import_range_history(mirror, "google/common-crawlers.json", source, ranges)
+    resumed = import_range_history(mirror, ["google/common-crawlers.json"], source, ranges)
     assert (resumed.written, resumed.already_there) == ((folder / "2026-04-01.json",), 2)
 
 
@@ -71,7 +71,7 @@ def test_a_plain_list_is_saved_as_the_operators_json_without_refused_prefixes(mi
     ])
     out = capsys.readouterr().out
     assert status == 1  # two lines were reported
-    assert "openai-gptbot: 3 daily snapshots 2026-03-01 .. 2026-04-20 (current to HEAD, 2026-04-20): 3 written" in out
+    assert "openai-gptbot: 3 daily snapshots 2026-03-01 .. 2026-04-20 (current to main, 2026-04-20): 3 written" in out
     assert "line 4 0.0.0.0/0 is broader than /8, the broadest prefix accepted for IPv4; ignored" in out
     assert "line 5 'not-a-prefix' is not an IP prefix; ignored" in out
     saved = json.loads((ranges / "openai-gptbot" / "2026-04-01.json").read_text())
@@ -80,12 +80,40 @@ def test_a_plain_list_is_saved_as_the_operators_json_without_refused_prefixes(mi
     assert index.problems == ()  # what the audit would refuse was never saved
 
 
+def test_a_merged_change_counts_on_its_merge_day_and_a_renamed_file_is_followed(tmp_path, capsys):
+    repo = tmp_path / "mirror"
+    repo.mkdir()
+    git_in(repo, "init", "-q", "-b", "main")
+    git_commit(repo, "2026-03-01T08:00:00Z", {"gptbot.txt": b"20.171.206.0/24\n"})
+    git_in(repo, "checkout", "-q", "-b", "update")
+    git_commit(repo, "2026-03-10T08:00:00Z", {"gptbot.txt": b"20.171.207.0/24\n"})
+    git_in(repo, "checkout", "-q", "main")
+    git_in(repo, "merge", "-q", "--no-ff", "update", "-m", "merge", when="2026-03-12T08:00:00Z")
+    git_in(repo, "mv", "gptbot.txt", "openai-gptbot.txt")
+    git_commit(repo, "2026-03-20T08:00:00Z", {})
+    ranges = tmp_path / "ranges"
+    status = crawl_audit([
+        "update-ranges", "--ranges", str(ranges), "import-git", str(repo), "openai-gptbot.txt", "--source", "openai-gptbot",
+    ])
+    assert status == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("openai-gptbot: 3 daily snapshots 2026-03-01 .. 2026-03-20 (current to main, 2026-03-20)")
+    assert out[1:] == [
+        "  read main, first-parent history:",
+        "    openai-gptbot.txt  2026-03-20T08:00:00Z .. today (main at 2026-03-20T08:00:00Z)",
+        "    gptbot.txt  2026-03-01T08:00:00Z .. 2026-03-20T08:00:00Z",
+    ]
+    assert sorted(path.name for path in (ranges / "openai-gptbot").iterdir()) == [
+        "2026-03-01.json", "2026-03-12.json", "2026-03-20.json",  # the merge's day, not the branch commit's
+    ]
+
+
 def test_import_mistakes_are_one_line(mirror, tmp_path, capsys):
     ranges = str(tmp_path / "ranges")
     assert crawl_audit(["update-ranges", "import-git", str(mirror), "x.json", "--source", "no-such", "--ranges", ranges]) == 2
     assert "unknown range source no-such" in capsys.readouterr().err
     assert crawl_audit(["update-ranges", "import-git", str(tmp_path), "x.json", "--source", "bingbot", "--ranges", ranges]) == 2
-    assert capsys.readouterr().err.startswith("crawl-audit: git log in ")
+    assert capsys.readouterr().err.startswith("crawl-audit: git rev-parse in ")
     assert crawl_audit(["update-ranges", "import-git", str(mirror), "missing.json", "--source", "bingbot", "--ranges", ranges]) == 1
     assert "bingbot: no usable version of missing.json" in capsys.readouterr().out
 

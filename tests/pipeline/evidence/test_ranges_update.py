@@ -147,8 +147,10 @@ def test_the_command_reports_each_source_and_exits_1_on_a_failure(server, tmp_pa
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("bingbot: 2 prefixes -> ") and lines[0].endswith(".json")
     missing = f"https://127.0.0.1:{server.port}/missing.json"
-    assert lines[1:] == ["google: NOT SAVED", f"  HTTP 404 from {missing}"]
+    assert lines[1:3] == ["google: NOT SAVED", f"  HTTP 404 from {missing}"]
+    assert lines[3].startswith(f"saved 1 of 2 under {tmp_path / 'ranges'}; without a download: `run --ranges DIR`")
     assert crawl_audit(["update-ranges", *argv, "--source=bingbot"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"saved all 1 under {tmp_path / 'ranges'}"
     assert crawl_audit(["update-ranges", *argv, "--source=nope"]) == 2
     assert "unknown range source nope (known: bingbot, google)" in capsys.readouterr().err
 
