@@ -158,8 +158,8 @@ def test_fail_on_an_unknown_check_is_refused_before_work(tmp_path, capsys):
 
 
 def test_a_stream_says_at_launch_what_it_will_not_be_able_to_judge(tmp_path, capsys):
-    """A stream has no closing summary: building one says which crawlers no snapshot covers
-    today with DNS off, and a --default-host the robots table lacks."""
+    """A stream has no closing summary: building one says which crawlers have a range source
+    without a snapshot within the window of today, with DNS off, and a --default-host the robots table lacks."""
     from helpers import stream_graph
 
     table = write_jsonl(tmp_path / "robots.jsonl", ROBOTS)
