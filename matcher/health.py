@@ -9,6 +9,7 @@ an exit code for scripts.
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,14 +46,15 @@ _HOSTS_SHOWN = 5
 # What `identity_note` tells apart in an identity verdict's evidence (matcher/identity.py and
 # matcher/reverse_dns.py write these phrases).
 NO_SNAPSHOT = "no-range-snapshot"
-SNAPSHOT_TOO_NEW = "range-snapshot-too-new"
-SNAPSHOT_STALE = "range-snapshot-stale"
+# followed by ":" and the sources without a snapshot within the window, comma-separated
+OUTSIDE_WINDOW = "range-snapshot-outside-window"
 DNS_OFF = "dns-off"
 DNS_FAILED = "dns-failed"
 DNS_NXDOMAIN = "dns-nxdomain"
 DNS_ANSWERED = "dns-answered"
 DNS_UNTRUSTED = "dns-untrusted"
 _DEFINITE_PTR = ("nxdomain", "no-answer")
+_OUTSIDE_WINDOW = re.compile(r"no snapshot of (\S+) within \d+ days? of ")
 
 
 def identity_note(identity: str, method: str | None, evidence: str | None) -> str | None:
@@ -69,10 +71,9 @@ def identity_note(identity: str, method: str | None, evidence: str | None) -> st
         return None
     if "no range snapshot for" in evidence:
         return NO_SNAPSHOT
-    if "no snapshot of" in evidence:
-        return SNAPSHOT_TOO_NEW
-    if "(stale: " in evidence:
-        return SNAPSHOT_STALE
+    outside = _OUTSIDE_WINDOW.findall(evidence)
+    if outside:
+        return f"{OUTSIDE_WINDOW}:{','.join(outside)}"
     if evidence.startswith(DNS_OFF_EVIDENCE):
         return DNS_OFF
     return None
@@ -207,25 +208,29 @@ def _ranges(facts: RunFacts) -> Finding | None:
     per_crawler: Counter = Counter()
     days: set[date] = set()
     notes: set[str] = set()
+    outside: set[str] = set()
     for (crawler, note, day), n in facts.identity_notes.items():
-        if note in (NO_SNAPSHOT, SNAPSHOT_TOO_NEW, SNAPSHOT_STALE) or (note == DNS_OFF and facts.dns == "off"):
+        kind, _, sources = note.partition(":")
+        if kind in (NO_SNAPSHOT, OUTSIDE_WINDOW) or (note == DNS_OFF and facts.dns == "off"):
             per_crawler[crawler] += n
             days.add(day)
-            notes.add(note)
+            notes.add(kind)
+            outside.update(filter(None, sources.split(",")))
     if not per_crawler:
         return None
     crawlers = ", ".join(f"{c} {n:,}" for c, n in sorted(per_crawler.items(), key=lambda kv: (-kv[1], kv[0]))[:_HOSTS_SHOWN])
     why = []
     if NO_SNAPSHOT in notes:
         why.append("no range snapshot of their operator's published ranges")
-    if SNAPSHOT_TOO_NEW in notes:
-        why.append("the range snapshots are all newer than the requests")
-    if SNAPSHOT_STALE in notes:
-        why.append("the latest range snapshot is too old for the requests")
+    if OUTSIDE_WINDOW in notes:
+        why.append(
+            f"no snapshot within --range-window days of the requests of {', '.join(sorted(outside))},"
+            " so their absence proves nothing"
+        )
     if DNS_OFF in notes:
         why.append("reverse DNS is off")
-    fixes = ["crawl-audit update-ranges (a snapshot covers the requests from its day on; for past days,"
-             " crawl-audit update-ranges import-git from a mirror of the operator's file)"]
+    fixes = ["crawl-audit update-ranges (a snapshot speaks for the requests within the window of its day; for past"
+             " days, crawl-audit update-ranges import-git from a mirror of the operator's file)"]
     if facts.dns == "off":
         fixes.append("--dns live (reverse DNS decides what no range does)")
     return Finding(
@@ -273,13 +278,13 @@ _LOOKED_UP = (DNS_ANSWERED, DNS_FAILED, DNS_NXDOMAIN, DNS_UNTRUSTED)
 
 
 def uncovered_crawlers(registry: Registry, ranges: RangeIndex, day: date, dns: str) -> tuple[str, ...]:
-    """The registry's crawlers no range snapshot in force on `day` can verify, and that reverse
-    DNS will not decide instead (it is off, or the operator names no PTR suffixes)."""
+    """The registry's crawlers with a range source that has no snapshot within the window of
+    `day`, so none of their claims can be proven spoofed, and that reverse DNS will not decide
+    instead (it is off, or the operator names no PTR suffixes)."""
     return tuple(
         crawler.name
         for crawler in registry.crawlers
-        if crawler.range_sources
-        and not any(ranges.snapshot_at(source, day) is not None for source in crawler.range_sources)
+        if any(not ranges.spans_within(source, day) for source in crawler.range_sources)
         and (dns == "off" or not crawler.rdns_suffixes)
     )
 
@@ -293,8 +298,8 @@ def launch_findings(uncovered: Sequence[str], dns: str, default_host: str | None
         fixes = ["crawl-audit update-ranges (then restart)"] + (["--dns live"] if dns == "off" else [])
         found.append(Finding(
             "ranges",
-            f"no range snapshot in force today for {len(uncovered)} crawlers, whose requests will be neither verified"
-            f" nor proven spoofed: {shown}",
+            f"no range snapshot within the window of today for {len(uncovered)} crawlers, whose requests will not be"
+            f" proven spoofed: {shown}",
             " or ".join(fixes),
         ))
     if default_host is not None and table_hosts and default_host not in table_hosts:

@@ -7,7 +7,7 @@ answers (`matcher/reverse_dns.py`) come in already read and resolved.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Literal
@@ -15,8 +15,8 @@ from typing import Literal
 from matcher.addresses import Address, parse_ip, request_day, reverse_dns_problem
 from matcher.agents import Crawler
 from matcher.dns_trust import distrust_of
-from matcher.in_effect import HISTORY_EDGE, later_note
-from matcher.ip_ranges import RangeIndex, Snapshot
+from matcher.ip_ranges import RangeIndex
+from matcher.range_evidence import RangeFinding, judge_ranges
 from matcher.reverse_dns import DEFINITE_DNS_ERRORS, NOT_RESOLVED, DnsAnswer, Lookup, confirm_reverse_dns
 from matcher.web_bot_auth import SignedRequest, check_request
 
@@ -86,13 +86,13 @@ def _verify_address(
     address = parse_ip(ip)
     if address is None:
         return IdentityResult("unverified", "none", INVALID_IP_EVIDENCE, crawler.operator)
-    proof, checked, missing = _check_ranges(crawler, address, request_day(at), ranges)
-    if proof is not None:
-        return IdentityResult("verified", "ip-range", proof, crawler.operator)
+    found = judge_ranges(crawler.range_sources, address, request_day(at), ranges)
+    if found.proof is not None:
+        return IdentityResult("verified", "ip-range", found.proof, crawler.operator)
     if dns is not None and crawler.rdns_suffixes:
         problem = reverse_dns_problem(address)
         if problem is not None:
-            evidence = "; ".join((problem, *_range_context(checked, missing)))
+            evidence = "; ".join((problem, *found.context))
             return IdentityResult("unverified", "reverse-dns", evidence, crawler.operator)
         answer = dns.get(str(address)) or DnsAnswer(str(address), Lookup(error=NOT_RESOLVED))
         status, evidence = confirm_reverse_dns(answer, address, crawler.rdns_suffixes)
@@ -100,9 +100,9 @@ def _verify_address(
         if status == "spoofed" and distrust is not None and answer.ptr.error in DEFINITE_DNS_ERRORS:
             status, evidence = "unverified", f"{evidence}; {UNTRUSTED_DNS_EVIDENCE}: {distrust}"
         if status != "verified":
-            evidence = "; ".join((evidence, *_range_context(checked, missing)))
+            evidence = "; ".join((evidence, *found.context))
         return IdentityResult(status, "reverse-dns", evidence, crawler.operator)
-    return _without_range_match(crawler, checked, missing)
+    return _without_range_match(crawler, found)
 
 
 def reverse_dns_address(crawler: Crawler, ip: str, at: date | datetime, ranges: RangeIndex) -> str | None:
@@ -116,88 +116,21 @@ def reverse_dns_address(crawler: Crawler, ip: str, at: date | datetime, ranges: 
         return None
     if reverse_dns_problem(address) is not None:
         return None
-    proof, _, _ = _check_ranges(crawler, address, request_day(at), ranges)
-    return None if proof is not None else str(address)
+    proved = judge_ranges(crawler.range_sources, address, request_day(at), ranges).proof is not None
+    return None if proved else str(address)
 
 
-def _check_ranges(
-    crawler: Crawler, address: Address, day: date, ranges: RangeIndex
-) -> tuple[str | None, list[Snapshot], list[str]]:
-    """The evidence of the first source that proves the address (docs/semantics.md § Identity),
-    else the snapshots that were checked and say it is not there, and why the other sources could
-    not say so: no snapshot at all, none as old as the request, or only a stale one."""
-    checked: list[Snapshot] = []
-    absent: list[str] = []
-    cannot_say: list[str] = []
-    for source in crawler.range_sources:
-        history = ranges.snapshots(source)
-        if not history:
-            absent.append(source)
-            continue
-        snapshot = ranges.snapshot_at(source, day)
-        if snapshot is None:
-            later = _later_hit(history, address, day)
-            if later is not None:
-                return later, checked, []
-            cannot_say.append(
-                f"no snapshot of {source} covers {day.isoformat()} (first {history[0].taken.isoformat()})"
-            )
-            continue
-        hit = snapshot.find(address)
-        stale = _staleness(snapshot, history, day)
-        if hit is not None:
-            return (hit.evidence if stale is None else f"{hit.evidence} ({stale})"), checked, []
-        if stale is None:
-            checked.append(snapshot)
-        else:
-            cannot_say.append(f"not in {snapshot.label} ({stale})")
-    missing = ["no range snapshot for " + ", ".join(absent)] if absent else []
-    return None, checked, missing + cannot_say
-
-
-def _later_hit(history: Sequence[Snapshot], address: Address, day: date) -> str | None:
-    """Before a source's first snapshot: the evidence of the earliest snapshot taken within
-    `HISTORY_EDGE` after the request that holds the address. A list published a few weeks later
-    still speaks for the address; one published long after does not, and absence from a later
-    list proves nothing, since ranges are added as crawlers grow."""
-    for snapshot in history:
-        gap = (snapshot.taken - day).days
-        if gap > HISTORY_EDGE.days:
-            return None
-        hit = snapshot.find(address)
-        if hit is not None:
-            return f"{hit.evidence} ({later_note(snapshot.taken, day)})"
-    return None
-
-
-def _staleness(snapshot: Snapshot, history: Sequence[Snapshot], day: date) -> str | None:
-    """Past the end of a source's history by more than `HISTORY_EDGE`, what the verdict says."""
-    age = (day - snapshot.taken).days
-    if snapshot is not history[-1] or age <= HISTORY_EDGE.days:
-        return None
-    return f"stale: {age} days before the request; run update-ranges"
-
-
-def _without_range_match(
-    crawler: Crawler, checked: Sequence[Snapshot], missing: Sequence[str]
-) -> IdentityResult:
+def _without_range_match(crawler: Crawler, found: RangeFinding) -> IdentityResult:
     """The verdict when no range proves the claim and DNS is not consulted."""
-    context = _range_context(checked, missing)
-    if checked and not missing:
-        # every published list was read and none holds the IP
+    context = found.context
+    if found.absent:
         return IdentityResult("spoofed", "ip-range", "; ".join(context), crawler.operator)
     if crawler.rdns_suffixes:
         evidence = "; ".join((DNS_OFF_EVIDENCE, *context))
         return IdentityResult("unverified", "reverse-dns", evidence, crawler.operator)
-    if missing:
+    if found.silent:
         return IdentityResult("unverified", "ip-range", "; ".join(context), crawler.operator)
     return IdentityResult("unverifiable", "none", NO_METHOD_EVIDENCE, crawler.operator)
-
-
-def _range_context(checked: Sequence[Snapshot], missing: Sequence[str]) -> tuple[str, ...]:
-    """What the range check found: sources without a snapshot, then the snapshots checked."""
-    not_in = "not in " + ", ".join(s.label for s in checked) if checked else ""
-    return tuple(filter(None, (*missing, not_in)))
 
 
 def undeclared(ip: str, at: date | datetime, ranges: RangeIndex) -> IdentityResult | None:

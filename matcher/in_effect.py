@@ -1,9 +1,10 @@
 """The version in effect at a moment: the latest one that started at or before it.
 
-robots.txt versions, page-directives rows and IP-range snapshots all follow this rule: a change
-takes effect from its start and is never retroactive; before the first there is none.
-Dated snapshots of what operators publish (IP ranges, key directories) also speak a little way
-past the ends of their history: `HISTORY_EDGE`.
+robots.txt versions, page-directives rows and the snapshot a request that claims no crawler is
+looked up in follow this rule: a change takes effect from its start and is never retroactive;
+before the first there is none. Key-directory snapshots also speak a little way past the ends of
+their history: `HISTORY_EDGE`. (A crawler's claim is checked against IP-range snapshots by their
+spans and a window around the request instead: `matcher/range_evidence.py`.)
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Operators' published IP ranges: dated snapshots and the longest-prefix lookup in them.
 
-Range files are dated snapshots; a request is checked against the snapshot of each source in force
-on its day (UTC): the latest dated on or before it. A request older than every snapshot of a source
-has no range evidence from it: today's list says nothing about who held an address years ago.
+Range files are dated snapshots. Each stands for a span of days: from its own day to the day before
+the next snapshot of its source, the last one for its own day, unless a recorded end (an imported
+version's, `update-ranges import-git`) closes it sooner or carries it further. What a source's spans
+say about an address on a day is `matcher/range_evidence.py`'s rule; this module holds the spans.
 Prefixes are kept per prefix length in dicts keyed by the network number, so a lookup is one probe
 per distinct length (a dozen or so) rather than a scan over hundreds of prefixes.
 
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+from bisect import bisect_left, bisect_right
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from types import MappingProxyType
 
 from matcher.addresses import Address, Network
@@ -25,10 +27,12 @@ from matcher.web_bot_auth import KeyDirectories
 
 __all__ = [
     "BROADEST_PREFIX",
+    "RANGE_WINDOW",
     "Document",
     "RangeHit",
     "RangeIndex",
     "Snapshot",
+    "Span",
     "build_range_index",
     "parse_snapshot",
     "plain_list_document",
@@ -47,6 +51,10 @@ BROADEST_PREFIX = MappingProxyType({4: 8, 6: 19})
 _SHOWN_ITEM = 80
 # Request days whose merged range table is kept at hand; a rebuild costs one bisect per source.
 _DAYS_KEPT = 4096
+# Days each side of a request within which a snapshot's absence proves a claim false
+# (`--range-window`): operators publish ranges around the time they use them.
+RANGE_WINDOW = 30
+_DAY = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -91,12 +99,49 @@ class Snapshot:
         return self.table.find(address)
 
 
+@dataclass(frozen=True)
+class Span:
+    """The days a snapshot stands for, `first` to `last` inclusive."""
+
+    snapshot: Snapshot
+    first: date
+    last: date
+
+    def distance(self, day: date) -> int:
+        """Whole days from `day` to the nearest day of the span; 0 inside it."""
+        if day < self.first:
+            return (self.first - day).days
+        return max((day - self.last).days, 0)
+
+
+def _spans_of(history: Sequence[Snapshot], recorded_ends: Mapping[date, date]) -> tuple[Span, ...]:
+    """The spans of one source's snapshots, oldest first: each until the day before the next, the
+    last for its own day; a recorded end shortens a span or carries the last one further."""
+    spans = []
+    for index, snapshot in enumerate(history):
+        until = history[index + 1].taken - _DAY if index + 1 < len(history) else None
+        recorded = recorded_ends.get(snapshot.taken)
+        if recorded is not None:
+            last = max(min(recorded, until) if until is not None else recorded, snapshot.taken)
+        else:
+            last = until if until is not None else snapshot.taken
+        spans.append(Span(snapshot, snapshot.taken, last))
+    return tuple(spans)
+
+
 class RangeIndex:
-    """Every source's snapshots, with the problems met while reading them, and the snapshots of
-    the operators' Web Bot Auth key directories kept beside them (`key_directories`)."""
+    """Every source's snapshots and their spans, the window around a request within which they
+    speak (`window`, whole days each side), the problems met while reading them, and the
+    snapshots of the operators' Web Bot Auth key directories kept beside them
+    (`key_directories`)."""
 
     def __init__(
-        self, snapshots: Iterable[Snapshot], problems: Sequence[str] = (), key_directories: KeyDirectories | None = None
+        self,
+        snapshots: Iterable[Snapshot],
+        problems: Sequence[str] = (),
+        key_directories: KeyDirectories | None = None,
+        recorded_ends: Mapping[tuple[str, date], date] | None = None,
+        window: int = RANGE_WINDOW,
     ):
         self.key_directories = key_directories or KeyDirectories()
         by_source: dict[str, list[Snapshot]] = {}
@@ -104,6 +149,14 @@ class RangeIndex:
             by_source.setdefault(snapshot.source, []).append(snapshot)
         self._snapshots = {source: tuple(items) for source, items in by_source.items()}
         self._days = {source: [s.taken for s in items] for source, items in by_source.items()}
+        ends = recorded_ends or {}
+        self._spans = {
+            source: _spans_of(items, {day: end for (named, day), end in ends.items() if named == source})
+            for source, items in self._snapshots.items()
+        }
+        self._span_lasts = {source: [span.last for span in spans] for source, spans in self._spans.items()}
+        self.window = window
+        self._ever: dict[str, _PrefixTable] = {}
         self.problems = tuple(problems)
         self._merged: dict[tuple[Snapshot | None, ...], _PrefixTable] = {}
         # keyed by request days, which any log line picks (years 1 to 9999)
@@ -117,6 +170,34 @@ class RangeIndex:
 
     def snapshots(self, source: str) -> tuple[Snapshot, ...]:
         return self._snapshots.get(source, ())
+
+    def spans(self, source: str) -> tuple[Span, ...]:
+        return self._spans.get(source, ())
+
+    def spans_within(self, source: str, day: date) -> tuple[Span, ...]:
+        """The spans of `source` with a day within `window` days of `day`, oldest first."""
+        spans = self._spans.get(source, ())
+        if not spans:
+            return ()
+        reach = timedelta(days=self.window)
+        # spans are disjoint and ordered, so their last days ascend as their first days do
+        start = bisect_left(self._span_lasts[source], day - reach)
+        stop = bisect_right(self._days[source], day + reach)
+        return spans[start:stop]
+
+    def nearest_span(self, source: str, day: date) -> Span | None:
+        """The span of `source` nearest `day` (the earlier of two as near); None without snapshots."""
+        spans = self._spans.get(source, ())
+        after = bisect_right(self._days.get(source, ()), day)
+        around = spans[max(after - 1, 0):after + 1]
+        return min(around, key=lambda span: span.distance(day), default=None)
+
+    def ever_lists(self, source: str, address: Address) -> bool:
+        """Whether any snapshot of `source`, whatever its day, lists `address`."""
+        table = self._ever.get(source)
+        if table is None:
+            table = self._ever[source] = _merge(s.table for s in self._snapshots.get(source, ()))
+        return table.find(address) is not None
 
     def snapshot_at(self, source: str, day: date) -> Snapshot | None:
         """The snapshot in force on `day`: the latest on or before it; None before the first."""
@@ -152,8 +233,12 @@ def build_range_index(
     operators: Mapping[str, str],
     problems: Iterable[str] = (),
     key_directories: KeyDirectories | None = None,
+    recorded_ends: Mapping[tuple[str, date], date] | None = None,
+    window: int = RANGE_WINDOW,
 ) -> RangeIndex:
-    """Parse snapshot documents of known sources; what cannot be used is reported, not fatal."""
+    """Parse snapshot documents of known sources; what cannot be used is reported, not fatal.
+    `recorded_ends` maps (source, snapshot day) to the last day that snapshot stood for, where
+    it is known (an imported version's)."""
     found = list(problems)
     snapshots: dict[tuple[str, date], Snapshot] = {}
     for source, taken, document in documents:
@@ -167,7 +252,7 @@ def build_range_index(
             found.extend(issues)
             if snapshot is not None:
                 snapshots[source, taken] = snapshot
-    return RangeIndex(snapshots.values(), found, key_directories)
+    return RangeIndex(snapshots.values(), found, key_directories, recorded_ends, window)
 
 
 def parse_snapshot(

@@ -16,7 +16,10 @@ from config.registry import load_registry
 from config.snapshots import KEY_DIRECTORIES, default_ranges_dir, load_ranges
 from matcher.audit import Claim, claim_of, identity_of
 from matcher.agents import AUTOMATED
+from matcher.addresses import request_day
 from matcher.identity import IdentityResult, reverse_dns_address
+from matcher.ip_ranges import RangeIndex
+from matcher.range_evidence import window_lines
 from matcher.web_bot_auth import LoggedRequest, SignedRequest
 from pipeline.cli.history import git_paths_read
 from pipeline.cli.terminal import say
@@ -31,7 +34,7 @@ def verify(args: argparse.Namespace) -> int:
     """Print the identity of one request (IP, User-Agent) and what decided it."""
     try:
         registry = load_registry(args.registry)
-        ranges = load_ranges(args.ranges, registry)
+        ranges = load_ranges(args.ranges, registry, args.range_window)
         resolver = build_resolver(
             args.dns, registry, server=args.dns_server, timeout=args.dns_timeout, retries=args.dns_retries
         )
@@ -53,7 +56,8 @@ def verify(args: argparse.Namespace) -> int:
         raise InputError(
             f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range"
         )
-    say(printable_json(_as_dict(ip, args.user_agent, at, claim, who)) if args.json else _describe(ip, claim, who))
+    windows = _range_windows(claim, at, ranges)
+    say(printable_json(_as_dict(ip, args.user_agent, at, claim, who, windows, ranges.window)) if args.json else _describe(ip, claim, who, windows))
     return EXIT_OK if who.status == "verified" else EXIT_FINDINGS
 
 
@@ -125,7 +129,14 @@ def import_range_history(args: argparse.Namespace) -> int:
     return EXIT_OK if result.days and not result.problems else EXIT_FINDINGS
 
 
-def _describe(ip: str, claim: Claim | None, who: IdentityResult) -> str:
+def _range_windows(claim: Claim | None, at: datetime, ranges: RangeIndex) -> tuple[str, ...]:
+    """The claimed crawler's range snapshots within the window of the request's day, per source."""
+    if claim is None or claim.registered is None:
+        return ()
+    return window_lines(claim.registered.range_sources, request_day(at), ranges)
+
+
+def _describe(ip: str, claim: Claim | None, who: IdentityResult, windows: tuple[str, ...]) -> str:
     claimed = claim.crawler if claim is not None and claim.crawler else "(no crawler named)"
     operator = f" ({who.operator})" if who.operator else ""
     return "\n".join(printable(line) for line in (
@@ -134,10 +145,13 @@ def _describe(ip: str, claim: Claim | None, who: IdentityResult) -> str:
         f"  address:  {ip}",
         f"  method:   {who.method}",
         f"  evidence: {who.evidence}",
+        *(f"  {'ranges:' if i == 0 else '':9} {line}" for i, line in enumerate(windows)),
     ))
 
 
-def _as_dict(ip: str, user_agent: str, at: datetime, claim: Claim | None, who: IdentityResult) -> dict:
+def _as_dict(
+    ip: str, user_agent: str, at: datetime, claim: Claim | None, who: IdentityResult, windows: tuple[str, ...], window: int
+) -> dict:
     return {
         "ip": ip,
         "user_agent": user_agent,
@@ -147,4 +161,6 @@ def _as_dict(ip: str, user_agent: str, at: datetime, claim: Claim | None, who: I
         "identity": who.status,
         "method": who.method,
         "evidence": who.evidence,
+        "range_window": window,
+        "range_snapshots": list(windows),
     }

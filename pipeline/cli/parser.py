@@ -13,6 +13,7 @@ from typing import NoReturn
 from matcher import records
 from matcher.clientip import NO_PROXIES
 from matcher.health import CHECKS
+from matcher.ip_ranges import RANGE_WINDOW
 from matcher.logformats import AUTO, FORMATS
 from pipeline.cli import arguments, history, identity, report, robots_file, run, schema, whatif
 from pipeline.cli.errors import UsageError
@@ -107,7 +108,11 @@ def _identity_commands(commands) -> None:
     verify.add_argument("--ranges", help="folder of IP-range snapshots (default: the user data folder, ~/.local/share/crawl-audit/ranges on Linux)")
     verify.add_argument("--registry", help="crawler registry YAML (default: config/crawlers.yaml)")
     verify.add_argument(
-        "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshot in force"
+        "--at", type=arguments.moment, help="request time, ISO 8601 (default: now); picks the range snapshots within the window"
+    )
+    verify.add_argument(
+        "--range-window", type=arguments.number(int, 0), default=RANGE_WINDOW, metavar="DAYS",
+        help=f"days each side of the request within which a range snapshot's absence proves a claim false (default {RANGE_WINDOW})",
     )
     verify.add_argument("--json", action="store_true", help="one JSON object")
     signed = verify.add_argument_group("Web Bot Auth: the request's signature headers, as logged")
@@ -327,6 +332,10 @@ def _run_command(commands) -> None:
     )
 
     identity_flags = command.add_argument_group("identity: reverse DNS and proxies")
+    identity_flags.add_argument(
+        "--range-window", type=arguments.number(int, 0), default=RANGE_WINDOW, metavar="DAYS",
+        help=f"days each side of a request within which a range snapshot's absence proves a claim false (default {RANGE_WINDOW})",
+    )
     identity_flags.add_argument("--dns", default="off", metavar="MODE", help="reverse DNS for claims no published range proves: off, live, or snapshot:FILE")
     identity_flags.add_argument("--dns-server", metavar="HOST:PORT", help="HOST:PORT of the DNS server for --dns live (default: the system resolver)")
     identity_flags.add_argument(

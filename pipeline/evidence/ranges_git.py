@@ -11,16 +11,20 @@ larger than a download may be (`ranges_update.MAX_BYTES`) is reported, not read.
 prefixes the audit accepts). Each version is read as the audit reads it: one without a usable
 prefix is reported and not saved, prefixes broader than the range limit are reported. Days that
 already have a snapshot are left as they are, so a second import writes nothing and an
-interrupted one finishes when run again.
+interrupted one finishes when run again. Each imported version's span is recorded beside the
+snapshots (`config.snapshots.SPAN_ENDS`): it stood until the day before the next change, the last
+one for HEAD's day, so a mirror that stopped speaks for no day after its HEAD, whatever snapshot
+comes next.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+from config.snapshots import SPAN_ENDS, read_span_ends, span_ends_document
 from matcher.agents import RangeSource
 from matcher.ip_ranges import parse_snapshot, plain_list_document
 from pipeline.evidence.git_repository import BranchHistory, Change, Repository, branch_history
@@ -77,9 +81,21 @@ def import_range_history(
         else:
             write_atomically(target, bodies[day])
             written.append(target)
+    if bodies:
+        _record_span_ends(directory / source.name / SPAN_ENDS, sorted(bodies), problems)
     return RangeHistoryImport(
         source.name, tuple(sorted(bodies)), tuple(written), already, current_to, tuple(problems), history
     )
+
+
+def _record_span_ends(path: Path, days: list[date], problems: list[str]) -> None:
+    """Record that each version stood until the day before the next, the last for its own day
+    (HEAD's, while the file is there). An earlier import's records outside these days are kept;
+    inside them (its HEAD's day, before the mirror moved on) they are dropped, since this history
+    says the version before them went on standing."""
+    ends = {day: end for day, end in read_span_ends(path, problems).items() if not days[0] <= day <= days[-1]}
+    ends.update(zip(days, [later - timedelta(days=1) for later in days[1:]] + [days[-1]]))
+    write_atomically(path, span_ends_document(ends))
 
 
 def _last_change_per_day(changes: Iterable[Change]) -> list[tuple[date, Change]]:

@@ -130,7 +130,7 @@ def line_auditor(settings: RunSettings) -> LineAuditor:
         file_formats=inputs.file_formats,
         zone=time_zone(inputs.log_timezone),
         registry=registry,
-        ranges=load_ranges(inputs.ranges, registry),
+        ranges=load_ranges(inputs.ranges, registry, settings.identity.range_window),
         error_limit=settings.history.error_limit,
         grace=settings.history.cache_grace,
         proxies=settings.identity.proxies,

@@ -16,6 +16,7 @@ from datetime import timedelta
 from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions, StandardOptions
 
 from matcher.clientip import TrustedProxies
+from matcher.ip_ranges import RANGE_WINDOW
 from matcher.logformats import AUTO, parser_for
 from matcher.logformats.timestamps import time_zone
 
@@ -60,6 +61,7 @@ class IdentitySettings:
     dns_concurrency: int
     proxies: TrustedProxies
     truncate_addresses: bool = False
+    range_window: int = RANGE_WINDOW
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             dns_concurrency=args.dns_concurrency,
             proxies=args.trusted_proxies,
             truncate_addresses=args.truncate_addresses,
+            range_window=args.range_window,
         ),
         history=HistorySettings(cache_grace=args.cache_grace, error_limit=args.error_limit),
         crawl_delay=CrawlDelaySettings(window=args.window, allowed_lateness=args.allowed_lateness),

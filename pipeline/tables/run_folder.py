@@ -218,6 +218,7 @@ def manifest(
             "log_timezone": inputs.log_timezone,
             "default_host": inputs.default_host,
             "field_map": inputs.field_map,
+            "range_window": identity.range_window,
             "trusted_proxies": ",".join(str(network) for network in identity.proxies.networks) or None,
             "cache_grace": duration_text(history.cache_grace),
             "error_limit": duration_text(history.error_limit),

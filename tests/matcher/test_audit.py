@@ -116,7 +116,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "tokens": ("googlebot",),
         "identity": "verified",
         "identity_method": "ip-range",
-        "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28",
+        "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28 (earlier: 5 days before the request)",
         "signature": None,
         "honours_robots": True,
         "honours_crawl_delay": False,
@@ -174,11 +174,17 @@ def test_the_crawl_delay_of_the_chosen_group_is_reported():
     assert (verdict["honours_robots"], verdict["honours_crawl_delay"]) == (True, True)
 
 
-def test_the_range_snapshot_in_force_on_the_request_day_decides():
-    # 74.7.175.129 joins GPTBot's published list on 2026-11-03
+def test_the_range_snapshots_around_the_request_day_decide():
+    # 74.7.175.129 joins GPTBot's published list on 2026-11-03, a day after the request
     before = verdict_of(request("/docs/", user_agent=GPTBOT, ip="74.7.175.129"))
     after = verdict_of(request("/docs/", user_agent=GPTBOT, ip="74.7.175.129", at=CHANGE))
-    assert (before["identity"], before["identity_evidence"]) == ("spoofed", "not in openai-gptbot snapshot 2026-10-25")
+    fake = verdict_of(request("/docs/", user_agent=GPTBOT, ip="198.18.0.9"))
+    assert (before["identity"], before["identity_evidence"]) == (
+        "verified", "74.7.175.128/25 in openai-gptbot snapshot 2026-11-03 (later: 1 day after the request)"
+    )
+    assert (fake["identity"], fake["identity_evidence"]) == (
+        "spoofed", "not in the 2 snapshots of openai-gptbot from 2026-10-25 to 2026-11-03"
+    )
     assert (after["identity"], after["identity_evidence"]) == (
         "verified", "74.7.175.128/25 in openai-gptbot snapshot 2026-11-03"
     )
@@ -195,7 +201,7 @@ def test_a_ranges_folder_with_damaged_files_still_proves_what_it_can():
     )
     google = audit(request("/docs/", ip="192.0.2.7", at=june), SOURCE, REGISTRY, ranges, WWW)
     assert (google["identity"], google["identity_evidence"]) == (
-        "spoofed", "not in google-common-crawlers snapshot 2026-06-01"
+        "verified", "192.0.2.0/24 in google-common-crawlers snapshot 2026-01-01 (earlier: stood to 2026-05-31, 20 days before the request)"
     )
 
 

@@ -5,6 +5,9 @@ from datetime import date, datetime, timezone
 
 from matcher import health
 from matcher.health import RunFacts, closest_hosts, findings, identity_note
+from matcher.identity import verify
+
+from range_fixtures import crawler, range_document, range_index
 
 DAY = date(2026, 11, 2)
 
@@ -73,9 +76,27 @@ def test_a_resolver_that_fails_most_lookups_is_named():
 def test_identity_notes_tell_what_stood_in_the_way():
     assert identity_note("verified", "ip-range", "x in y") is None
     assert identity_note("unverified", "ip-range", "no range snapshot for bingbot") == health.NO_SNAPSHOT
-    assert identity_note("unverified", "reverse-dns", "dns-off: needs reverse DNS; no snapshot of g covers 2026-11-02 (first 2026-12-01)") == health.SNAPSHOT_TOO_NEW
+    outside = "dns-off: needs reverse DNS; no snapshot of g within 30 days of 2026-11-02 (nearest 2026-12-07, 35 days after the request)"
+    assert identity_note("unverified", "reverse-dns", outside) == f"{health.OUTSIDE_WINDOW}:g"
     assert identity_note("unverified", "reverse-dns", "dns-off: needs reverse DNS; not in g snapshot") == health.DNS_OFF
     assert identity_note("spoofed", "reverse-dns", "PTR of 192.0.2.1: nxdomain") == health.DNS_NXDOMAIN
     assert identity_note("spoofed", "reverse-dns", "PTR a.example not under googlebot.com") == health.DNS_ANSWERED
     assert identity_note("unverified", "reverse-dns", "PTR of 192.0.2.1: timeout") == health.DNS_FAILED
     assert identity_note("unverified", "reverse-dns", "PTR of 192.0.2.1: nxdomain; not trusted: why") == health.DNS_UNTRUSTED
+
+
+def test_the_ranges_check_names_the_sources_without_a_snapshot_within_the_window():
+    # FeedFetcher-Google is published in three files: one has a snapshot near the request, two
+    # only snapshots months away
+    when = datetime(2026, 11, 10, 12, tzinfo=timezone.utc)
+    near = range_index(
+        ("google-user-triggered-fetchers", date(2026, 11, 1), range_document("192.0.2.0/24")),
+        ("google-user-triggered-fetchers-google", date(2026, 5, 1), range_document("192.0.2.0/24")),
+        ("google-user-triggered-agents", date(2026, 4, 1), range_document("192.0.2.0/24")),
+    )
+    who = verify(crawler("FeedFetcher-Google"), "198.51.100.9", when, near)
+    note = identity_note(who.status, who.method, who.evidence)
+    assert note == f"{health.OUTSIDE_WINDOW}:google-user-triggered-fetchers-google,google-user-triggered-agents"
+    (found,) = findings(facts(identity_notes={("FeedFetcher-Google", note, when.date()): 7}))
+    assert found.check == "ranges" and "FeedFetcher-Google 7" in found.problem
+    assert "of google-user-triggered-agents, google-user-triggered-fetchers-google, so their absence proves nothing" in found.problem

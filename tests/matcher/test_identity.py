@@ -12,10 +12,10 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from matcher.identity import DNS_OFF_EVIDENCE, IdentityResult, reverse_dns_address, undeclared, verify
-from matcher.ip_ranges import RangeIndex
+from matcher.ip_ranges import RangeIndex, build_range_index
 from matcher.reverse_dns import DnsAnswer, Lookup
 
-from range_fixtures import JAN, JUN, at, crawler, range_document, range_index, sample_index
+from range_fixtures import JAN, JUN, OPERATORS, at, crawler, range_document, range_index, sample_index
 
 
 MAY = date(2026, 5, 25)
@@ -33,7 +33,7 @@ def index() -> RangeIndex:
     "ip, when, prefix, snapshot",
     [
         ("192.0.2.7", "2026-03-01", "192.0.2.0/24", "2026-01-01"),
-        ("198.51.100.9", "2026-07-01", "198.51.100.0/24", "2026-06-01"),
+        ("198.51.100.9", "2026-06-01", "198.51.100.0/24", "2026-06-01"),
         ("2001:db8:1::5", "2026-03-01", "2001:db8:1::/48", "2026-01-01"),
         ("::ffff:192.0.2.7", "2026-03-01", "192.0.2.0/24", "2026-01-01"),
         ("[2001:DB8:1::5]", "2026-03-01", "2001:db8:1::/48", "2026-01-01"),
@@ -68,38 +68,40 @@ def test_another_operators_range_does_not_verify(index):
 @pytest.mark.parametrize(
     "when, old_net, new_net",
     [
-        ("2025-06-01", "unverified", "unverified"),  # before every snapshot: no range evidence
-        ("2026-01-01", "verified", "spoofed"),  # on the snapshot's own day
-        ("2026-05-31", "verified", "spoofed"),
-        ("2026-06-01", "spoofed", "verified"),  # a new snapshot takes over on its day
-        ("2026-07-01", "spoofed", "verified"),
-        ("2027-01-01", "unverified", "verified"),  # the June snapshot is stale by then
+        ("2025-06-01", "unverified", "unverified"),  # no snapshot within 30 days: no range evidence
+        ("2025-12-20", "verified", "spoofed"),  # the January list speaks 12 days before its day
+        ("2026-03-01", "verified", "spoofed"),  # the January list stands until the June one
+        ("2026-05-31", "verified", "verified"),  # the June list, a day later, holds the new network
+        ("2026-06-01", "verified", "verified"),  # the January list stood until yesterday
+        ("2026-07-01", "verified", "verified"),  # January's is stale, June's 30 days before
+        ("2027-01-01", "verified", "verified"),  # both stale: an operator's address stays its own
     ],
 )
-def test_the_snapshot_in_force_on_the_request_day_is_used(index, when, old_net, new_net):
+def test_a_snapshot_stands_until_the_next_and_speaks_within_the_window(index, when, old_net, new_net):
     googlebot = crawler("Googlebot")
     assert verify(googlebot, "192.0.2.7", at(when), index).status == old_net
     assert verify(googlebot, "198.51.100.7", at(when), index).status == new_net
 
 
-def test_a_request_older_than_every_snapshot_has_no_range_evidence(index):
+def test_a_request_far_from_every_snapshot_has_no_range_evidence(index):
     # a 2015 log checked against lists published in 2026: neither list says who held the address
+    days = (JAN - date(2015, 3, 1)).days
     for ip in ("192.0.2.7", "203.0.113.5"):
         result = verify(crawler("Googlebot"), ip, at("2015-03-01"), index)
         assert (result.status, result.method) == ("unverified", "reverse-dns")
         assert result.evidence == (
-            f"{DNS_OFF_EVIDENCE}; no snapshot of google-common-crawlers covers 2015-03-01 "
-            "(first 2026-01-01)"
+            f"{DNS_OFF_EVIDENCE}; no snapshot of google-common-crawlers within 30 days of 2015-03-01 "
+            f"(nearest 2026-01-01, {days} days after the request)"
         )
     gptbot = verify(crawler("GPTBot"), "203.0.113.130", at("2015-03-01"), index)
-    assert gptbot.status == "unverified" and "covers 2015-03-01" in gptbot.evidence
+    assert gptbot.status == "unverified" and "within 30 days of 2015-03-01" in gptbot.evidence
     assert undeclared("192.0.2.7", at("2015-03-01"), index) is None
 
 
-# ----------------------------------------------------------------- the edges of the history
+# ----------------------------------------------------------------- the window around a request
 
 
-def test_before_the_first_snapshot_a_later_snapshot_within_30_days_proves_the_address(index):
+def test_a_snapshot_within_30_days_after_the_request_proves_the_address(index):
     # the first Google snapshot is 2026-01-01; 2025-12-02 is 30 days before it
     result = verify(crawler("Googlebot"), "192.0.2.7", at("2025-12-02"), index)
     assert result == IdentityResult(
@@ -110,31 +112,34 @@ def test_before_the_first_snapshot_a_later_snapshot_within_30_days_proves_the_ad
     assert one_day.evidence.endswith("snapshot 2026-01-01 (later: 1 day after the request)")
 
 
-def test_before_the_first_snapshot_absence_never_makes_a_request_spoofed(index):
-    # not in the later snapshot: unverified, not spoofed; ranges are added as crawlers grow
+def test_absence_from_a_snapshot_within_the_window_proves_a_fake_before_the_first(index):
+    # today's list proves a fake from ten days ago: a spoofer cannot send from the operator's addresses
     missed = verify(crawler("GPTBot"), "192.0.2.7", at("2025-12-20"), index)
-    assert (missed.status, missed.evidence) == (
-        "unverified", "no snapshot of openai-gptbot covers 2025-12-20 (first 2026-01-01)"
+    assert (missed.status, missed.method, missed.evidence) == (
+        "spoofed", "ip-range", "not in openai-gptbot snapshot 2026-01-01"
     )
-    # in the later snapshot, but taken 31 days after the request: too late to speak for it
-    assert verify(crawler("Googlebot"), "192.0.2.7", at("2025-12-01"), index).status == "unverified"
+    # in the later snapshot, but taken 31 days after the request: too far to speak for it
+    far = verify(crawler("Googlebot"), "192.0.2.7", at("2025-12-01"), index)
+    assert far.status == "unverified"
+    assert far.evidence.endswith("no snapshot of google-common-crawlers within 30 days of 2025-12-01 (nearest 2026-01-01, 31 days after the request)")
 
 
-def test_a_later_snapshot_proves_only_what_it_holds_of_the_right_crawler(index):
-    # Bing's January list does not prove a GPTBot claim from its address, before or after
-    assert verify(crawler("GPTBot"), "203.0.113.9", at("2025-12-20"), index).status == "unverified"
-    # the June Google snapshot is not "within 30 days" of a December request
-    assert verify(crawler("Googlebot"), "198.51.100.7", at("2025-12-20"), index).status == "unverified"
+def test_a_snapshot_proves_only_what_it_holds_of_the_right_crawler(index):
+    # Bing's January list does not prove a GPTBot claim from its address
+    assert verify(crawler("GPTBot"), "203.0.113.9", at("2025-12-20"), index).status == "spoofed"
+    # the June Google list is not within 30 days of a December request: the January one decides
+    december = verify(crawler("Googlebot"), "198.51.100.7", at("2025-12-20"), index)
+    assert (december.status, december.evidence) == ("spoofed", "not in google-common-crawlers snapshot 2026-01-01")
 
 
-def test_more_than_30_days_after_the_history_the_snapshot_is_stale(index):
-    # the last Google snapshot is 2026-06-01: on 2026-07-01 it is in force, on 2026-07-02 stale
+def test_more_than_30_days_after_the_history_absence_proves_nothing(index):
+    # the last Google snapshot is 2026-06-01: on 2026-07-01 it is within the window, on 2026-07-02 not
     assert verify(crawler("Googlebot"), "203.0.113.5", at("2026-07-01"), index).status == "spoofed"
     missed = verify(crawler("Googlebot"), "203.0.113.5", at("2026-07-02"), index)
     assert (missed.status, missed.method) == ("unverified", "reverse-dns")
     assert missed.evidence == (
-        f"{DNS_OFF_EVIDENCE}; not in google-common-crawlers snapshot 2026-06-01"
-        " (stale: 31 days before the request; run update-ranges)"
+        f"{DNS_OFF_EVIDENCE}; no snapshot of google-common-crawlers within 30 days of 2026-07-02"
+        " (nearest 2026-06-01, 31 days before the request)"
     )
     held = verify(crawler("Googlebot"), "198.51.100.7", at("2026-07-02"), index)
     assert (held.status, held.evidence) == (
@@ -143,13 +148,30 @@ def test_more_than_30_days_after_the_history_the_snapshot_is_stale(index):
     )
 
 
+def test_a_listing_that_ended_within_the_window_says_how_far(index):
+    removed = verify(crawler("Googlebot"), "192.0.2.7", at("2026-06-10"), index)
+    assert (removed.status, removed.evidence) == (
+        "verified",
+        "192.0.2.0/24 in google-common-crawlers snapshot 2026-01-01 (earlier: stood to 2026-05-31, 10 days before the request)",
+    )
+
+
+def test_the_window_is_a_setting():
+    documents = [("google-common-crawlers", JAN, range_document("192.0.2.0/24"))]
+    for window, status in ((9, "unverified"), (10, "spoofed")):
+        ranges = build_range_index(documents, OPERATORS, window=window)
+        assert verify(crawler("Googlebot"), "203.0.113.5", at("2025-12-22"), ranges).status == status
+
+
 def test_the_request_day_is_taken_in_utc(index):
-    # 2026-06-01 01:00 at UTC+05:00 is still 2026-05-31 in UTC
+    # 2026-06-01 01:00 at UTC+05:00 is still 2026-05-31 in UTC, the January snapshot's last day
+    in_span = "192.0.2.0/24 in google-common-crawlers snapshot 2026-01-01"
     local = datetime(2026, 6, 1, 1, 0, tzinfo=timezone(timedelta(hours=5)))
-    assert verify(crawler("Googlebot"), "192.0.2.7", local, index).status == "verified"
-    assert verify(crawler("Googlebot"), "192.0.2.7", date(2026, 6, 1), index).status == "spoofed"
+    assert verify(crawler("Googlebot"), "192.0.2.7", local, index).evidence == in_span
+    next_day = verify(crawler("Googlebot"), "192.0.2.7", date(2026, 6, 1), index).evidence
+    assert next_day == f"{in_span} (earlier: stood to 2026-05-31, 1 day before the request)"
     naive = datetime(2026, 5, 31, 23, 59)
-    assert verify(crawler("Googlebot"), "192.0.2.7", naive, index).status == "verified"
+    assert verify(crawler("Googlebot"), "192.0.2.7", naive, index).evidence == in_span
 
 
 # ------------------------------------------------------------------- other verdicts
@@ -207,8 +229,8 @@ def test_partly_loaded_sources_do_not_prove_a_fake():
     # FeedFetcher-Google is published in three files; only one is loaded here
     partial = range_index(("google-user-triggered-fetchers", JAN, range_document("192.0.2.0/24")))
     fetcher = crawler("FeedFetcher-Google")
-    assert verify(fetcher, "192.0.2.9", at("2026-03-01"), partial).status == "verified"
-    missed = verify(fetcher, "198.51.100.9", at("2026-03-01"), partial)
+    assert verify(fetcher, "192.0.2.9", at("2026-01-20"), partial).status == "verified"
+    missed = verify(fetcher, "198.51.100.9", at("2026-01-20"), partial)
     assert missed.status == "unverified"
     assert "not in google-user-triggered-fetchers snapshot 2026-01-01" in missed.evidence
 

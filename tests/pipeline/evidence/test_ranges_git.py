@@ -103,7 +103,7 @@ def test_a_merged_change_counts_on_its_merge_day_and_a_renamed_file_is_followed(
         "    openai-gptbot.txt  2026-03-20T08:00:00Z .. today (main at 2026-03-20T08:00:00Z)",
         "    gptbot.txt  2026-03-01T08:00:00Z .. 2026-03-20T08:00:00Z",
     ]
-    assert sorted(path.name for path in (ranges / "openai-gptbot").iterdir()) == [
+    assert sorted(path.name for path in (ranges / "openai-gptbot").glob("20*.json")) == [
         "2026-03-01.json", "2026-03-12.json", "2026-03-20.json",  # the merge's day, not the branch commit's
     ]
 
@@ -120,15 +120,19 @@ def test_import_mistakes_are_one_line(mirror, tmp_path, capsys):
 
 # request day, client, claimed crawler -> identity, evidence
 CASES = [
-    ("2026-01-15", "66.249.64.5", GOOGLEBOT, "unverified", "no snapshot of google-common-crawlers covers 2026-01-15 (first 2026-03-01)"),
+    ("2026-01-15", "66.249.64.5", GOOGLEBOT, "unverified",
+     "no snapshot of google-common-crawlers within 30 days of 2026-01-15 (nearest 2026-03-01, 45 days after the request)"),
     ("2026-02-10", "66.249.64.5", GOOGLEBOT, "verified", "66.249.64.0/19 in google-common-crawlers snapshot 2026-03-01 (later: 19 days after the request)"),
-    ("2026-02-10", "203.0.113.5", GOOGLEBOT, "unverified", "no snapshot of google-common-crawlers covers 2026-02-10 (first 2026-03-01)"),
+    ("2026-02-10", "203.0.113.5", GOOGLEBOT, "spoofed", "not in google-common-crawlers snapshot 2026-03-01"),
     ("2026-03-15", "66.249.96.9", GOOGLEBOT, "verified", "66.249.96.0/20 in google-common-crawlers snapshot 2026-03-01"),
-    ("2026-04-10", "66.249.64.5", GOOGLEBOT, "spoofed", "not in google-common-crawlers snapshot 2026-04-01"),
-    ("2026-05-15", "66.249.96.9", GOOGLEBOT, "verified", "66.249.96.0/20 in google-common-crawlers snapshot 2026-04-20"),
-    ("2026-06-01", "66.249.64.5", GOOGLEBOT, "unverified",
-     "not in google-common-crawlers snapshot 2026-04-20 (stale: 42 days before the request; run update-ranges)"),
-    ("2026-03-10", "20.171.207.9", GPTBOT, "spoofed", "not in openai-gptbot snapshot 2026-03-01"),
+    ("2026-04-10", "66.249.64.5", GOOGLEBOT, "verified",
+     "66.249.64.0/19 in google-common-crawlers snapshot 2026-03-01 (earlier: stood to 2026-03-31, 10 days before the request)"),
+    ("2026-04-10", "203.0.113.5", GOOGLEBOT, "spoofed", "not in the 3 snapshots of google-common-crawlers from 2026-03-01 to 2026-04-20"),
+    ("2026-05-15", "66.249.96.9", GOOGLEBOT, "verified",
+     "66.249.96.0/20 in google-common-crawlers snapshot 2026-04-20 (earlier: 25 days before the request)"),
+    ("2026-06-01", "203.0.113.5", GOOGLEBOT, "unverified",
+     "no snapshot of google-common-crawlers within 30 days of 2026-06-01 (nearest 2026-04-20, 42 days before the request)"),
+    ("2026-03-10", "20.171.207.9", GPTBOT, "verified", "20.171.207.0/24 in openai-gptbot snapshot 2026-04-01 (later: 22 days after the request)"),
     ("2026-04-10", "20.171.207.9", GPTBOT, "verified", "20.171.207.0/24 in openai-gptbot snapshot 2026-04-01"),
 ]
 
@@ -161,3 +165,19 @@ def test_run_and_verify_judge_requests_before_between_and_after_the_snapshots(mi
         shown = json.loads(capsys.readouterr().out)
         assert (shown["identity"], shown["evidence"].removeprefix(dns_off)) == (identity, evidence)
         assert status == (0 if identity == "verified" else 1)
+
+
+def test_a_later_import_carries_the_last_version_on_to_the_new_head(mirror, tmp_path):
+    ranges = tmp_path / "ranges"
+    source = default_registry().range_sources["google-common-crawlers"]
+    import_range_history(mirror, ["google/common-crawlers.json"], source, ranges)
+    spans = ranges / "google-common-crawlers" / "span-ends.json"
+    assert json.loads(spans.read_text()) == {"2026-03-01": "2026-03-31", "2026-04-01": "2026-04-19", "2026-04-20": "2026-04-20"}
+    git_commit(mirror, "2026-05-10T06:00:00Z", {"README.md": b"still mirrored\n"})
+    import_range_history(mirror, ["google/common-crawlers.json"], source, ranges)
+    # the old HEAD's day is no end any more: the version of 2026-04-01 stood until the new HEAD
+    assert json.loads(spans.read_text()) == {"2026-03-01": "2026-03-31", "2026-04-01": "2026-05-09", "2026-05-10": "2026-05-10"}
+    index = load_ranges(ranges)
+    assert [(s.first.isoformat(), s.last.isoformat()) for s in index.spans("google-common-crawlers")] == [
+        ("2026-03-01", "2026-03-31"), ("2026-04-01", "2026-04-19"), ("2026-04-20", "2026-05-09"), ("2026-05-10", "2026-05-10"),
+    ]

@@ -534,7 +534,7 @@ def test_verify_command_errors(tmp_path, capsys):
     assert "--at: not a date or time: 'yesterday'" in capsys.readouterr().err
 
 
-def test_verify_command_uses_the_range_snapshot_in_force_at_the_given_time(tmp_path, capsys):
+def test_verify_command_uses_the_range_snapshots_around_the_given_time(tmp_path, capsys):
     folder = tmp_path / "google-common-crawlers"
     folder.mkdir()
     (folder / "2026-06-01.json").write_text(json.dumps({"prefixes": [{"ipv4Prefix": "192.0.2.0/24"}]}))
@@ -542,7 +542,10 @@ def test_verify_command_uses_the_range_snapshot_in_force_at_the_given_time(tmp_p
     argv = ["192.0.2.10", "Googlebot", "--dns=off", f"--ranges={tmp_path}"]
     assert crawl_audit(["verify", *argv, "--at=2026-07-01T12:00:00Z"]) == 0
     assert "192.0.2.0/24 in google-common-crawlers snapshot 2026-06-01" in capsys.readouterr().out
-    assert crawl_audit(["verify", *argv, "--at=2026-10-01"]) == 1
+    # the June list stood until the September one; past the window it still speaks, as stale
+    assert crawl_audit(["verify", *argv, "--at=2026-10-01"]) == 0
+    assert "snapshot 2026-06-01 (stale: stood to 2026-08-31, 31 days before the request)" in capsys.readouterr().out
+    assert crawl_audit(["verify", "203.0.113.10", *argv[1:], "--at=2026-10-01"]) == 1
     assert capsys.readouterr().out.startswith("spoofed\n")
 
 

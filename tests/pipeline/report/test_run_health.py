@@ -158,8 +158,8 @@ def test_fail_on_an_unknown_check_is_refused_before_work(tmp_path, capsys):
 
 
 def test_a_stream_says_at_launch_what_it_will_not_be_able_to_judge(tmp_path, capsys):
-    """A stream has no closing summary: building one says which crawlers no snapshot covers
-    today with DNS off, and a --default-host the robots table lacks."""
+    """A stream has no closing summary: building one says which crawlers have a range source
+    without a snapshot within the window of today, with DNS off, and a --default-host the robots table lacks."""
     from helpers import stream_graph
 
     table = write_jsonl(tmp_path / "robots.jsonl", ROBOTS)
@@ -172,7 +172,7 @@ def test_a_stream_says_at_launch_what_it_will_not_be_able_to_judge(tmp_path, cap
         f"--out={tmp_path / 'out'}", "--robots-refresh=0", "--log-format=combined", "--default-host=www.mysite.test",
     ])
     said = capsys.readouterr().err
-    assert "crawl-audit: run health: [ranges] no range snapshot in force today for" in said
+    assert "crawl-audit: run health: [ranges] no range snapshot within the window of today for" in said
     assert "Googlebot" in said and "fix: crawl-audit update-ranges (then restart) or --dns live" in said
     assert "crawl-audit: run health: [unknown-host] --default-host www.mysite.test has no robots.txt in the table" in said
     assert "fix: --default-host mysite.test" in said
