@@ -42,6 +42,8 @@ from pipeline.local.worker_stand_in import STANDARD_STREAMS
 SERVER_MODULE = "pipeline.local.fork_server"
 LISTENING = b"listening\n"
 _STAND_IN = Path(__file__).with_name("worker_stand_in.py")
+# A Unix socket's path, its final NUL included, fits in `sun_path`: 108 bytes on Linux, 104 on macOS.
+_SOCKET_PATH_BYTES = 104
 # How long an ended worker may wait to be collected while the server has nothing else to do.
 _REAP_EVERY_SECONDS = 1.0
 
@@ -54,7 +56,10 @@ def fork_server(preload: Sequence[str] = ()) -> Iterator[str | None]:
     if not hasattr(os, "fork"):
         yield None
         return
-    folder = tempfile.mkdtemp(prefix="crawl-audit-workers-")
+    folder = _socket_folder()
+    if folder is None:
+        yield None
+        return
     address = os.path.join(folder, "socket")
     # `-m` on a module its own package imports makes runpy warn that it was imported twice: harmless.
     # `-P`: the folder the run was started from may hold a `pipeline` or `matcher` of its own,
@@ -75,6 +80,18 @@ def fork_server(preload: Sequence[str] = ()) -> Iterator[str | None]:
         server.stdout.close()
         server.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _socket_folder() -> str | None:
+    """A new private folder for the server's socket, whose path a Unix socket can be bound to:
+    under the temporary folder (TMPDIR), or under /tmp when that one's path is too long; None
+    when neither can be."""
+    for parent in (None, "/tmp"):
+        folder = tempfile.mkdtemp(prefix="crawl-audit-workers-", dir=parent)
+        if len(os.fsencode(os.path.join(folder, "socket"))) < _SOCKET_PATH_BYTES:
+            return folder
+        os.rmdir(folder)
+    return None
 
 
 def serve(address: str, prepare: Callable[[], Callable[[], object]]) -> None:

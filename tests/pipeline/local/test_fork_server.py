@@ -5,8 +5,10 @@ of their collections."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -152,3 +154,18 @@ def test_a_worker_leaves_what_the_server_imported_out_of_its_collections():
                 | beam.Distinct()
             )
             assert_that(frozen, equal_to([True]))
+
+
+@pytest.mark.slow
+def test_a_temporary_folder_too_deep_for_a_socket_path_still_gets_a_fork_server(tmp_path, monkeypatch):
+    """A Unix socket's path is at most about a hundred bytes; a deep TMPDIR (a CI runner's, a test
+    runner's per-process folder) must not cost the run its workers, nor print a traceback."""
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with worker_forks.fork_server() as command:
+        assert command is not None
+        address = shlex.split(command)[-1]
+        assert len(os.fsencode(address)) < 104
+        assert os.stat(os.path.dirname(address)).st_mode & 0o777 == 0o700
+    assert not os.path.exists(os.path.dirname(address))
