@@ -47,6 +47,7 @@ __all__ = [
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
+    "DECISION_COLUMNS",
     "json_schema",
     "robots_fetch_record",
     "robots_version_record",
@@ -224,6 +225,17 @@ DEAD_LETTERS = (
     Column("raw", "string", "the input as read", False),
 )
 
+# Each decision a verdict can take and the summary column that counts it, in the order every table
+# that splits requests by decision shows them: a row's columns add up to its requests.
+DECISION_COLUMNS = (
+    ("allowed", "allowed"),
+    ("disallowed", "disallowed"),
+    ("disallowed-within-grace", "within_grace"),
+    ("disallowed-before-refetch", "before_refetch"),
+    ("disallowed-between-captures", "between_captures"),
+    ("unknown", "unknown"),
+)
+
 SUMMARY = (
     Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
     Column("identity", "string", "identity status", False),
@@ -231,7 +243,10 @@ SUMMARY = (
     Column("purpose", "string_list", "the crawler's purposes, as in verdicts", False),
     Column("requests", "int", "requests", False),
     Column("allowed", "int", "allowed", False),
-    Column("disallowed", "int", "disallowed", False),
+    Column(
+        "disallowed", "int",
+        "plainly disallowed (decision disallowed); the other disallowed decisions have columns of their own", False,
+    ),
     Column("within_grace", "int", "disallowed within the cache grace", False),
     Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
