@@ -13,7 +13,7 @@ import pytest
 import htmldom
 from config.registry import load_registry
 from helpers import REPO, read_jsonl, run_audit, write_jsonl
-from matcher import robots
+from matcher import records, robots
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
 from pipeline.tables import run_folder
@@ -144,6 +144,16 @@ def html_escape(text: str) -> str:
 def test_parquet_and_json_lines_runs_give_the_same_report(sample_out, parquet_out):
     assert list((parquet_out / "robots_versions").glob("part*.parquet"))
     assert pq.read_table(parquet_out / "robots_versions").num_rows == 6
+    # The change audit, read back from Parquet, is the JSON Lines run's row for row.
+    def changes(out):
+        times = {column.name for column in records.CHANGES if column.type == "timestamp"}
+        return sorted(
+            tuple((k, tables.moment(v) if k in times and isinstance(v, str) else v) for k, v in row.items())
+            for row in tables.rows(out, "changes")
+        )
+
+    assert changes(parquet_out) == changes(sample_out) and changes(sample_out)
+    assert list((parquet_out / "changes").glob("part*.parquet"))
     assert (parquet_out / "report.html").read_bytes() == (sample_out / "report.html").read_bytes()
 
 

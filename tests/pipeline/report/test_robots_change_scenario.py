@@ -8,6 +8,7 @@ figures."""
 from __future__ import annotations
 
 import contextlib
+import json
 import io
 import re
 from datetime import datetime, timedelta, timezone
@@ -18,6 +19,9 @@ import pytest
 import htmldom
 from helpers import BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, crawl_audit, log_line, read_jsonl, run_audit, write_jsonl
 from matcher import records
+from pipeline.cli import main as cli
+from pipeline.tables import reading as tables
+from pipeline.tables.run_folder import read_manifest
 from pipeline.report import figures as report_figures
 
 HOST = "www.example.com"
@@ -222,3 +226,68 @@ def test_the_before_refetch_requests_are_counted_where_the_owner_looks(run):
     assert by_crawler["ClaudeBot", "verified"]["before_refetch"] == "1"
     summary = {(r["crawler"], r["identity"]): r for r in read_jsonl(run["out"] / "summary")}
     assert summary["ClaudeBot", "verified"]["before_refetch"] == 1
+
+
+# ---- the change audit
+
+
+def _rows(out: Path) -> dict[tuple[str, str, str], dict]:
+    found = {}
+    for row in tables.rows(out, "changes"):
+        key = (row["direction"], row["crawler"], row["identity"])
+        assert key not in found
+        assert (row["host"], tables.moment(row["change_at"])) == (HOST, CHANGE)
+        found[key] = {name: value for name, value in row.items() if name not in ("host", "change_at", "direction", "crawler", "identity")}
+    return found
+
+
+def _moment(hours: float | None) -> str | None:
+    return None if hours is None else at(hours).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _expected(before, after, grace, refetch, violations, fetch_after, last) -> dict:
+    return {
+        # After the change to the host's last request (72 h); as long before, from its first request (1 h).
+        "before_from": _moment(1), "after_until": _moment(72),
+        "requests_before": before, "requests_after": after, "within_grace": grace, "before_refetch": refetch,
+        "violations": violations, "between_captures": 0,
+        "first_robots_fetch_after": _moment(fetch_after), "last_newly_disallowed_request": _moment(last),
+    }
+
+
+EXPECTED_CHANGES = {
+    # re-read late (40 h): one request within the grace before it, one violation past the grace
+    ("restricts", "bingbot", "verified"): _expected(0, 2, 0, 1, 1, 40, 36),
+    # never re-read: the same, and no fetch after the change
+    ("restricts", "ClaudeBot", "verified"): _expected(1, 2, 0, 1, 1, None, 48),
+    # re-read at once (10.5 h) and stopped: it asked for /new before the change only
+    ("restricts", "GPTBot", "verified"): _expected(1, 0, 0, 0, 0, 10.5, None),
+    # no robots.txt fetch seen at all: the grace is assumed
+    ("restricts", "Googlebot", "verified"): _expected(0, 1, 1, 0, 0, None, 12),
+    # claims not proven are rows of their own, never the crawler's
+    ("restricts", "Googlebot", "spoofed"): _expected(0, 2, 2, 0, 0, None, 21),
+    ("restricts", "Applebot", "unverified"): _expected(0, 1, 1, 0, 0, None, 14),
+    # /old, newly allowed: counted before and after, no disallowed request after
+    ("opens", "Googlebot", "verified"): _expected(1, 1, 0, 0, 0, None, None),
+}
+
+
+@pytest.mark.slow
+def test_the_changes_table_says_row_by_row_what_each_crawler_did_after_the_change(run):
+    assert _rows(run["out"]) == EXPECTED_CHANGES
+
+
+@pytest.mark.slow
+def test_the_changes_table_is_in_the_manifest_and_its_rows_fit_the_schema(run):
+    listed = read_manifest(str(run["out"]))["tables"]["changes"]
+    assert listed["format"] == "jsonl" and listed["files"]
+    rows = read_jsonl(run["out"] / "changes")
+    assert rows and all(records.row_problem(row, records.CHANGES) is None for row in rows)
+
+
+def test_the_changes_table_has_a_bigquery_and_a_json_schema(capsys):
+    assert cli.main(["schema", "--format", "bigquery", "changes"]) == 0
+    fields = {field["name"]: field for field in json.loads(capsys.readouterr().out)}
+    assert fields["change_at"]["type"] == "TIMESTAMP" and fields["change_at"]["mode"] == "REQUIRED"
+    assert fields["first_robots_fetch_after"]["mode"] == "NULLABLE"
+    assert {"requests_before", "requests_after", "within_grace", "before_refetch", "violations", "between_captures"} <= set(fields)
