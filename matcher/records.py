@@ -44,9 +44,12 @@ __all__ = [
     "ROBOTS_FETCHES_TABLE",
     "WHATIF_FLIPS_TABLE",
     "DNS_ANSWERS_TABLE",
+    "CHANGES",
+    "CHANGES_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
+    "DECISION_COLUMNS",
     "json_schema",
     "robots_fetch_record",
     "robots_version_record",
@@ -224,6 +227,17 @@ DEAD_LETTERS = (
     Column("raw", "string", "the input as read", False),
 )
 
+# Each decision a verdict can take and the summary column that counts it, in the order every table
+# that splits requests by decision shows them: a row's columns add up to its requests.
+DECISION_COLUMNS = (
+    ("allowed", "allowed"),
+    ("disallowed", "disallowed"),
+    ("disallowed-within-grace", "within_grace"),
+    ("disallowed-before-refetch", "before_refetch"),
+    ("disallowed-between-captures", "between_captures"),
+    ("unknown", "unknown"),
+)
+
 SUMMARY = (
     Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
     Column("identity", "string", "identity status", False),
@@ -231,7 +245,10 @@ SUMMARY = (
     Column("purpose", "string_list", "the crawler's purposes, as in verdicts", False),
     Column("requests", "int", "requests", False),
     Column("allowed", "int", "allowed", False),
-    Column("disallowed", "int", "disallowed", False),
+    Column(
+        "disallowed", "int",
+        "plainly disallowed (decision disallowed); the other disallowed decisions have columns of their own", False,
+    ),
     Column("within_grace", "int", "disallowed within the cache grace", False),
     Column("between_captures", "int", "disallowed by one of two candidate versions (change time unknown)", False),
     Column("unknown", "int", "no robots.txt version known", False),
@@ -319,6 +336,35 @@ DNS_ANSWERS = (
     Column("resolved_at", "string", "when the worker asked (UTC, RFC 3339)", False),
 )
 
+CHANGES = (
+    Column("host", "string", "site host", False),
+    Column("change_at", "timestamp", "when the new robots.txt version took effect (its effective_from)", False),
+    Column(
+        "direction", "string",
+        "restricts: the counts are of paths the change newly disallowed for the crawler | opens: of paths it newly allowed",
+        False,
+    ),
+    Column("crawler", "string", "crawler claimed by the User-Agent", False),
+    Column("identity", "string", "identity status; a spoofed crawler's requests are rows of their own", False),
+    Column("before_from", "timestamp", "start of the before-period: as long as the after-period, from the host's first logged request on", False),
+    Column("after_until", "timestamp", "end of the after-period: the host's next change (exclusive) or its last logged request", False),
+    Column("requests_before", "int", "requests to the affected paths in the before-period", False),
+    Column("requests_after", "int", "requests to the affected paths in the after-period", False),
+    Column("within_grace", "int", "of the after-period's, disallowed-within-grace", False),
+    Column("before_refetch", "int", "of the after-period's, disallowed-before-refetch", False),
+    Column("violations", "int", "of the after-period's, plainly disallowed", False),
+    Column("between_captures", "int", "of the after-period's, disallowed-between-captures", False),
+    Column(
+        "first_robots_fetch_after", "timestamp",
+        "the crawler's first robots.txt fetch at or after the change (same fetch family, identity and host as"
+        " robots_fetches); null when none was seen",
+    ),
+    Column(
+        "last_newly_disallowed_request", "timestamp",
+        "the after-period's last request to a newly disallowed path; null when none (and for opens)",
+    ),
+)
+
 # Table names: each is a folder of a run, a BigQuery table and a key of the audit graph's outputs.
 VERDICTS_TABLE = "verdicts"
 DEAD_LETTERS_TABLE = "dead_letters"
@@ -333,6 +379,8 @@ ROBOTS_FETCHES_TABLE = "robots_fetches"
 WHATIF_FLIPS_TABLE = "whatif_flips"
 # Written by a streaming run with --dns live --dns-record; a DNS snapshot for a later batch run.
 DNS_ANSWERS_TABLE = "dns_answers"
+# One row per host, robots.txt change, crawler and identity that requested a path the change turned.
+CHANGES_TABLE = "changes"
 # Not a record table: one JSON object, the lines read and where each went.
 COUNTS_TABLE = "counts"
 # Not a record table either: one JSON object, what the HTML report counts of the verdicts
@@ -352,6 +400,7 @@ TABLES = {
     ROBOTS_FETCHES_TABLE: ROBOTS_FETCHES,
     WHATIF_FLIPS_TABLE: WHATIF_FLIPS,
     DNS_ANSWERS_TABLE: DNS_ANSWERS,
+    CHANGES_TABLE: CHANGES,
 }
 
 

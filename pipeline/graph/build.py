@@ -32,6 +32,7 @@ from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, ra
 from matcher.printable import printable
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
+    CHANGES_TABLE,
     COUNTS_TABLE,
     DEAD_LETTERS_TABLE,
     DNS_ANSWERS_TABLE,
@@ -51,6 +52,7 @@ from pipeline.evidence.resolvers import LiveResolver
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph import robots_refresh, stream_sources
 from pipeline.graph.between_captures import BetweenCaptures
+from pipeline.graph.changes import AuditChanges
 from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
@@ -70,7 +72,9 @@ RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_T
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 # Besides the verdicts, the tables of a batch run that grow with its log or its robots history,
 # written in parts in the chosen format, and those that stay a few rows, written whole as JSON Lines.
-GROWING_TABLES = (DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE)
+GROWING_TABLES = (
+    DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE, CHANGES_TABLE,
+)
 WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE)
 
 
@@ -112,6 +116,9 @@ def build(
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
+    outputs[CHANGES_TABLE] = verdict_batches | "AuditChanges" >> AuditChanges(
+        robots, followed["histories"], auditor.registry
+    )
     # The report's robots.txt section draws the history the verdicts were judged by.
     outputs[ROBOTS_VERSIONS_TABLE] = robots | "RecordRobotsVersions" >> beam.FlatMap(
         lambda table: map(records.robots_version_record, table.versions())

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Iterator
 
 import apache_beam as beam
 
-from matcher.records import DEAD_LETTERS_TABLE
+from matcher.records import DEAD_LETTERS_TABLE, DECISION_COLUMNS
 from matcher.report_counts import ReportCounts, TopDisallowed, disallowed_keys
 from pipeline.graph.line_audit import NOT_REQUEST_KEY, TALLY
 
@@ -83,12 +83,7 @@ def summary_row(key: SummaryKey, counts: Counter) -> dict:
         "client_kind": client_kind,
         "purpose": purpose,
         "requests": sum(n for decision, n in counts.items() if decision != _CONFLICTS),
-        "allowed": counts["allowed"],
-        "disallowed": counts["disallowed"],
-        "within_grace": counts["disallowed-within-grace"],
-        "between_captures": counts["disallowed-between-captures"],
-        "unknown": counts["unknown"],
-        "before_refetch": counts["disallowed-before-refetch"],
+        **{column: counts[decision] for decision, column in DECISION_COLUMNS},
         "preference_conflicts": counts[_CONFLICTS],
     }
 

@@ -26,6 +26,9 @@ from pipeline.report import charts
 from pipeline.report import robots_readers
 from pipeline.report import health
 from pipeline.tables.files import write_member, write_whole
+from pipeline.report.figures import (
+    ALL_DISALLOWED, CLAIMED, DECISIONS, HEADINGS, IDENTITY_ORDER, Figures, Split, figures, identity_words,
+)
 from pipeline.report.data import TOP_ADDRESSES, CrawlerDisallowed, Disallowed, ReportData, gather
 
 SECTIONS = (
@@ -50,12 +53,11 @@ TOP_ROWS = 100
 TOP_USER_AGENTS = 3
 TIMELINE_SERIES = 8
 MAX_DIFF_LINES = 200
-_DECISIONS = (
-    ("allowed", "#4c9a2a"), ("disallowed", "#c0392b"), ("within grace", "#e6a23c"),
-    ("between captures", "#8e6bbf"), ("unknown", "#8c8c8c"),
-)
-_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
-_IDENTITIES = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
+_DECISION_COLOURS = {
+    "allowed": "#4c9a2a", "disallowed": "#c0392b", "within_grace": "#e6a23c", "before_refetch": "#d35400",
+    "between_captures": "#8e6bbf", "unknown": "#8c8c8c",
+}
+_IDENTITIES = IDENTITY_ORDER
 _STATUS_COLOURS = {"ok": "#4c9a2a", "unavailable": "#9ecae1", "error": "#c0392b"}
 # Parsed versions one after another take turns in these greens, so that each change shows.
 _OK_GREENS = ("#4c9a2a", "#a1d76a", "#276419", "#7fbc41")
@@ -107,14 +109,15 @@ def write(out: str, target: str | None = None) -> str:
 
 
 def render(data: ReportData) -> str:
+    figs = figures(data.summary.rows)
     sections = [
         _overview(data),
-        _crawlers(data),
+        _crawlers(figs),
         _timeline(data),
         _disallowed(data),
         _spoofing(data),
         _preference_conflicts(data),
-        _automated(data),
+        _automated(data, figs),
         _llms_txt(data),
         _crawl_delay(data),
         _robots_versions(data),
@@ -233,84 +236,77 @@ def _overview(data: ReportData) -> str:
     )
 
 
-def _ordered_summary(rows: Sequence[dict]) -> list[dict]:
-    per_crawler = Counter()
-    for row in rows:
-        per_crawler[row["crawler"] or "(none)"] += row["requests"]
-    return sorted(
-        rows,
-        key=lambda r: (
-            -per_crawler[r["crawler"] or "(none)"],
-            r["crawler"] or "",
-            _IDENTITIES.index(r["identity"]) if r["identity"] in _IDENTITIES else 99,
-        ),
+_SPLIT_HEADERS = ("requests",) + tuple(HEADINGS[column] for column in DECISIONS)
+_DISALLOWED_NOTE = (
+    " Disallowed: plainly, by the robots.txt the crawler had or should have had. Within grace: disallowed"
+    " by the version in effect, allowed by one the crawler may still have cached. Before refetch:"
+    " disallowed only by a change the crawler had not fetched yet. Between captures: the robots.txt"
+    " changed at an unknown time, and only the older version disallowed."
+)
+
+
+def _split_table(name: str, splits: Sequence[Split], ident: str, total: str) -> str:
+    """Requests per crawler and identity split by every decision, with the total row."""
+    return _table(
+        (name, "identity") + _SPLIT_HEADERS,
+        [(s.name, identity_words(s.identity)) + s.cells() for s in splits],
+        2,
+        ident,
+        (total, "") + tuple(sum(column) for column in zip(*(s.cells() for s in splits))),
     )
 
 
-def _crawlers(data: ReportData) -> str:
-    rows = _ordered_summary(_of_kind(data.summary.rows, "crawler"))
+def _crawlers(figs: Figures) -> str:
+    rows = figs.crawlers
     shown = rows[:TOP_CRAWLERS]
     chart = charts.stacked_bars(
         "Requests per crawler and identity, by decision",
-        [(f"{r['crawler'] or '(none)'} ({r['identity']})", [r[c] for c in _COLUMNS[1:]]) for r in shown],
-        _DECISIONS,
+        [(f"{s.name} ({identity_words(s.identity)})", list(s.decisions)) for s in shown],
+        [(HEADINGS[column], _DECISION_COLOURS[column]) for column in DECISIONS],
         "requests",
     )
     more = f'<p class="note">The chart shows the {len(shown)} largest of {len(rows)} rows; the table lists all.</p>' if len(rows) > len(shown) else ""
-    totals = ("all crawlers", "") + tuple(sum(r[c] for r in rows) for c in _COLUMNS)
-    table = _table(
-        ("crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
-        [(r["crawler"] or "(none)", r["identity"]) + tuple(r[c] for c in _COLUMNS) for r in rows],
-        2,
-        "crawler-table",
-        totals,
-    )
+    parts = [chart, more, _split_table("crawler", rows, "crawler-table", "all crawlers")]
+    if figs.claims:
+        parts += [
+            "<h3>Claims not proven</h3>"
+            '<p class="note">Requests naming a crawler their address disproves (spoofed) or does not prove'
+            " (unverified): not counted as the crawler's own.</p>",
+            "<ul>" + "".join(
+                f'<li data-claimed="{escape(claim.name)}">{escape(claim.sentence())}</li>' for claim in figs.claimed
+            ) + "</ul>",
+            _split_table("claimed crawler", figs.claims, "claims-table", "all claims not proven"),
+        ]
+    parts.append(_purposes(figs))
     return _section(
         "crawlers",
-        "Per claimed crawler and identity: requests and how robots.txt decided them."
-        " Within grace: disallowed by the version in effect, allowed by one the crawler may still have cached."
-        " Between captures: the robots.txt changed at an unknown time, and only the older version disallowed.",
-        chart, more, table, _purposes(rows),
+        "Per crawler and identity: requests and how robots.txt decided them; each row's decisions add up"
+        " to its requests. A crawler's own requests are those its address proves (verified), or that no"
+        " method can check (no way to verify); claims not proven are listed apart." + _DISALLOWED_NOTE,
+        *parts,
     )
 
 
-def _purposes(rows: Sequence[dict]) -> str:
-    """Crawler requests per purpose; a crawler of several purposes counts under each."""
-    by_purpose: dict[str, list[int]] = {}
-    for row in rows:
-        for purpose in row.get("purpose") or ("unknown",):
-            counts = by_purpose.setdefault(purpose, [0] * len(_COLUMNS))
-            for i, column in enumerate(_COLUMNS):
-                counts[i] += row[column]
-    ranked = sorted(by_purpose.items(), key=lambda item: (-item[1][0], item[0]))
+def _purposes(figs: Figures) -> str:
+    """The crawlers' own requests per purpose; a crawler of several purposes counts under each."""
     return (
         '<h3>By purpose</h3><p class="note">What the registry says each crawler fetches for'
-        " (docs/semantics.md § Purpose); a crawler of several purposes is counted under each.</p>"
-        + _table(
-            ("purpose", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
-            [(purpose, *counts) for purpose, counts in ranked],
-            1,
-            "purpose-table",
-        )
+        " (docs/semantics.md § Purpose), of the crawlers' own requests; a crawler of several purposes is"
+        " counted under each.</p>"
+        + _table(("purpose",) + _SPLIT_HEADERS, [(s.name,) + s.cells() for s in figs.purposes], 1, "purpose-table")
     )
 
 
-def _automated(data: ReportData) -> str:
-    rows = _ordered_summary(_of_kind(data.summary.rows, "automated"))
+def _automated(data: ReportData, figs: Figures) -> str:
+    rows = figs.automated
     if not rows:
         return _section("automated", "No request came from an automated client.")
-    table = _table(
-        ("client", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"),
-        [(r["crawler"] or "(none)", r["identity"]) + tuple(r[c] for c in _COLUMNS) for r in rows],
-        2,
-        "automated-table",
-        ("all automated clients", "") + tuple(sum(r[c] for r in rows) for c in _COLUMNS),
-    )
+    table = _split_table("client", rows, "automated-table", "all automated clients")
     clients = sorted(data.automated_disallowed.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     parts = [table]
     for client, paths in clients[:TOP_CRAWLERS]:
         top = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
-        parts.append(f"<h3>{escape(client)}: {sum(paths.values()):,} disallowed requests</h3>")
+        parts.append(f"<h3>{escape(client)}: {sum(paths.values()):,} requests {ALL_DISALLOWED}</h3>")
         parts.append(_table(
             ("host", "path", "rule as written", "line", "requests"),
             [(d.host, d.path, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line), n) for d, n in top],
@@ -418,40 +414,45 @@ _DISALLOWED_HEADERS = ("host", "path", "identity", "decision", "rule as written"
 
 
 def _disallowed(data: ReportData) -> str:
-    """Per claimed crawler, the requests its identity does not disprove, split by identity; the
-    spoofed claims apart, since they are not the crawler's requests. The run kept each identity's
-    exact totals and top rows, and a row is of one identity, so the top rows of several identities
-    are among their tops."""
+    """Per crawler, its own requests (identities that are not claims apart); the claims not proven
+    (spoofed, unverified) apart, since they are not proven to be the crawler's. The run kept each
+    identity's exact totals and top rows, and a row is of one identity, so the top rows of several
+    identities are among their tops."""
     def own(of: dict[str, CrawlerDisallowed]) -> int:
-        return sum(d.requests for identity, d in of.items() if identity != "spoofed")
+        return sum(d.requests for identity, d in of.items() if identity not in CLAIMED)
 
     crawlers = sorted(
         data.disallowed.items(), key=lambda kv: (-own(kv[1]), -sum(d.requests for d in kv[1].values()), kv[0])
     )
     parts = [_more(len(crawlers), TOP_CRAWLERS, "crawlers")]
     for crawler, of in crawlers[:TOP_CRAWLERS]:
-        split = ", ".join(f"{i} {of[i].requests:,}" for i in _IDENTITIES if i in of and i != "spoofed")
-        mine = [d for identity, d in of.items() if identity != "spoofed"]
+        mine = {identity: d for identity, d in of.items() if identity not in CLAIMED}
+        claims = {identity: d for identity, d in of.items() if identity in CLAIMED}
         if mine:
+            split = ", ".join(f"{identity_words(i)} {mine[i].requests:,}" for i in _IDENTITIES if i in mine)
             parts.append(
-                f'<h3 data-crawler="{escape(crawler)}">{escape(crawler)}: {own(of):,} disallowed requests ({split}),'
-                f" {sum(d.distinct for d in mine):,} distinct</h3>"
+                f'<h3 data-crawler="{escape(crawler)}">{escape(crawler)}: {own(of):,} requests {ALL_DISALLOWED}'
+                f" ({split}), {sum(d.distinct for d in mine.values()):,} distinct</h3>"
             )
-            parts.append(_disallowed_table(mine))
-        if "spoofed" in of:
+            parts.append(_disallowed_table(mine.values()))
+        if claims:
+            split = ", ".join(f"{i} {claims[i].requests:,}" for i in CLAIMED if i in claims)
             parts.append(
-                f'<h3 data-spoofed="{escape(crawler)}">Spoofed claims of {escape(crawler)}: {of["spoofed"].requests:,}'
-                f" disallowed requests from addresses that are not {escape(crawler)}'s; never counted against it</h3>"
+                f'<h3 data-claimed="{escape(crawler)}">Claimed {escape(crawler)}, not proven:'
+                f" {sum(d.requests for d in claims.values()):,} requests {ALL_DISALLOWED} ({split});"
+                f" never counted against {escape(crawler)}</h3>"
             )
-            parts.append(_disallowed_table([of["spoofed"]]))
+            parts.append(_disallowed_table(claims.values()))
     if not crawlers:
         parts.append("<p>No request was disallowed.</p>")
     parts.append(_between_captures(data.summary.between_captures))
     return _section(
         "disallowed",
-        f"Per crawler the {TOP_PATHS} most requested disallowed paths, the identity of the requests, the rule"
-        " that decided and the robots.txt version in effect (all of them are in verdicts/). Verified: the"
-        " crawler's own; unverified: not proven either way; spoofed: someone else using its name.",
+        f"Per crawler the {TOP_PATHS} most requested paths disallowed by any of the four disallowed decisions,"
+        " the identity of the requests, the rule that decided and the robots.txt version in effect (all of"
+        " them are in verdicts/). Verified: the crawler's own; no way to verify: no method can check it;"
+        " claims not proven (spoofed: someone else using its name; unverified: not proven either way) are"
+        " listed apart.",
         *parts,
     )
 

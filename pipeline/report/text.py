@@ -9,16 +9,15 @@ from typing import Sequence
 from matcher import records
 from matcher.health import Finding
 from pipeline.report import health
+from pipeline.report.figures import DECISIONS, Figures, Split, figures, identity_words
 from pipeline.tables import reading as tables
 from matcher.printable import printable
 from pipeline.tables.run_folder import read_manifest
 
-_COLUMNS = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
 # Rows printed before the rest is summed in one row: the report stays a page long, however
 # many crawler names the logs invent.
 _CRAWLERS_SHOWN = 25
 _CRAWL_DELAY_SHOWN = 25
-_IDENTITY_ORDER = ("verified", "spoofed", "unverified", "unverifiable", "undeclared")
 
 
 # The crawl-delay section's groups: whether the operator promised to keep Crawl-delay decides
@@ -64,8 +63,8 @@ def render(summary: RunSummary) -> str:
     lines_read = counts.get("lines", 0)
     accounted = sum(counts.get(key, 0) for key in ("verdicts", "skipped", "not_requests", "dead_letters"))
     crawler_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "crawler"]
-    automated_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "automated"]
-    automated = sum(row["requests"] for row in automated_rows)
+    figs = figures(summary.rows)
+    automated = sum(split.requests for split in figs.automated)
     out = [
         f"lines read            {lines_read:>9,}",
         f"  crawler verdicts    {counts.get('verdicts', 0) - automated:>9,}",
@@ -77,13 +76,15 @@ def render(summary: RunSummary) -> str:
     if accounted != lines_read:
         out.append(f"  WARNING: {lines_read - accounted:,} lines unaccounted for")
     out.append("")
-    out.append(_table(crawler_rows))
+    out.append(_table(figs.crawlers))
+    out.append(DECISIONS_LEGEND)
     out.append("")
-    out.extend(_purpose_section(crawler_rows))
+    out.extend(_claims_section(figs))
+    out.extend(_purpose_section(figs))
     out.extend(_conflicts_section(crawler_rows))
-    if automated_rows:
+    if figs.automated:
         out.append("automated clients: audited by their own product token's group, else `*`; nothing proves who runs them")
-        out.append(_table(automated_rows, "client"))
+        out.append(_table(figs.automated, "client"))
         out.append("")
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     out.extend(_indexing_section(summary.indexing_findings))
@@ -147,22 +148,33 @@ def _indexing_section(findings: Sequence[dict]) -> list[str]:
     return lines
 
 
-def _purpose_section(rows: Sequence[dict]) -> list[str]:
-    """Crawler requests per purpose; a crawler of several purposes counts under each."""
-    by_purpose: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
-        for purpose in row.get("purpose") or ("unknown",):
-            by_purpose[purpose][0] += row["requests"]
-            by_purpose[purpose][1] += (
-                row["disallowed"] + row["within_grace"] + row["between_captures"] + row.get("before_refetch", 0)
-            )
-    if not by_purpose:
+DECISIONS_LEGEND = (
+    "disallowed: plainly, by the robots.txt the crawler had or should have had; within_grace, before_refetch,"
+    " between_captures: disallowed too, but a cache grace or an unknown change time speaks for the crawler"
+)
+
+
+def _claims_section(figs: Figures) -> list[str]:
+    """Requests whose address disproves or does not prove the crawler they name: never the crawler's."""
+    if not figs.claims:
         return []
-    ranked = sorted(by_purpose.items(), key=lambda item: (-item[1][0], item[0]))
-    cells = [("purpose", "requests", "disallowed")] + [(p, f"{n:,}", f"{d:,}") for p, (n, d) in ranked]
-    return ["crawler requests by purpose (a crawler of several purposes counts under each)"] + _aligned(
-        cells, text_columns=1, indent="  "
-    ) + [""]
+    lines = ["claims not proven: requests naming a crawler their address does not prove; not counted as its own"]
+    lines += ["  " + claim.sentence() for claim in figs.claimed[:_CRAWLERS_SHOWN]]
+    if len(figs.claimed) > _CRAWLERS_SHOWN:
+        lines.append(f"  ... {len(figs.claimed) - _CRAWLERS_SHOWN:,} more claimed names in summary/")
+    return lines + [_table(figs.claims, "claimed")] + [""]
+
+
+def _purpose_section(figs: Figures) -> list[str]:
+    """The crawlers' own requests per purpose; a crawler of several purposes counts under each."""
+    if not figs.purposes:
+        return []
+    cells = [("purpose", "requests") + DECISIONS] + [
+        (split.name,) + tuple(f"{n:,}" for n in split.cells()) for split in figs.purposes
+    ]
+    return [
+        "crawlers' own requests by purpose (a crawler of several purposes counts under each; claims not proven are apart)"
+    ] + _aligned(cells, text_columns=1, indent="  ") + [""]
 
 
 def _conflicts_section(rows: Sequence[dict]) -> list[str]:
@@ -179,32 +191,23 @@ def _conflicts_section(rows: Sequence[dict]) -> list[str]:
     ] + _aligned(cells, text_columns=2, indent="  ") + [""]
 
 
-def _table(rows: Sequence[dict], name: str = "crawler") -> str:
-    """Per crawler and identity, the crawlers with most requests first; past `_CRAWLERS_SHOWN`
-    crawlers the rest are summed in one row, since anyone can send requests under new names."""
-    totals: dict[str, int] = defaultdict(int)
-    for row in rows:
-        totals[row["crawler"] or ""] += row["requests"]
-    ranked = sorted(totals, key=lambda crawler: (-totals[crawler], crawler))
-    shown = {crawler: rank for rank, crawler in enumerate(ranked[:_CRAWLERS_SHOWN])}
-    listed = sorted(
-        (row for row in rows if (row["crawler"] or "") in shown),
-        key=lambda r: (shown[r["crawler"] or ""], _identity_rank(r["identity"])),
-    )
-    cells = [(name, "identity") + _COLUMNS] + [
-        (row["crawler"] or "(none)", row["identity"]) + tuple(f"{row[c]:,}" for c in _COLUMNS) for row in listed
+def _table(splits: Sequence[Split], name: str = "crawler") -> str:
+    """Per crawler and identity, the crawlers with most requests first (as ranked); past
+    `_CRAWLERS_SHOWN` crawlers the rest are summed in one row, since anyone can send requests
+    under new names."""
+    names = list(dict.fromkeys(split.name for split in splits))
+    shown = set(names[:_CRAWLERS_SHOWN])
+    cells = [(name, "identity", "requests") + DECISIONS] + [
+        (split.name, identity_words(split.identity)) + tuple(f"{n:,}" for n in split.cells())
+        for split in splits if split.name in shown
     ]
-    hidden = len(ranked) - len(shown)
+    hidden = len(names) - len(shown)
     if hidden:
-        rest = [row for row in rows if (row["crawler"] or "") not in shown]
+        rest = [split for split in splits if split.name not in shown]
         cells.append(
-            (f"({hidden:,} more {name}s)", "-") + tuple(f"{sum(row[c] for row in rest):,}" for c in _COLUMNS)
+            (f"({hidden:,} more {name}s)", "-") + tuple(f"{sum(column):,}" for column in zip(*(s.cells() for s in rest)))
         )
     return "\n".join(_aligned(cells, text_columns=2))
-
-
-def _identity_rank(identity: str) -> int:
-    return _IDENTITY_ORDER.index(identity) if identity in _IDENTITY_ORDER else len(_IDENTITY_ORDER)
 
 
 def _aligned(cells: list[tuple], text_columns: int, indent: str = "") -> list[str]:

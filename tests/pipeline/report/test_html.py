@@ -13,7 +13,7 @@ import pytest
 import htmldom
 from config.registry import load_registry
 from helpers import read_jsonl, write_jsonl
-from matcher import robots
+from matcher import records, robots
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
 from pipeline.tables import run_folder
@@ -44,16 +44,24 @@ def test_the_run_writes_a_small_self_contained_report_with_every_section(sample_
 def test_the_crawler_table_equals_the_summary_and_the_counts(sample_run):
     dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     header, rows, totals = dom.table("crawler-table")
-    assert header == ["crawler", "identity", "requests", "allowed", "disallowed", "within grace", "between captures", "unknown"]
+    assert header == [
+        "crawler", "identity", "requests", "allowed", "disallowed", "within grace", "before refetch",
+        "between captures", "unknown",
+    ]
+    _, claims, claimed = dom.table("claims-table")
     summary = read_jsonl(sample_run / "summary", "part*")
-    columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
+    columns = ("requests", "allowed", "disallowed", "within_grace", "before_refetch", "between_captures", "unknown")
     crawlers = [r for r in summary if r["client_kind"] == "crawler"]
-    expected = {(r["crawler"] or "(none)", r["identity"]): tuple(r[c] for c in columns) for r in crawlers}
-    assert {(r[0], r[1]): tuple(map(htmldom.number, r[2:])) for r in rows} == expected
+    words = {"unverifiable": "no way to verify"}
+    expected = {(r["crawler"] or "(none)", words.get(r["identity"], r["identity"])): tuple(r[c] for c in columns) for r in crawlers}
+    assert {(r[0], r[1]): tuple(map(htmldom.number, r[2:])) for r in rows + claims} == expected
+    assert {r[1] for r in claims} <= {"spoofed", "unverified"} and not {r[1] for r in rows} & {"spoofed", "unverified"}
     counts = json.loads((sample_run / "counts.json").read_text())
     automated = sum(r["requests"] for r in summary if r["client_kind"] == "automated")
     assert automated > 0
-    assert htmldom.number(totals[2]) == counts["verdicts"] - automated == sum(v[0] for v in expected.values())
+    assert htmldom.number(totals[2]) + htmldom.number(claimed[2]) == counts["verdicts"] - automated == sum(
+        v[0] for v in expected.values()
+    )
     _, lines, read = dom.table("lines-table")
     assert htmldom.number(read[1]) == counts["lines"]
     assert [htmldom.number(r[1]) for r in lines] == [
@@ -65,8 +73,9 @@ def test_automated_clients_have_their_own_table_never_the_crawlers(sample_run):
     dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     _, rows, totals = dom.table("automated-table")
     summary = [r for r in read_jsonl(sample_run / "summary", "part*") if r["client_kind"] == "automated"]
-    assert {(r[0], r[1], htmldom.number(r[2])) for r in rows} == {(s["crawler"], s["identity"], s["requests"]) for s in summary}
+    # Nothing proves who runs them: unverifiable, which a table calls "no way to verify".
     assert {s["identity"] for s in summary} == {"unverifiable"}
+    assert {(r[0], r[1], htmldom.number(r[2])) for r in rows} == {(s["crawler"], "no way to verify", s["requests"]) for s in summary}
     assert {"curl", "python-requests", "wget", "go-http-client"} <= {s["crawler"] for s in summary}
     _, crawler_rows, _ = dom.table("crawler-table")
     assert not {r[0] for r in crawler_rows} & {s["crawler"] for s in summary}
@@ -75,7 +84,10 @@ def test_automated_clients_have_their_own_table_never_the_crawlers(sample_run):
 def test_the_purpose_table_counts_a_crawler_under_each_of_its_purposes(sample_run):
     dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     rows = dom.tables["purpose-table"][1:]  # no footer: a sum over purposes would count some crawlers twice
-    crawlers = [r for r in read_jsonl(sample_run / "summary", "part*") if r["client_kind"] == "crawler"]
+    crawlers = [
+        r for r in read_jsonl(sample_run / "summary", "part*")
+        if r["client_kind"] == "crawler" and r["identity"] not in ("spoofed", "unverified")
+    ]
     expected = Counter()
     for row in crawlers:
         for purpose in row["purpose"]:
@@ -106,6 +118,16 @@ def html_escape(text: str) -> str:
 def test_parquet_and_json_lines_runs_give_the_same_report(sample_run, sample_run_parquet):
     assert list((sample_run_parquet / "robots_versions").glob("part*.parquet"))
     assert pq.read_table(sample_run_parquet / "robots_versions").num_rows == 6
+    # The change audit, read back from Parquet, is the JSON Lines run's row for row.
+    def changes(out):
+        times = {column.name for column in records.CHANGES if column.type == "timestamp"}
+        return sorted(
+            tuple((k, tables.moment(v) if k in times and isinstance(v, str) else v) for k, v in row.items())
+            for row in tables.rows(out, "changes")
+        )
+
+    assert changes(sample_run_parquet) == changes(sample_run) and changes(sample_run)
+    assert list((sample_run_parquet / "changes").glob("part*.parquet"))
     assert (sample_run_parquet / "report.html").read_bytes() == (sample_run / "report.html").read_bytes()
 
 
@@ -283,7 +305,9 @@ def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     dom = htmldom.read(page)
     assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
     _, crawler_rows, totals = dom.table("crawler-table")
-    assert len(crawler_rows) == len(summary_rows) and htmldom.number(totals[2]) == 80_000
+    _, claim_rows, claimed = dom.table("claims-table")
+    assert len(crawler_rows) + len(claim_rows) == len(summary_rows)
+    assert htmldom.number(totals[2]) + htmldom.number(claimed[2]) == 80_000
     assert "The 25 largest of 300 are shown" in page and "The 20 largest of 400 are shown" in page
     _, changes_shown, last = dom.table("between-captures-table")
     assert len(changes_shown) + 1 == html_report.TOP_ROWS and htmldom.number(changes_shown[0][5]) == 150

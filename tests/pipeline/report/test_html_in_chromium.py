@@ -35,16 +35,18 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     dom = htmldom.read(dom_text)
     assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
     everything = read_jsonl(sample_run / "summary", "part*")
-    columns = ("requests", "allowed", "disallowed", "within_grace", "between_captures", "unknown")
+    columns = ("requests", "allowed", "disallowed", "within_grace", "before_refetch", "between_captures", "unknown")
+    words = {"unverifiable": "no way to verify"}
     counts = json.loads((sample_run / "counts.json").read_text())
-    for table, kind in (("crawler-table", "crawler"), ("automated-table", "automated")):
-        _, rows, totals = dom.table(table)
+    for tables, kind in ((("crawler-table", "claims-table"), "crawler"), (("automated-table",), "automated")):
+        rows = [row for table in tables for row in dom.table(table)[1]]
+        totals = [sum(htmldom.number(dom.table(table)[2][i]) for table in tables) for i in range(2, 2 + len(columns))]
         summary = [s for s in everything if s["client_kind"] == kind]
         assert summary, kind
         assert sorted(tuple([r[0], r[1], *map(htmldom.number, r[2:])]) for r in rows) == sorted(
-            (s["crawler"] or "(none)", s["identity"], *(s[c] for c in columns)) for s in summary
+            (s["crawler"] or "(none)", words.get(s["identity"], s["identity"]), *(s[c] for c in columns)) for s in summary
         )
-        assert [htmldom.number(c) for c in totals[2:]] == [sum(s[c] for s in summary) for c in columns]
+        assert totals == [sum(s[c] for s in summary) for c in columns]
     assert sum(s["requests"] for s in everything) == counts["verdicts"]
     # The automated clients' disallowed requests are listed in their section, and only there.
     automated = dom_text[dom_text.index('<section id="automated"'):dom_text.index('<section id="llms-txt"')]

@@ -51,8 +51,8 @@ def test_disallowed_requests_of_a_crawler_leave_out_those_spoofing_it(chromium, 
     assert console == []
     text = htmldom.read(section(dom_text, "disallowed")).text
     # The sample's Googlebot: 22 of its own requests within grace, 34 spoofed ones apart.
-    assert "Googlebot: 22 disallowed requests (verified 22)" in text
-    assert "Spoofed claims of Googlebot: 34 disallowed requests from addresses that are not Googlebot's" in text
+    assert "Googlebot: 22 requests disallowed of any kind (verified 22)" in text
+    assert "Claimed Googlebot, not proven: 34 requests disallowed of any kind (spoofed 34)" in text
     assert "Googlebot: 56" not in text
 
 
@@ -60,8 +60,8 @@ def test_a_spoofed_claim_is_listed_apart_with_its_identity(chromium, burst_repor
     dom_text, console = browse(chromium, burst_report / "report.html", tmp_path / "profile", "--dump-dom")
     assert console == []
     text = htmldom.read(section(dom_text, "disallowed")).text
-    assert "bingbot: 3 disallowed requests (verified 3)" in text
-    assert "Spoofed claims of bingbot: 5 disallowed requests" in text
+    assert "bingbot: 3 requests disallowed of any kind (verified 3)" in text
+    assert "Claimed bingbot, not proven: 5 requests disallowed of any kind (spoofed 5)" in text
 
 
 def test_a_zero_second_gap_draws_a_visible_bar(chromium, burst_report, tmp_path):
