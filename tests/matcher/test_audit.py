@@ -118,6 +118,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "identity_method": "ip-range",
         "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28",
         "signature": None,
+        "signature_input": None,
         "honours_robots": True,
         "honours_crawl_delay": False,
         "robots_version": {

@@ -50,15 +50,24 @@ def test_the_rfc_9421_ed25519_example_verifies():
     assert problems == ()
     key = snapshot.keys["test-key-ed25519"][0]
     assert verify_signature(key, base, signature.value)
+    # RFC 9421 §2.2.3: @authority is lower case and drops the default port, so these are one
+    for host in ("EXAMPLE.com", "example.com:443"):
+        logged = LoggedRequest("POST", host, RFC_REQUEST.target, RFC_REQUEST.fields)
+        assert signature_base(signature, logged) == (RFC_BASE.encode(), None)
     # one byte of one component changed: the same signature no longer holds
-    changed = LoggedRequest("POST", "example.com:443", RFC_REQUEST.target, RFC_REQUEST.fields)
-    assert not verify_signature(key, signature_base(signature, changed)[0], signature.value)
+    for host in ("example.com:8443", "example.org"):
+        changed = LoggedRequest("POST", host, RFC_REQUEST.target, RFC_REQUEST.fields)
+        assert not verify_signature(key, signature_base(signature, changed)[0], signature.value)
+    # port 80 is the default of http only
+    assert b'"@authority": example.com:80\n' in signature_base(signature, LoggedRequest("POST", "example.com:80", "/foo", RFC_REQUEST.fields))[0]
+    http = LoggedRequest("POST", "example.com:80", "/foo", RFC_REQUEST.fields, scheme="http")
+    assert b'"@authority": example.com\n' in signature_base(signature, http)[0]
 
 
 def test_a_component_the_log_does_not_carry_is_named():
     (signature,), _ = parse_signatures(RFC_INPUT, RFC_SIGNATURE)
     bare = LoggedRequest("POST", "example.com", "/foo", {})
-    assert signature_base(signature, bare) == (None, "date")
+    assert signature_base(signature, bare) == (None, 'signed component "date" is not in the log')
 
 
 @pytest.mark.parametrize(
