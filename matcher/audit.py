@@ -98,10 +98,9 @@ def claim_of(user_agent: str, registry: Registry) -> Claim | None:
     return Claim(token, (token,) if token else (), True)
 
 
-def agent_claim(request: LogRecord, registry: Registry) -> Claim | None:
+def agent_claim(agent: str | None, registry: Registry) -> Claim | None:
     """The signed agent a request's Signature-Agent names: a registry key directory's agent,
     answering to the `*` group like any unnamed client; None when it names no such directory."""
-    agent = request.signed.signature_agent if request.signed is not None else None
     if agent is None or not registry.key_directories:
         return None
     named = set(signature_agent_urls(agent).values())
@@ -170,7 +169,7 @@ def claimant(
     gets no verdict."""
     claim = claim_of(request.user_agent, registry)
     if claim is None or claim.kind == AUTOMATED:
-        claim = agent_claim(request, registry) or claim
+        claim = agent_claim(request.signed.signature_agent if request.signed is not None else None, registry) or claim
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
     if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
         return None

@@ -487,10 +487,11 @@ def _derived(component: Component, request: LoggedRequest) -> tuple[str | None, 
     if name in ("@authority", "@target-uri"):
         if request.authority is None:
             return None, missing
-        authority = normalized_authority(request.authority, request.scheme)
         if name == "@authority":
-            return authority, None
-        return f"{request.scheme.lower()}://{authority}{request.target}", None
+            return normalized_authority(request.authority, request.scheme), None
+        # RFC 9110 §7.1 rebuilds the target URI from the Host as sent: §2.2.3's normalization
+        # is @authority's alone
+        return f"{request.scheme.lower()}://{request.authority}{request.target}", None
     if name == "@path":
         return path, None
     if name == "@query":

@@ -65,11 +65,14 @@ def render(summary: RunSummary) -> str:
     accounted = sum(counts.get(key, 0) for key in ("verdicts", "skipped", "not_requests", "dead_letters"))
     crawler_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "crawler"]
     automated_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "automated"]
+    agent_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "agent"]
     automated = sum(row["requests"] for row in automated_rows)
+    agents = sum(row["requests"] for row in agent_rows)
     out = [
         f"lines read            {lines_read:>9,}",
-        f"  crawler verdicts    {counts.get('verdicts', 0) - automated:>9,}",
+        f"  crawler verdicts    {counts.get('verdicts', 0) - automated - agents:>9,}",
         f"  automated clients   {automated:>9,}  (HTTP libraries, tools, monitors, scanners, headless browsers)",
+        f"  signed agents       {agents:>9,}  (browsers run by an operator's agent, named by their Signature-Agent)",
         f"  non-crawlers        {counts.get('skipped', 0):>9,}  (counted, not written)",
         f"  not requests        {counts.get('not_requests', 0):>9,}{_not_request_reasons(counts)}",
         f"  dead letters        {counts.get('dead_letters', 0):>9,}  (unparseable lines, see dead_letters/)",
@@ -84,6 +87,10 @@ def render(summary: RunSummary) -> str:
     if automated_rows:
         out.append("automated clients: audited by their own product token's group, else `*`; nothing proves who runs them")
         out.append(_table(automated_rows, "client"))
+        out.append("")
+    if agent_rows:
+        out.append("signed agents: a browser's User-Agent with an operator's Signature-Agent; only the signature proves it")
+        out.append(_table(agent_rows, "agent"))
         out.append("")
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     out.extend(_indexing_section(summary.indexing_findings))
