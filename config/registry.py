@@ -7,20 +7,21 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from config.bot_lists import maintained_automated_list, maintained_bot_list, maintained_browser_list
-from matcher.agents import PURPOSES, Crawler, KeyDirectory, RangeSource, Registry
+from matcher.agents import PURPOSES, UNKNOWN_PURPOSE, USER_TRIGGERED_PURPOSES, Crawler, KeyDirectory, RangeSource, Registry
 
 DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
 
 _TOP_LEVEL = frozenset({"range_sources", "key_directories", "crawler_classes", "crawlers"})
 _SOURCE_FIELDS = {"operator": str, "url": str}
 _DIRECTORY_FIELDS = {"operator": str, "url": str, "source": str, "signers": str}
+_DIRECTORY_OPTIONAL = {"agent": str}
 _CLASS_FIELDS = {"description": str, "ranges": list, "rdns_suffixes": list, "robots_fetch_family": str}
 _REQUIRED = {
     "name": str,
@@ -102,7 +103,7 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
     crawlers = [_crawler(origin, i, entry, sources, classes) for i, entry in enumerate(entries)]
     _check_unique(origin, crawlers)
     _check_sources_used(origin, sources, crawlers)
-    directories = _key_directories(origin, document.get("key_directories") or {}, {c.operator for c in crawlers})
+    directories = _key_directories(origin, document.get("key_directories") or {}, crawlers)
     return Registry(
         crawlers,
         sources,
@@ -113,9 +114,12 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
     )
 
 
-def _key_directories(origin: str, raw: object, operators: set[str]) -> dict[str, KeyDirectory]:
+def _key_directories(origin: str, raw: object, crawlers: Sequence[Crawler]) -> dict[str, KeyDirectory]:
     """Each directory names the operator whose crawlers its keys prove, the operator's page that
-    documents it, and which of its agents sign."""
+    documents it, which of its agents sign, and the agent a browser's request signed with it is
+    from. That agent fetches what a user asks for: its purposes are those of the operator's
+    user-triggered crawlers."""
+    operators = {c.operator for c in crawlers}
     if not isinstance(raw, dict):
         raise _Where(origin, "top level").error("key_directories", f"expected a mapping, got {_kind(raw)}")
     directories = {}
@@ -123,12 +127,18 @@ def _key_directories(origin: str, raw: object, operators: set[str]) -> dict[str,
         where = _Where(origin, f"key_directories '{name}'")
         if not isinstance(name, str) or not _SOURCE_NAME.fullmatch(name):
             raise where.error(None, "a directory name is lower-case letters, digits and '-'")
-        fields = _fields(where, body, _DIRECTORY_FIELDS, _DIRECTORY_FIELDS)
+        fields = _fields(where, body, _DIRECTORY_FIELDS, {**_DIRECTORY_FIELDS, **_DIRECTORY_OPTIONAL})
         if not fields["url"].startswith("https://"):
             raise where.error("url", f"expected an https URL, got {fields['url']!r}")
         if fields["operator"] not in operators:
             raise where.error("operator", f"no crawler of the registry is operated by {fields['operator']!r}")
-        directories[name] = KeyDirectory(name, fields["operator"], fields["url"])
+        purposes = sorted({
+            p for c in crawlers if c.operator == fields["operator"] for p in c.purposes if p in USER_TRIGGERED_PURPOSES
+        })
+        directories[name] = KeyDirectory(
+            name, fields["operator"], fields["url"], fields.get("agent") or f"{fields['operator']} agent",
+            tuple(purposes) or (UNKNOWN_PURPOSE,),
+        )
     return directories
 
 

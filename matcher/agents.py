@@ -120,10 +120,15 @@ PURPOSES = (
 UNKNOWN_PURPOSE = "unknown"
 
 
-ClientKind = str  # "crawler" | "automated" | "browser"
+ClientKind = str  # "crawler" | "automated" | "agent" | "browser"
 CRAWLER: ClientKind = "crawler"
 AUTOMATED: ClientKind = "automated"
+# A browser's User-Agent with the Signature-Agent of a registry key directory: an operator's agent
+# acting for one of its users, which says who runs it only through its signature.
+AGENT: ClientKind = "agent"
 BROWSER: ClientKind = "browser"
+# The purposes of fetches a user asked for: a signed agent's, taken from its operator's crawlers.
+USER_TRIGGERED_PURPOSES = frozenset({"ai-user-triggered", "user-triggered"})
 
 
 @dataclass(frozen=True)
@@ -138,11 +143,14 @@ class RangeSource:
 @dataclass(frozen=True)
 class KeyDirectory:
     """An operator's published Web Bot Auth key directory (a JWKS); snapshots of it live in the
-    ranges folder under key-directories/. Its keys prove requests of the operator's crawlers."""
+    ranges folder under key-directories/. Its keys prove requests of the operator's crawlers and
+    of its signed agent `agent`, whose fetches are for `purposes`."""
 
     name: str
     operator: str
     url: str
+    agent: str = ""
+    purposes: tuple[str, ...] = (UNKNOWN_PURPOSE,)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ The claim comes from the User-Agent (a registry crawler, an unlisted client
 that calls itself a bot, or an automated client such as an HTTP library), the identity from the client address (behind trusted
 proxies, from X-Forwarded-For) and its reverse DNS when given, and the robots
 decision from the host's history at the request's time. A request that claims
-no crawler is audited only when it comes from a crawler range (`undeclared`);
-it is then judged by the `User-agent: *` group, the rules every unnamed crawler
-must follow. Anything else is a browser's request and gets no verdict.
+no crawler is audited only when it comes from a crawler range (`undeclared`),
+or when its Signature-Agent names a key directory of the registry (a signed
+agent, proved by its signature alone); it is then judged by the `User-agent: *`
+group, the rules every unnamed crawler must follow. Anything else is a
+browser's request and gets no verdict.
 """
 from __future__ import annotations
 
@@ -16,14 +18,14 @@ from datetime import date, datetime
 
 from matcher import agents, identity
 from matcher.addresses import parse_ip, truncated
-from matcher.agents import AUTOMATED, CRAWLER, UNKNOWN_PURPOSE, ClientKind, Crawler, Registry
+from matcher.agents import AGENT, AUTOMATED, CRAWLER, UNKNOWN_PURPOSE, ClientKind, Crawler, KeyDirectory, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
 from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
 from matcher.ip_ranges import RangeIndex
-from matcher.web_bot_auth import LoggedRequest, SignedRequest
+from matcher.web_bot_auth import LoggedRequest, SignedRequest, signature_agent_urls
 from matcher.logformats import LogRecord
 from matcher.preferences import conflicts as preference_conflicts
 from matcher.reverse_dns import DnsAnswer
@@ -33,6 +35,7 @@ from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, Robots
 
 __all__ = [
     "Claim",
+    "agent_claim",
     "audit",
     "claim_of",
     "claimant",
@@ -68,9 +71,12 @@ class Claim:
     catch_all: bool
     registered: Crawler | None = None
     kind: ClientKind = CRAWLER
+    signer: KeyDirectory | None = None  # a signed agent's key directory
 
     @property
     def purposes(self) -> tuple[str, ...]:
+        if self.signer is not None:
+            return self.signer.purposes
         return _UNKNOWN_PURPOSES if self.registered is None else self.registered.purposes
 
 
@@ -90,6 +96,18 @@ def claim_of(user_agent: str, registry: Registry) -> Claim | None:
         return None
     token = agents.product_token(user_agent, registry)
     return Claim(token, (token,) if token else (), True)
+
+
+def agent_claim(agent: str | None, registry: Registry) -> Claim | None:
+    """The signed agent a request's Signature-Agent names: a registry key directory's agent,
+    answering to the `*` group like any unnamed client; None when it names no such directory."""
+    if agent is None or not registry.key_directories:
+        return None
+    named = set(signature_agent_urls(agent).values())
+    for directory in registry.key_directories.values():
+        if directory.url in named:
+            return Claim(directory.agent, (), True, kind=AGENT, signer=directory)
+    return None
 
 
 def gets_verdict(claims_crawler: bool, client_ip: str, at: date | datetime, ranges: RangeIndex) -> bool:
@@ -119,18 +137,24 @@ def identity_of(
     """The identity verdict; None for an unclaimed request from outside every crawler range."""
     if claim is None:
         return identity.undeclared(client_ip, at, ranges)
+    if claim.signer is not None:
+        return identity.verify_signed_agent(claim.signer, at, ranges, signed)
     if claim.registered is None:
         return _AUTOMATED if claim.kind == AUTOMATED else _UNLISTED
     return identity.verify(claim.registered, client_ip, at, ranges, dns, signed)
 
 
 def signed_request(request: LogRecord) -> SignedRequest | None:
-    """The request's signature headers with the components a signature may cover, as logged."""
+    """The request's signature headers with the components a signature may cover, as logged;
+    None when it carries no signature. The scheme is the absolute-form target's, else https:
+    a signed request comes over TLS."""
     signed = request.signed
-    if signed is None:
+    if signed is None or signed.signature_input is None or signed.signature is None:
         return None
     fields = {"signature-agent": signed.signature_agent} if signed.signature_agent is not None else {}
-    logged = LoggedRequest(request.method, signed.authority, request.path, fields)
+    scheme = request.target.partition("://")[0].lower()
+    scheme = scheme if scheme in ("http", "https") else "https"
+    logged = LoggedRequest(request.method, signed.authority, request.path, fields, scheme, signed.agent_logged)
     return SignedRequest(logged, signed.signature_input, signed.signature)
 
 
@@ -144,6 +168,8 @@ def claimant(
     """Who made a request, as `audit` says: its claim, client address and identity; None when it
     gets no verdict."""
     claim = claim_of(request.user_agent, registry)
+    if claim is None or claim.kind == AUTOMATED:
+        claim = agent_claim(request.signed.signature_agent if request.signed is not None else None, registry) or claim
     client_ip = proxies.client(request.client_ip, request.forwarded_for)
     if not gets_verdict(claim is not None, client_ip, request.ts, ranges):
         return None
@@ -153,8 +179,8 @@ def claimant(
 def fetch_key(claim: Claim | None, identity_status: str, host: str | None) -> FetchKey | None:
     """Whose robots.txt fetches a request of this claim, identity and host is judged by: its fetch
     family's (the registry's, or the unlisted crawler's token), of its identity class, on its host.
-    A request that claims no crawler has none."""
-    if claim is None or claim.crawler is None:
+    A request that claims no crawler has none, nor does a signed agent's: it fetches for a user."""
+    if claim is None or claim.crawler is None or claim.kind == AGENT:
         return None
     registered = claim.registered
     family = claim.crawler if registered is None else registered.robots_fetch_family or registered.name
@@ -247,6 +273,7 @@ def audit(
         "identity_method": who.method,
         "identity_evidence": who.evidence,
         "signature": request.signed.signature if request.signed is not None else None,
+        "signature_input": request.signed.signature_input if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
         **_judged_columns(history, judgement, held, request.ts, request.path, claim, indexing),

@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import Literal
 
 from matcher.addresses import Address, parse_ip, request_day, reverse_dns_problem
-from matcher.agents import Crawler
+from matcher.agents import Crawler, KeyDirectory
 from matcher.dns_trust import distrust_of
 from matcher.ip_ranges import RangeIndex
 from matcher.range_evidence import RangeFinding, judge_ranges
@@ -25,12 +25,14 @@ __all__ = [
     "INVALID_IP_EVIDENCE",
     "NO_METHOD_EVIDENCE",
     "ROBOTS_ONLY_EVIDENCE",
+    "UNSIGNED_AGENT_EVIDENCE",
     "UNTRUSTED_DNS_EVIDENCE",
     "IdentityResult",
     "Status",
     "reverse_dns_address",
     "undeclared",
     "verify",
+    "verify_signed_agent",
 ]
 
 Status = Literal["verified", "spoofed", "unverified", "unverifiable", "undeclared"]
@@ -40,6 +42,7 @@ DNS_OFF_EVIDENCE = "dns-off: needs reverse DNS"
 INVALID_IP_EVIDENCE = "invalid client ip"
 NO_METHOD_EVIDENCE = "operator publishes no verification method"
 UNTRUSTED_DNS_EVIDENCE = "not trusted"
+UNSIGNED_AGENT_EVIDENCE = "Signature-Agent without Signature and Signature-Input"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ def verify(
     then published ranges, then reverse DNS where the crawler has suffixes. `dns` maps
     `str(parse_ip(ip))` to its answer; None is DNS off, and an address missing from it is
     unverified, never spoofed. A signature that fails is evidence, and makes the request
-    `spoofed` only when neither ranges nor DNS prove the address."""
+    `spoofed` only when neither ranges nor DNS prove the address; one that covers too little to
+    prove anything is ignored, and said to be."""
     if crawler.robots_only:
         return IdentityResult("spoofed", "robots-only", ROBOTS_ONLY_EVIDENCE, crawler.operator)
     signature = None
@@ -73,10 +77,26 @@ def verify(
     by_address = _verify_address(crawler, ip, at, ranges, dns)
     if signature is None:
         return by_address
+    if signature.status == "ignored":
+        return replace(by_address, evidence=f"{by_address.evidence}; signature ignored: {signature.evidence}")
     if signature.status == "spoofed" and by_address.status != "verified":
         evidence = f"{signature.evidence}; {by_address.evidence}"
         return IdentityResult("spoofed", "web-bot-auth", evidence, crawler.operator)
     return replace(by_address, evidence=f"{by_address.evidence}; signature: {signature.evidence}")
+
+
+def verify_signed_agent(
+    directory: KeyDirectory, at: datetime, ranges: RangeIndex, signed: SignedRequest | None
+) -> IdentityResult:
+    """Check a request whose Signature-Agent names `directory` and whose User-Agent is a
+    browser's: only its signature can prove it, since no range or host name is published for an
+    agent's browsers. Without a signature it is `unverified`."""
+    if signed is None:
+        return IdentityResult("unverified", "web-bot-auth", UNSIGNED_AGENT_EVIDENCE, directory.operator)
+    signature = check_request(signed, directory.operator, ranges.key_directories, at)
+    if signature.status == "ignored":
+        return IdentityResult("unverified", "web-bot-auth", f"signature ignored: {signature.evidence}", directory.operator)
+    return IdentityResult(signature.status, "web-bot-auth", signature.evidence, directory.operator)
 
 
 def _verify_address(

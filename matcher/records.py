@@ -117,7 +117,9 @@ VERDICTS = (
     Column("crawler", "string", "crawler claimed by the User-Agent (registry name or product token)"),
     Column(
         "client_kind", "string",
-        "crawler | automated (HTTP library, tool, monitor, scanner, headless browser)", False,
+        "crawler | automated (HTTP library, tool, monitor, scanner, headless browser) | agent (a browser's"
+        " User-Agent with the Signature-Agent of a registry key directory: crawler names the agent)",
+        False,
     ),
     Column(
         "purpose", "string_list",
@@ -130,6 +132,7 @@ VERDICTS = (
     Column("identity_method", "string", "how identity was established: web-bot-auth, ip-range, reverse-dns, robots-only, none"),
     Column("identity_evidence", "string", "what proved or disproved the claim"),
     Column("signature", "string", "the Signature header as logged, when the log carries one with Signature-Input"),
+    Column("signature_input", "string", "the Signature-Input header as logged, beside signature"),
     Column("honours_robots", "bool", "the operator documents that this crawler obeys robots.txt"),
     Column("honours_crawl_delay", "bool", "the operator documents that this crawler obeys Crawl-delay"),
     Column("robots_version", "struct", "robots.txt version in effect at ts", fields=ROBOTS_VERSION),
@@ -212,7 +215,17 @@ BETWEEN_CAPTURES = (
 )
 
 SIGNATURE_REUSE = (
-    Column("signature", "string", "the Signature header value sent on more than one request", False),
+    Column(
+        "kind", "string",
+        "signature: one Signature value sent on more than one request | nonce: one key's nonce sent again"
+        " while a signature that carried it still held",
+        False,
+    ),
+    Column(
+        "signature", "string",
+        "the Signature header value sent on more than one request; for kind nonce, `keyid nonce`",
+        False,
+    ),
     Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
     Column("requests", "int", "requests that carried it", False),
     Column("first_ts", "timestamp", "the first of them", False),
@@ -241,7 +254,10 @@ DECISION_COLUMNS = (
 SUMMARY = (
     Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic"),
     Column("identity", "string", "identity status", False),
-    Column("client_kind", "string", "crawler | automated: automated clients are rows of their own", False),
+    Column(
+        "client_kind", "string", "crawler | automated | agent: automated clients and signed agents are rows of their own",
+        False,
+    ),
     Column("purpose", "string_list", "the crawler's purposes, as in verdicts", False),
     Column("requests", "int", "requests", False),
     Column("allowed", "int", "allowed", False),

@@ -65,6 +65,9 @@ _VERSION_FROM = DISALLOWED_FIELDS.index("version_from")
 # What sites publish for language models to read (llmstxt.org): counted per crawler and identity.
 LLMS_TXT_PATHS = ("/llms.txt", "/llms-full.txt")
 AUTOMATED = "automated"
+AGENT = "agent"
+# Client kinds the crawler sections leave out: each has its own section.
+_NOT_CRAWLERS = frozenset({AUTOMATED, AGENT})
 _ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", *_DAY_AT})
 
 
@@ -106,7 +109,7 @@ def disallowed_keys(verdicts: Iterable[Mapping]) -> Counter:
     RFC 3339 text: keys of plain values, which any runner's grouping can encode and compare."""
     counts: Counter = Counter()
     for verdict in verdicts:
-        if is_disallowed(verdict) and verdict.get("client_kind") != AUTOMATED:
+        if is_disallowed(verdict) and verdict.get("client_kind") not in _NOT_CRAWLERS:
             fields = list(disallowed_fields(verdict))
             if fields[_VERSION_FROM] is not None:
                 fields[_VERSION_FROM] = rfc3339(fields[_VERSION_FROM])
@@ -228,6 +231,8 @@ class ReportCounts:
             if verdict.get("client_kind") == AUTOMATED:
                 if is_disallowed(verdict):
                     self.automated_disallowed[(name, verdict["identity"], *disallowed_fields(verdict))] += 1
+                continue
+            if verdict.get("client_kind") == AGENT:
                 continue
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1

@@ -2,10 +2,14 @@
 draft-ietf-webbotauth-httpsig-protocol) checked against a dated snapshot of the key directory
 of the operator its crawler claims.
 
-The signature base is rebuilt from the components as logged: `@authority` is the Host as the
-log wrote it (port included, case kept), a header component is the logged header value with
-its surrounding blanks removed. A component the log does not carry leaves the signature
-undecided, never failed. Only signatures tagged `web-bot-auth` and made with Ed25519 count.
+The signature base is rebuilt from the components as logged, as RFC 9421 §2 derives them:
+`@authority` is the logged Host in lower case without the scheme's default port (§2.2.3), a
+header component is the logged value with its surrounding blanks removed, and a component's
+parameters (`;key`, `;sf`, `;bs`, `;name`) are applied to it. A component the log does not carry
+leaves the signature undecided, never failed. Only signatures tagged `web-bot-auth` and made with
+Ed25519 count, and only those that cover the request's authority (`@authority` or `@target-uri`)
+and, when the request sent one, its Signature-Agent: a signature that covers less can be replayed
+onto any request (`coverage_problem`).
 
 The validity window (`check_window`): `created` may lie at most `CLOCK_SKEW` after the
 request's time, `expires` at most `CLOCK_SKEW` before it; a signature without either is not a
@@ -18,6 +22,7 @@ import base64
 import functools
 import hashlib
 import json
+from urllib.parse import parse_qs, quote
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -32,17 +37,24 @@ from matcher.in_effect import HISTORY_EDGE, index_in_effect, later_note
 __all__ = [
     "CLOCK_SKEW",
     "DIRECTORY_PATH",
+    "Component",
     "KeyDirectories",
     "KeySnapshot",
     "LoggedRequest",
+    "NonceUse",
     "Signature",
     "SignatureCheck",
     "SignedRequest",
     "check_request",
     "check_window",
+    "coverage_problem",
+    "nonce_reused",
+    "nonce_use",
+    "normalized_authority",
     "parse_key_snapshot",
     "parse_signatures",
     "signature_agent_url",
+    "signature_agent_urls",
     "signature_base",
     "verify_signature",
 ]
@@ -50,26 +62,44 @@ __all__ = [
 CLOCK_SKEW = timedelta(seconds=60)
 DIRECTORY_PATH = "/.well-known/http-message-signatures-directory"
 TAG = "web-bot-auth"
-_DERIVED = frozenset({"@method", "@authority", "@path", "@query", "@request-target"})
+_DEFAULT_PORTS = {"https": "443", "http": "80"}
+# The parameters RFC 9421 §2.1 defines for a header component; `key` implies `sf`.
+_FIELD_PARAMS = frozenset({"sf", "key", "bs", "req", "tr"})
+# What covers the request's authority: without either, a signature holds for any site (§7.2.1).
+_AUTHORITY_COMPONENTS = ("@authority", "@target-uri")
+AGENT_FIELD = "signature-agent"
 
-Outcome = Literal["verified", "spoofed", "unverified"]
+Outcome = Literal["verified", "spoofed", "unverified", "ignored"]
 
 
 @dataclass(frozen=True)
 class LoggedRequest:
     """What a log line tells of a signed request: the method, the authority and the target as
-    written, and the header fields it carries by lower-case name."""
+    written, the header fields it carries by lower-case name, the scheme it came in on (https
+    when the log does not say), and whether the log has a Signature-Agent field at all."""
 
     method: str
     authority: str | None
     target: str
     fields: Mapping[str, str]
+    scheme: str = "https"
+    agent_logged: bool = True
+
+
+@dataclass(frozen=True)
+class Component:
+    """A covered component: its name, its parameters, and its identifier as the base writes it
+    (`"signature-agent";key="sig1"`)."""
+
+    name: str
+    params: Mapping[str, object]
+    identifier: str
 
 
 @dataclass(frozen=True)
 class Signature:
     label: str
-    components: tuple[str, ...]
+    components: tuple[Component, ...]
     params_text: str  # the serialized inner list: the value of `@signature-params`
     params: Mapping[str, object]
     value: bytes
@@ -78,6 +108,32 @@ class Signature:
     def keyid(self) -> str | None:
         keyid = self.params.get("keyid")
         return keyid if isinstance(keyid, str) else None
+
+    @property
+    def nonce(self) -> str | None:
+        nonce = self.params.get("nonce")
+        return nonce if isinstance(nonce, str) else None
+
+    def covers(self, name: str) -> bool:
+        return any(component.name == name for component in self.components)
+
+    def agent_member(self) -> str | None:
+        """The Signature-Agent dictionary member the signature covers (`;key=`), if it names one."""
+        for component in self.components:
+            key = component.params.get("key")
+            if component.name == AGENT_FIELD and isinstance(key, str):
+                return key
+        return None
+
+
+@dataclass(frozen=True)
+class NonceUse:
+    """The nonce of a request's Web Bot Auth signature, with the key it goes with and the end of
+    the signature's validity."""
+
+    keyid: str
+    nonce: str
+    expires: int
 
 
 @dataclass(frozen=True)
@@ -195,22 +251,48 @@ def parse_signatures(signature_input: str, signature: str) -> tuple[list[Signatu
         value = values.get(label) if label in values else None
         if not isinstance(member, http_sfv.InnerList) or value is None or not isinstance(value.value, bytes):
             continue
-        components = tuple(item.value for item in member if isinstance(item.value, str))
+        components = tuple(
+            Component(item.value, {name: _plain(v) for name, v in item.params.items()}, str(item))
+            for item in member
+            if isinstance(item.value, str)
+        )
         params = {name: _plain(v) for name, v in member.params.items()}
         signatures.append(Signature(label, components, str(member), params, value.value))
     return signatures, None
 
 
 def signature_base(signature: Signature, request: LoggedRequest) -> tuple[bytes | None, str | None]:
-    """The RFC 9421 signature base, or the component the log does not carry."""
+    """The RFC 9421 signature base (§2.5), or why a covered component cannot be derived from the
+    logged request."""
     lines = []
     for component in signature.components:
-        value = _component(component, request)
+        value, problem = _component(component, request)
         if value is None:
-            return None, component
-        lines.append(f'"{component}": {value}')
+            return None, problem
+        lines.append(f"{component.identifier}: {value}")
     lines.append(f'"@signature-params": {signature.params_text}')
     return "\n".join(lines).encode("utf-8", "surrogateescape"), None
+
+
+def normalized_authority(authority: str, scheme: str = "https") -> str:
+    """`@authority` as RFC 9421 §2.2.3 writes it: lower case, without the scheme's default port."""
+    host = authority.lower()
+    default = _DEFAULT_PORTS.get(scheme.lower())
+    head, colon, port = host.rpartition(":")
+    if colon and default is not None and port.isdigit() and port.lstrip("0") == default and not head.endswith(":"):
+        return head
+    return host
+
+
+def coverage_problem(signature: Signature, request: LoggedRequest) -> str | None:
+    """Why a signature proves nothing of this request whatever its key: it covers neither
+    `@authority` nor `@target-uri`, or it leaves out the Signature-Agent the request sent; None
+    when it covers both."""
+    if not any(signature.covers(name) for name in _AUTHORITY_COMPONENTS):
+        return "does not cover @authority"
+    if AGENT_FIELD in request.fields and not signature.covers(AGENT_FIELD):
+        return "does not cover Signature-Agent"
+    return None
 
 
 def verify_signature(key: bytes, base: bytes, value: bytes) -> bool:
@@ -236,24 +318,57 @@ def check_window(signature: Signature, at: datetime) -> str | None:
     return None
 
 
-def signature_agent_url(value: str) -> str | None:
-    """The directory URL a Signature-Agent names: an sf-string, or a dictionary of them (the
-    first member), an origin gaining the well-known path."""
-    text = value.strip()
-    url = None
-    for kind in (http_sfv.Item, http_sfv.Dictionary):
-        parsed = kind()
-        try:
-            parsed.parse(text.encode("latin-1"))
-        except (ValueError, UnicodeEncodeError):
-            continue
-        first = parsed if kind is http_sfv.Item else next(iter(parsed.values()), None)
-        url = getattr(first, "value", None)
-        break
-    if not isinstance(url, str) or not url.startswith("https://"):
-        return None
-    origin, slash, path = url[len("https://"):].partition("/")
-    return f"https://{origin.lower()}{DIRECTORY_PATH}" if not path.strip("/") else url
+def signature_agent_url(value: str, member: str | None = None) -> str | None:
+    """The directory URL a Signature-Agent names: an sf-string, or in dictionary form the member
+    `member` (without one, the first), an origin gaining the well-known path."""
+    urls = signature_agent_urls(value)
+    if member is not None:
+        return urls.get(member)
+    return next(iter(urls.values()), None)
+
+
+def signature_agent_urls(value: str) -> dict[str | None, str | None]:
+    """Every directory URL a Signature-Agent names, by dictionary member (None for the sf-string
+    form); a member that is no https URL maps to None."""
+    text = value.strip().encode("latin-1", "replace")
+    item = http_sfv.Item()
+    try:
+        item.parse(text)
+        return {None: _directory_url(item.value)}
+    except ValueError:
+        pass
+    dictionary = http_sfv.Dictionary()
+    try:
+        dictionary.parse(text)
+    except ValueError:
+        return {}
+    return {name: _directory_url(getattr(member, "value", None)) for name, member in dictionary.items()}
+
+
+def nonce_use(signature_input: str, signature: str) -> NonceUse | None:
+    """The nonce of the request's first `web-bot-auth` signature that has one, with its keyid and
+    expiry; None when none does."""
+    signatures, problem = parse_signatures(signature_input, signature)
+    for parsed in signatures:
+        expires = _epoch(parsed.params.get("expires"))
+        if parsed.params.get("tag") == TAG and parsed.keyid and parsed.nonce and expires is not None:
+            return NonceUse(parsed.keyid, parsed.nonce, expires)
+    return None
+
+
+def nonce_reused(uses: Iterable[tuple[datetime, int, str]]) -> bool:
+    """Whether one key's nonce came in another signature while a signature that carried it still
+    held: the (request time, expiry, Signature value) of each request that carried it. A nonce
+    is the signer's promise that it signs once with it, and a verifier remembers it for as long as
+    the signature holds. The same signature sent again is a reused signature, told apart."""
+    holds_until: dict[str, int] = {}
+    skew = CLOCK_SKEW.total_seconds()
+    for at, expires, value in sorted(uses):
+        moment = at.timestamp()
+        if any(other != value and moment <= until + skew for other, until in holds_until.items()):
+            return True
+        holds_until[value] = max(expires, holds_until.get(value, expires))
+    return False
 
 
 def check_request(signed: SignedRequest, operator: str, directories: KeyDirectories, at: datetime) -> SignatureCheck:
@@ -266,7 +381,10 @@ def check_request(signed: SignedRequest, operator: str, directories: KeyDirector
     tagged = [s for s in signatures if s.params.get("tag") == TAG]
     if not tagged:
         return SignatureCheck("unverified", f"no signature tagged {TAG}")
-    signature = tagged[0]
+    covering = [s for s in tagged if coverage_problem(s, request) is None]
+    if not covering:
+        return SignatureCheck("ignored", str(coverage_problem(tagged[0], request)))
+    signature = covering[0]
     keyid = signature.keyid
     if keyid is None:
         return SignatureCheck("unverified", f"signature {signature.label} names no keyid")
@@ -291,19 +409,24 @@ def check_request(signed: SignedRequest, operator: str, directories: KeyDirector
             "spoofed", f"keyid {keyid} is a key of {snapshot.operator} ({label}), not of {operator}",
             snapshot.operator,
         )
-    agent = request.fields.get("signature-agent")
-    named = signature_agent_url(agent) if agent is not None else None
+    agent = request.fields.get(AGENT_FIELD)
+    member = signature.agent_member()
+    named = signature_agent_url(agent, member) if agent is not None else None
+    if member is not None and agent is not None and named is None:
+        return SignatureCheck("spoofed", f"Signature-Agent has no directory URL as member {member}, which keyid {keyid} signs")
     if named is not None and snapshot.directory in directories.urls and named != directories.urls[snapshot.directory]:
-        return SignatureCheck("spoofed", f"Signature-Agent names {named}, but keyid {keyid} is in {label}")
+        which = "Signature-Agent" if member is None else f"Signature-Agent member {member}"
+        return SignatureCheck("spoofed", f"{which} names {named}, but keyid {keyid} is in {label}")
     base, missing = signature_base(signature, request)
     if base is None:
-        return SignatureCheck("unverified", f"signed component {missing} is not in the log")
+        return SignatureCheck("unverified", str(missing))
     if not verify_signature(key, base, signature.value):
         return SignatureCheck("spoofed", f"bad signature for keyid {keyid} ({label})")
     outside = check_window(signature, at)
     if outside is not None:
         return SignatureCheck("spoofed", f"{outside} (keyid {keyid}, {label})")
-    return SignatureCheck("verified", f"keyid {keyid} in {label}", operator)
+    unseen = "" if request.agent_logged else "; the log does not record Signature-Agent, so whether the signature had to cover it is unknown"
+    return SignatureCheck("verified", f"keyid {keyid} in {label}{unseen}", operator)
 
 
 @functools.lru_cache(maxsize=256)
@@ -323,20 +446,115 @@ def _holder(snapshots: Iterable[KeySnapshot], keyid: str, at: datetime) -> tuple
     return None
 
 
-def _component(name: str, request: LoggedRequest) -> str | None:
-    if name not in _DERIVED:
-        value = request.fields.get(name)
-        return value.strip(" \t") if value is not None else None
+def _component(component: Component, request: LoggedRequest) -> tuple[str | None, str | None]:
+    """The component's value in the base (RFC 9421 §2.1, §2.2), or why it has none here."""
+    name, params = component.name, component.params
+    if "req" in params:
+        return None, f"signed component {component.identifier} names a response's request; a logged request has none"
+    if name.startswith("@"):
+        return _derived(component, request)
+    unknown = set(params) - _FIELD_PARAMS
+    if unknown or ("bs" in params and ("sf" in params or "key" in params)):
+        return None, f"signed component {component.identifier} has parameters RFC 9421 does not allow"
+    value = request.fields.get(name)
+    if value is None or "tr" in params:
+        return None, f"signed component {component.identifier} is not in the log"
+    value = value.strip(" \t")
+    if "key" in params:
+        return _dictionary_member(component, value, params["key"])
+    if "sf" in params:
+        serialized = _structured(value)
+        if serialized is None:
+            return None, f"signed component {component.identifier}: the logged value is no structured field"
+        return serialized, None
+    if "bs" in params:
+        try:
+            raw = value.encode("latin-1")
+        except UnicodeEncodeError:
+            raw = value.encode("utf-8", "surrogateescape")
+        return ":" + base64.b64encode(raw).decode() + ":", None
+    return value, None
+
+
+def _derived(component: Component, request: LoggedRequest) -> tuple[str | None, str | None]:
+    name = component.name
+    missing = f"signed component {component.identifier} is not in the log"
     if name == "@method":
-        return request.method
-    if name == "@authority":
-        return request.authority
+        return (request.method, None) if request.method else (None, missing)
+    if name == "@scheme":
+        return request.scheme.lower(), None
     path, question, query = request.target.partition("?")
+    if name in ("@authority", "@target-uri"):
+        if request.authority is None:
+            return None, missing
+        if name == "@authority":
+            return normalized_authority(request.authority, request.scheme), None
+        # RFC 9110 §7.1 rebuilds the target URI from the Host as sent: §2.2.3's normalization
+        # is @authority's alone
+        return f"{request.scheme.lower()}://{request.authority}{request.target}", None
     if name == "@path":
-        return path
+        return path, None
     if name == "@query":
-        return "?" + query if question else "?"
-    return request.target
+        return "?" + query, None
+    if name == "@request-target":
+        return request.target, None
+    if name == "@query-param":
+        return _query_param(component, query if question else "")
+    return None, f"signed component {component.identifier} is no component of a request"
+
+
+def _query_param(component: Component, query: str) -> tuple[str | None, str | None]:
+    """RFC 9421 §2.2.8: the named parameter's value, decoded as a form and percent-encoded again."""
+    wanted = component.params.get("name")
+    if not isinstance(wanted, str):
+        return None, f"signed component {component.identifier} names no parameter"
+    values = parse_qs(query, keep_blank_values=True).get(_form_decoded(wanted), [])
+    if len(values) != 1:
+        state = "is not in the logged query" if not values else "occurs more than once in the logged query"
+        return None, f"signed component {component.identifier}: the parameter {state}"
+    return _form_encoded(values[0]), None
+
+
+def _form_decoded(text: str) -> str:
+    return parse_qs(f"x={text}", keep_blank_values=True)["x"][0]
+
+
+def _form_encoded(text: str) -> str:
+    return quote(text, safe="*").replace("~", "%7E")
+
+
+def _dictionary_member(component: Component, value: str, key: object) -> tuple[str | None, str | None]:
+    """RFC 9421 §2.1.2: the serialized member `key` of the field read as a dictionary."""
+    dictionary = http_sfv.Dictionary()
+    try:
+        dictionary.parse(value.encode("latin-1"))
+    except (ValueError, UnicodeEncodeError):
+        return None, f"signed component {component.identifier}: the logged value is no dictionary"
+    if not isinstance(key, str) or key not in dictionary:
+        return None, f"signed component {component.identifier}: the logged value has no member {key}"
+    return str(dictionary[key]), None
+
+
+def _structured(value: str) -> str | None:
+    """The field re-serialized as a structured field (RFC 9421 §2.1.1). The field's type is its
+    definition's; parsed as a dictionary, then a list, then an item, the first that reads it
+    serializes the same text as its true type for every field a signer would mark `sf`."""
+    text = value.encode("latin-1", "replace")
+    for kind in (http_sfv.Dictionary, http_sfv.List, http_sfv.Item):
+        parsed = kind()
+        try:
+            parsed.parse(text)
+        except ValueError:
+            continue
+        return str(parsed)
+    return None
+
+
+def _directory_url(url: object) -> str | None:
+    if not isinstance(url, str) or not url.startswith("https://"):
+        return None
+    origin, slash, path = url[len("https://"):].partition("/")
+    return f"https://{origin.lower()}{DIRECTORY_PATH}" if not path.strip("/") else url
 
 
 def _ed25519_key(jwk: object) -> bytes | None:

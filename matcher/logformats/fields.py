@@ -97,13 +97,22 @@ def w3c_signature_header(field: str) -> str | None:
 
 
 def signed_headers(
-    authority: str | None, signature_agent: str | None, signature_input: str | None, signature: str | None
+    authority: str | None,
+    signature_agent: str | None,
+    signature_input: str | None,
+    signature: str | None,
+    agent_logged: bool = True,
 ) -> SignedHeaders | None:
     """The signature headers of a record, escapes already undone; None unless both
-    `Signature-Input` and `Signature` were logged."""
-    if not signature_input or not signature:
+    `Signature-Input` and `Signature` or a `Signature-Agent` were logged. A signature of which
+    one header is missing is none."""
+    signed = bool(signature_input and signature)
+    if not signed and not signature_agent:
         return None
-    return SignedHeaders(authority or None, signature_agent or None, signature_input, signature)
+    return SignedHeaders(
+        authority or None, signature_agent or None, signature_input if signed else None, signature if signed else None,
+        agent_logged,
+    )
 
 
 def _target_text(latin1: str) -> str:

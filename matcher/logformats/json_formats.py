@@ -323,5 +323,6 @@ class JsonParser:
                 _json_str(values.get("signature_agent"), "signature_agent"),
                 _json_str(values.get("signature_input"), "signature_input"),
                 _json_str(values.get("signature"), "signature"),
+                "signature_agent" in values,
             ),
         )

@@ -207,14 +207,14 @@ class PresetParser:
 def _signed(groups: dict, header: Callable[[str], str | None], target_host: str | None) -> SignedHeaders | None:
     """The signature headers the line carries, each unescaped as its server wrote it, with the
     Host as logged (port included) for `@authority`."""
-    given, signature = groups.get("signature_input"), groups.get("signature")
-    if given is None or signature is None:
+    given, signature, agent = groups.get("signature_input"), groups.get("signature"), groups.get("signature_agent")
+    if given is None and signature is None and agent is None:
         return None
-    agent = groups.get("signature_agent")
     host = groups.get("host")
     return signed_headers(
         target_host if host in (None, "", "-") else host,
         None if agent is None else header(agent),
-        header(given),
-        header(signature),
+        None if given is None else header(given),
+        None if signature is None else header(signature),
+        "signature_agent" in groups,
     )

@@ -10,12 +10,15 @@ from typing import NamedTuple
 @dataclass(frozen=True)
 class SignedHeaders:
     """A request's HTTP Message Signature headers as the log carries them, escapes undone, with
-    the authority exactly as logged (port and case kept): what a Web Bot Auth check needs."""
+    the authority exactly as logged (port and case kept): what a Web Bot Auth check needs.
+    A Signature-Agent may come without a signature; `agent_logged` says whether the log format
+    has a Signature-Agent field at all."""
 
     authority: str | None
     signature_agent: str | None
-    signature_input: str
-    signature: str
+    signature_input: str | None
+    signature: str | None
+    agent_logged: bool = True
 
 
 @dataclass(frozen=True, init=False)
@@ -28,7 +31,7 @@ class LogRecord:
     `user_agent` is "" when the request carried none. `target_host` is the host an
     absolute-form target names (in the one form), None for origin-form: evidence of what the
     client asked for, never the host the request is audited under. `signed` holds the signature
-    headers when the log carries `Signature-Input` and `Signature`.
+    headers when the log carries `Signature-Input` and `Signature`, or a `Signature-Agent`.
     """
 
     ts: datetime

@@ -82,7 +82,7 @@ class Columns:
     count: int
     index: Mapping[str, int]
     plus_is_space: bool  # IIS; CloudFront %-encodes and keeps `+`
-    signed: bool  # the fields name the signature headers
+    signed: bool  # the fields name a signature header
 
     @classmethod
     def of(cls, names: tuple[str, ...], sources: Mapping[str, tuple[str, ...]] = W3C_SOURCES,
@@ -95,7 +95,7 @@ class Columns:
                     index[ours] = lowered.index(source)
                     break
         plus_is_space = not cloudfront and "x-edge-location" not in lowered
-        return cls(len(names), index, plus_is_space, {"signature_input", "signature"} <= set(index))
+        return cls(len(names), index, plus_is_space, bool({"signature_agent", "signature_input", "signature"} & set(index)))
 
 
 def _values(text: str) -> list[str]:
@@ -223,15 +223,15 @@ def record_of(values: list[str], columns: Columns, default_host: str | None) -> 
         "" if user_agent is None else decode(user_agent),
         forwarded_for,
         target_host=logged_host(target_host),
-        signed=_signed(value, host or target_host, columns.plus_is_space) if columns.signed else None,
+        signed=_signed(value, host or target_host, columns) if columns.signed else None,
     )
 
 
-def _signed(value, authority: str | None, plus_is_space: bool):
+def _signed(value, authority: str | None, columns: Columns):
     """The signature headers, IIS's `+` for a space undone (not inside the Signature's base64),
     CloudFront's %-encoding undone."""
     agent, given, signature = value("signature_agent"), value("signature_input"), value("signature")
-    if plus_is_space:
+    if columns.plus_is_space:
         agent, given = (None if v is None else w3c_header(v) for v in (agent, given))
         signature = None if signature is None else w3c_signature_header(signature)
     else:
@@ -240,7 +240,7 @@ def _signed(value, authority: str | None, plus_is_space: bool):
         # The header is a quoted string ("https://..."), a bare URL is no structured field:
         # the quotes were read as the W3C value's own.
         agent = f'"{agent}"'
-    return signed_headers(authority, agent, given, signature)
+    return signed_headers(authority, agent, given, signature, "signature_agent" in columns.index)
 
 
 def _w3c_time(date: str, time: str) -> datetime:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from config.registry import load_registry
 from config.snapshots import KEY_DIRECTORIES, default_ranges_dir, load_ranges
-from matcher.audit import Claim, claim_of, identity_of
+from matcher.audit import Claim, agent_claim, claim_of, identity_of
 from matcher.agents import AUTOMATED
 from matcher.addresses import request_day
 from matcher.identity import IdentityResult, reverse_dns_address
@@ -44,8 +44,9 @@ def verify(args: argparse.Namespace) -> int:
     for problem in ranges.problems:
         print(f"crawl-audit: ranges: {printable(problem)}", file=sys.stderr)
     claim = claim_of(args.user_agent, registry)
-    if claim is not None and claim.kind == AUTOMATED:
-        claim = None  # an HTTP library or tool claims to be no crawler: there is no claim to check
+    if claim is None or claim.kind == AUTOMATED:
+        # an HTTP library or tool claims to be no crawler: only a signed agent's claim is checked
+        claim = agent_claim(args.signature_agent, registry)
     ip = args.ip.strip()
     answers = None
     if resolver is not None:
@@ -54,7 +55,8 @@ def verify(args: argparse.Namespace) -> int:
     who = identity_of(claim, ip, at, ranges, answers, _signed(args))
     if who is None:
         raise InputError(
-            f"nothing to verify: the User-Agent claims no crawler and {ip} is in no published crawler range"
+            f"nothing to verify: the User-Agent claims no crawler, no --signature-agent names a key directory"
+            f" of the registry, and {ip} is in no published crawler range"
         )
     windows = _range_windows(claim, at, ranges)
     say(printable_json(_as_dict(ip, args.user_agent, at, claim, who, windows, ranges.window)) if args.json else _describe(ip, claim, who, windows))

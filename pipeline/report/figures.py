@@ -77,6 +77,7 @@ class Figures:
     claims: tuple[Split, ...]  # spoofed and unverified claims, most requested claimed name first
     claimed: tuple[Claim, ...]  # the claims per claimed name, in the same order
     automated: tuple[Split, ...]
+    agents: tuple[Split, ...]  # browsers run by an operator's agent, named by their Signature-Agent
     purposes: tuple[Split, ...]  # the crawlers' own requests per purpose, most requested first
 
 
@@ -99,6 +100,7 @@ def figures(rows: Sequence[Mapping]) -> Figures:
     own = [row for row in crawler_rows if row["identity"] not in CLAIMED]
     claims = [split(row) for row in crawler_rows if row["identity"] in CLAIMED]
     automated = [row for row in rows if row.get("client_kind", "crawler") == "automated"]
+    agents = [row for row in rows if row.get("client_kind", "crawler") == "agent"]
     claimed = _claimed(claims)
     order = {claim.name: rank for rank, claim in enumerate(claimed)}
     return Figures(
@@ -106,6 +108,7 @@ def figures(rows: Sequence[Mapping]) -> Figures:
         tuple(sorted(claims, key=lambda s: (order[s.name], _identity_rank(s.identity)))),
         claimed,
         ranked([split(row) for row in automated]),
+        ranked([split(row) for row in agents]),
         _purposes(own),
     )
 

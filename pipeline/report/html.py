@@ -39,6 +39,7 @@ SECTIONS = (
     ("spoofing", "Spoofing"),
     ("preferences", "Preference conflicts"),
     ("automated", "Automated clients"),
+    ("agents", "Signed agents"),
     ("llms-txt", "llms.txt"),
     ("crawl-delay", "Crawl-delay"),
     ("robots-versions", "robots.txt versions"),
@@ -118,6 +119,7 @@ def render(data: ReportData) -> str:
         _spoofing(data),
         _preference_conflicts(data),
         _automated(data, figs),
+        _agents(figs),
         _llms_txt(data),
         _crawl_delay(data),
         _robots_versions(data),
@@ -194,7 +196,8 @@ def _share(part: int, whole: int) -> str:
 
 
 def _of_kind(rows: Sequence[dict], kind: str) -> list[dict]:
-    """Summary rows of crawlers or of automated clients (a run from before client kinds has only crawlers)."""
+    """Summary rows of crawlers, automated clients or signed agents (a run from before client kinds has only
+    crawlers)."""
     return [row for row in rows if row.get("client_kind", "crawler") == kind]
 
 
@@ -210,9 +213,11 @@ def _overview(data: ReportData) -> str:
     lines = counts.get("lines", 0)
     crawler_rows = _of_kind(data.summary.rows, "crawler")
     automated = sum(row["requests"] for row in _of_kind(data.summary.rows, "automated"))
+    agents = sum(row["requests"] for row in _of_kind(data.summary.rows, "agent"))
     where = [
-        ("crawler verdicts", counts.get("verdicts", 0) - automated),
+        ("crawler verdicts", counts.get("verdicts", 0) - automated - agents),
         ("automated clients (HTTP libraries, tools, monitors, scanners)", automated),
+        ("signed agents (browsers run by an operator's agent)", agents),
         ("non-crawlers (counted, not written)", counts.get("skipped", 0)),
         ("not requests (" + _reasons_text(counts.get("not_request_reasons") or {}) + ")", counts.get("not_requests", 0)),
         ("dead letters (see dead_letters/)", counts.get("dead_letters", 0)),
@@ -224,7 +229,7 @@ def _overview(data: ReportData) -> str:
     by_identity = Counter()
     for row in crawler_rows:
         by_identity[row["identity"]] += row["requests"]
-    verdicts = counts.get("verdicts", 0) - automated
+    verdicts = counts.get("verdicts", 0) - automated - agents
     identities = [(i, by_identity[i], _share(by_identity[i], verdicts)) for i in _IDENTITIES if by_identity[i]]
     return _section(
         "overview",
@@ -318,6 +323,18 @@ def _automated(data: ReportData, figs: Figures) -> str:
         " product token where robots.txt has one, else by the * group. Nothing proves who runs them"
         " (identity unverifiable); they are counted here, never among the crawlers.",
         *parts,
+    )
+
+
+def _agents(figs: Figures) -> str:
+    if not figs.agents:
+        return _section("agents", "No request came from a signed agent.")
+    return _section(
+        "agents",
+        "Browsers run by an operator's agent for one of its users: a browser's User-Agent with a"
+        " Signature-Agent naming the operator's key directory. Only a Web Bot Auth signature proves"
+        " them; they are judged by the * group and counted here, never among the crawlers.",
+        _split_table("agent", figs.agents, "agents-table", "all signed agents"),
     )
 
 

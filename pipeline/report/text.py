@@ -65,10 +65,12 @@ def render(summary: RunSummary) -> str:
     crawler_rows = [row for row in summary.rows if row.get("client_kind", "crawler") == "crawler"]
     figs = figures(summary.rows)
     automated = sum(split.requests for split in figs.automated)
+    agents = sum(split.requests for split in figs.agents)
     out = [
         f"lines read            {lines_read:>9,}",
-        f"  crawler verdicts    {counts.get('verdicts', 0) - automated:>9,}",
+        f"  crawler verdicts    {counts.get('verdicts', 0) - automated - agents:>9,}",
         f"  automated clients   {automated:>9,}  (HTTP libraries, tools, monitors, scanners, headless browsers)",
+        f"  signed agents       {agents:>9,}  (browsers run by an operator's agent, named by their Signature-Agent)",
         f"  non-crawlers        {counts.get('skipped', 0):>9,}  (counted, not written)",
         f"  not requests        {counts.get('not_requests', 0):>9,}{_not_request_reasons(counts)}",
         f"  dead letters        {counts.get('dead_letters', 0):>9,}  (unparseable lines, see dead_letters/)",
@@ -85,6 +87,10 @@ def render(summary: RunSummary) -> str:
     if figs.automated:
         out.append("automated clients: audited by their own product token's group, else `*`; nothing proves who runs them")
         out.append(_table(figs.automated, "client"))
+        out.append("")
+    if figs.agents:
+        out.append("signed agents: a browser's User-Agent with an operator's Signature-Agent; only the signature proves it")
+        out.append(_table(figs.agents, "agent"))
         out.append("")
     out.extend(_crawl_delay_section(summary.crawl_delay_windows))
     out.extend(_indexing_section(summary.indexing_findings))

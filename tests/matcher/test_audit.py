@@ -118,6 +118,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "identity_method": "ip-range",
         "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28 (earlier: 5 days before the request)",
         "signature": None,
+        "signature_input": None,
         "honours_robots": True,
         "honours_crawl_delay": False,
         "robots_version": {
@@ -631,3 +632,92 @@ def test_only_a_request_for_robots_txt_is_a_fetch():
     fetch = fetch_of(verdict_of(request("/robots%2Etxt")))
     assert fetch == RobotsFetch(NOV_2, 200, SOURCE, "Googlebot")
     assert fetch_of(verdict_of(request("/robots.txt.bak"))) is None
+
+
+# ------------------------------------------------------------------ Web Bot Auth: coverage and signed agents
+
+import base64 as _base64  # noqa: E402
+import copy  # noqa: E402
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat  # noqa: E402
+
+from matcher.logformats.record import SignedHeaders  # noqa: E402
+from matcher.web_bot_auth import KeyDirectories, LoggedRequest, parse_key_snapshot, parse_signatures, signature_base  # noqa: E402
+
+OPENAI_KEY = Ed25519PrivateKey.generate()
+GPTBOT_IP = "74.7.175.130"  # in the sample's GPTBot list from 2026-11-03
+NOV_4 = datetime(2026, 11, 4, 10, 0, tzinfo=UTC)
+
+
+def _with_openai_keys():
+    raw = OPENAI_KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    jwk = {"kty": "OKP", "crv": "Ed25519", "kid": "k1", "x": _base64.urlsafe_b64encode(raw).rstrip(b"=").decode()}
+    snapshot, _ = parse_key_snapshot("openai", "OpenAI", NOV_2.date(), {"keys": [jwk]})
+    directory = REGISTRY.key_directories["openai"]
+    ranges = copy.copy(RANGES)
+    ranges.key_directories = KeyDirectories([snapshot], {"openai": directory.url}, {"openai": "OpenAI"})
+    return ranges
+
+
+SIGNED_RANGES = _with_openai_keys()
+
+
+def signed_record(
+    user_agent: str, *, ip: str = ELSEWHERE, at: datetime = NOV_4, agent: str | None = '"https://chatgpt.com"',
+    components: str = '"@authority" "signature-agent"', host: str = "www.example.com", sign: bool = True,
+) -> LogRecord:
+    record = request("/private/a", user_agent=user_agent, ip=ip, at=at)
+    if not sign:
+        return dataclasses.replace(record, signed=SignedHeaders(host, agent, None, None))
+    params = f'({components});created={int(at.timestamp())};expires={int(at.timestamp()) + 60};keyid="k1";tag="web-bot-auth"'
+    (signature,), _ = parse_signatures(f"sig1={params}", "sig1=:AA==:")
+    base, _ = signature_base(signature, LoggedRequest("GET", host, "/private/a", {"signature-agent": agent} if agent else {}))
+    value = _base64.b64encode(OPENAI_KEY.sign(base)).decode()
+    return dataclasses.replace(record, signed=SignedHeaders(host, agent, f"sig1={params}", f"sig1=:{value}:"))
+
+
+def signed_verdict(record: LogRecord) -> dict | None:
+    return audit(record, SOURCE, REGISTRY, SIGNED_RANGES, WWW)
+
+
+def test_a_browser_with_a_known_signature_agent_is_a_signed_agent():
+    verdict = signed_verdict(signed_record(BROWSER))
+    assert {k: verdict[k] for k in ("crawler", "client_kind", "operator", "purpose", "tokens")} == {
+        "crawler": "ChatGPT agent", "client_kind": "agent", "operator": "OpenAI",
+        "purpose": ("ai-user-triggered",), "tokens": (),
+    }
+    assert (verdict["identity"], verdict["identity_method"], verdict["identity_evidence"]) == (
+        "verified", "web-bot-auth", "keyid k1 in openai keys 2026-11-02"
+    )
+    # judged by the group every unnamed client answers to
+    assert verdict["robots_group"] == ("*",) and verdict["decision"] == "disallowed"
+    assert fetch_key_of(verdict, REGISTRY) is None
+    # the Host as the client sent it, in another case and with its default port, is the same @authority
+    assert signed_verdict(signed_record(BROWSER, host="WWW.example.com:443"))["identity"] == "verified"
+
+
+def test_a_signed_agent_without_a_signature_is_unverified_and_a_bad_one_spoofed():
+    unsigned = signed_verdict(signed_record(BROWSER, sign=False))
+    assert (unsigned["client_kind"], unsigned["identity"], unsigned["identity_evidence"]) == (
+        "agent", "unverified", "Signature-Agent without Signature and Signature-Input"
+    )
+    moved = signed_record(BROWSER)
+    moved = dataclasses.replace(moved, signed=dataclasses.replace(moved.signed, authority="shop.example.net"))
+    assert signed_verdict(moved)["identity"] == "spoofed"
+    ignored = signed_verdict(signed_record(BROWSER, components='"@path" "signature-agent"'))
+    assert (ignored["identity"], ignored["identity_evidence"]) == ("unverified", "signature ignored: does not cover @authority")
+    # a Signature-Agent of no registry directory makes no claim
+    assert signed_verdict(signed_record(BROWSER, agent='"https://agent.example"')) is None
+
+
+def test_a_signature_that_covers_too_little_leaves_the_crawler_to_its_address():
+    covering = signed_verdict(signed_record(GPTBOT))
+    assert (covering["identity"], covering["identity_method"]) == ("verified", "web-bot-auth")
+    # the same key, leaving out @authority: ranges decide, as if the request were unsigned
+    in_range = signed_verdict(signed_record(GPTBOT, ip=GPTBOT_IP, components='"@method" "@path" "signature-agent"'))
+    assert (in_range["identity"], in_range["identity_method"]) == ("verified", "ip-range")
+    assert in_range["identity_evidence"].endswith("; signature ignored: does not cover @authority")
+    outside = signed_verdict(signed_record(GPTBOT, components='"@authority" "@path"'))
+    assert (outside["identity"], outside["identity_method"]) == ("spoofed", "ip-range")
+    assert outside["identity_evidence"].endswith("; signature ignored: does not cover Signature-Agent")

@@ -50,15 +50,24 @@ def test_the_rfc_9421_ed25519_example_verifies():
     assert problems == ()
     key = snapshot.keys["test-key-ed25519"][0]
     assert verify_signature(key, base, signature.value)
+    # RFC 9421 §2.2.3: @authority is lower case and drops the default port, so these are one
+    for host in ("EXAMPLE.com", "example.com:443"):
+        logged = LoggedRequest("POST", host, RFC_REQUEST.target, RFC_REQUEST.fields)
+        assert signature_base(signature, logged) == (RFC_BASE.encode(), None)
     # one byte of one component changed: the same signature no longer holds
-    changed = LoggedRequest("POST", "example.com:443", RFC_REQUEST.target, RFC_REQUEST.fields)
-    assert not verify_signature(key, signature_base(signature, changed)[0], signature.value)
+    for host in ("example.com:8443", "example.org"):
+        changed = LoggedRequest("POST", host, RFC_REQUEST.target, RFC_REQUEST.fields)
+        assert not verify_signature(key, signature_base(signature, changed)[0], signature.value)
+    # port 80 is the default of http only
+    assert b'"@authority": example.com:80\n' in signature_base(signature, LoggedRequest("POST", "example.com:80", "/foo", RFC_REQUEST.fields))[0]
+    http = LoggedRequest("POST", "example.com:80", "/foo", RFC_REQUEST.fields, scheme="http")
+    assert b'"@authority": example.com\n' in signature_base(signature, http)[0]
 
 
 def test_a_component_the_log_does_not_carry_is_named():
     (signature,), _ = parse_signatures(RFC_INPUT, RFC_SIGNATURE)
     bare = LoggedRequest("POST", "example.com", "/foo", {})
-    assert signature_base(signature, bare) == (None, "date")
+    assert signature_base(signature, bare) == (None, 'signed component "date" is not in the log')
 
 
 @pytest.mark.parametrize(
@@ -194,3 +203,152 @@ def test_a_signature_logged_through_a_format_string_verifies(kind, spec, escape)
     record = parser_for(f"{kind}:{spec}")(line)
     assert record.signed.signature_input == signature_input and record.signed.authority == "www.example.com:8443"
     assert check_request(signed_request(record), "OpenAI", directories(), NOW).status == "verified"
+
+
+# ------------------------------------------------------------------ RFC 9421 as a second implementation reads it
+
+from second_signer import Message, sign as peer_sign, verifies as peer_verifies  # noqa: E402
+
+from matcher.web_bot_auth import coverage_problem, nonce_reused, nonce_use  # noqa: E402
+
+DICTIONARY_AGENT = 'sig1="https://chatgpt.com"'
+# (Host as logged, target, Signature-Agent, covered components): every form the audit must read
+FORMS = [
+    ("www.example.com", "/page", DICTIONARY_AGENT, ('"@authority"', '"signature-agent";key="sig1"')),
+    ("WWW.Example.com", "/page", '"https://chatgpt.com"', ('"@authority"', '"signature-agent"')),
+    ("www.example.com:443", "/page", '"https://chatgpt.com"', ('"@authority"', '"signature-agent"')),
+    ("www.example.com:8443", "/a?q=big+dog&x=%7E", DICTIONARY_AGENT,
+     ('"@method"', '"@target-uri"', '"@query-param";name="q"', '"@query"', '"signature-agent";key="sig1"', '"@scheme"')),
+    ("www.example.com", "/p", 'other="https://elsewhere.example", sig1="https://chatgpt.com"',
+     ('"@authority"', '"@path"', '"@request-target"', '"signature-agent";bs', '"signature-agent";key="sig1"')),
+    # a member with parameters, in a header the library cannot read with `;sf` (it knows no type
+    # for signature-agent): the member is serialized with its parameters
+    ("www.example.com", "/p", 'sig1="https://chatgpt.com";a=1,  sig2="x"', ('"@authority"', '"signature-agent";key="sig1"')),
+]
+
+
+def _logged(host: str, target: str, agent: str, signature_input: str, signature: str) -> SignedRequest:
+    return SignedRequest(LoggedRequest("GET", host, target, {"signature-agent": agent}), signature_input, signature)
+
+
+@pytest.mark.parametrize("host, target, agent, components", FORMS)
+def test_requests_signed_by_either_implementation_verify_in_both(host, target, agent, components):
+    message = Message("GET", f"https://{host}{target}", {"Signature-Agent": agent})
+    # signed by the independent library, verified here
+    by_peer = peer_sign(OWN, "own-1", message, components, NOW, nonce="n-1")
+    result = check_request(_logged(host, target, agent, *by_peer), "OpenAI", directories(), NOW)
+    assert (result.status, result.evidence) == ("verified", "keyid own-1 in openai keys 2026-11-01")
+    # signed here over the base the audit builds, verified by the library
+    params = f'({" ".join(components)});created={int(NOW.timestamp())};expires={int(NOW.timestamp()) + 300};keyid="own-1";tag="web-bot-auth"'
+    (signature,), _ = parse_signatures(f"sig1={params}", "sig1=:AA==:")
+    base, problem = signature_base(signature, LoggedRequest("GET", host, target, {"signature-agent": agent}))
+    assert problem is None
+    ours = (f"sig1={params}", f"sig1=:{base64.b64encode(OWN.sign(base)).decode()}:")
+    message.headers.update({"Signature-Input": ours[0], "Signature": ours[1]})
+    assert peer_verifies({"own-1": OWN.public_key()}, message, NOW)
+    # and neither accepts the other's signature on another site
+    moved = _logged("www.example.org", target, agent, *by_peer)
+    assert check_request(moved, "OpenAI", directories(), NOW).status == "spoofed"
+    assert not peer_verifies({"own-1": OWN.public_key()}, Message("GET", f"https://www.example.org{target}", message.headers), NOW)
+
+
+def test_component_parameters_are_applied_as_rfc_9421_writes_them():
+    params = (
+        '("signature-agent";key="sig1" "signature-agent";sf "signature-agent";bs "@query-param";name="q" '
+        '"@target-uri" "@authority");created=1;keyid="k"'
+    )
+    (signature,), _ = parse_signatures(f"sig1={params}", "sig1=:AA==:")
+    logged = LoggedRequest("GET", "WWW.Example.COM:443", "/s?q=a+b%2Bc&r", {"signature-agent": ' sig1="https://chatgpt.com",sig2=?1 '})
+    base, problem = signature_base(signature, logged)
+    assert problem is None
+    assert base.decode().splitlines() == [
+        '"signature-agent";key="sig1": "https://chatgpt.com"',
+        '"signature-agent";sf: sig1="https://chatgpt.com", sig2',
+        '"signature-agent";bs: :' + base64.b64encode(b'sig1="https://chatgpt.com",sig2=?1').decode() + ":",
+        '"@query-param";name="q": a%20b%2Bc',
+        # the target URI keeps the Host as sent; only @authority is normalized
+        '"@target-uri": https://WWW.Example.COM:443/s?q=a+b%2Bc&r',
+        '"@authority": www.example.com',
+        f'"@signature-params": {params}',
+    ]
+
+
+@pytest.mark.parametrize(
+    "component, problem",
+    [
+        ('"signature-agent";key="sig9"', 'signed component "signature-agent";key="sig9": the logged value has no member sig9'),
+        ('"@authority";req', 'signed component "@authority";req names a response\'s request; a logged request has none'),
+        ('"@status"', 'signed component "@status" is no component of a request'),
+        ('"@query-param";name="z"', 'signed component "@query-param";name="z": the parameter is not in the logged query'),
+        ('"signature-agent";bs;sf', 'signed component "signature-agent";bs;sf has parameters RFC 9421 does not allow'),
+    ],
+)
+def test_a_component_that_cannot_be_derived_says_why(component, problem):
+    (signature,), _ = parse_signatures(f'sig1=({component});created=1;keyid="k"', "sig1=:AA==:")
+    logged = LoggedRequest("GET", "www.example.com", "/s?q=1", {"signature-agent": DICTIONARY_AGENT})
+    assert signature_base(signature, logged) == (None, problem)
+
+
+def _signed_by_peer(components, *, agent=DICTIONARY_AGENT, host="www.example.com", key=OWN, kid="own-1", nonce=None):
+    message = Message("GET", f"https://{host}/page", {"Signature-Agent": agent})
+    return _logged(host, "/page", agent, *peer_sign(key, kid, message, components, NOW, nonce=nonce))
+
+
+def test_the_member_a_dictionary_signature_covers_must_name_the_keys_directory():
+    keys = directories()
+    two = 'sig1="https://elsewhere.example", sig2="https://chatgpt.com"'
+    right = _signed_by_peer(('"@authority"', '"signature-agent";key="sig2"'), agent=two)
+    assert check_request(right, "OpenAI", keys, NOW).status == "verified"
+    wrong = _signed_by_peer(('"@authority"', '"signature-agent";key="sig1"'), agent=two)
+    assert (check_request(wrong, "OpenAI", keys, NOW).status, check_request(wrong, "OpenAI", keys, NOW).evidence) == (
+        "spoofed",
+        "Signature-Agent member sig1 names https://elsewhere.example/.well-known/http-message-signatures-directory,"
+        " but keyid own-1 is in openai keys 2026-11-01",
+    )
+
+
+def test_a_signature_that_covers_neither_the_authority_nor_the_signature_agent_is_ignored():
+    """GHSA-x9cc-346q-g27m: such a signature verifies, and verifies again on any other request."""
+    keys = directories()
+    no_authority = _signed_by_peer(('"@method"', '"@path"', '"signature-agent";key="sig1"'))
+    no_agent = _signed_by_peer(('"@authority"', '"@path"'))
+    for signed_request, problem in ((no_authority, "does not cover @authority"), (no_agent, "does not cover Signature-Agent")):
+        message = Message("GET", "https://www.example.com/page", {
+            "Signature-Agent": DICTIONARY_AGENT, "Signature-Input": signed_request.signature_input,
+            "Signature": signed_request.signature,
+        })
+        assert peer_verifies({"own-1": OWN.public_key()}, message, NOW)  # the cryptography holds
+        assert check_request(signed_request, "OpenAI", keys, NOW) == type(check_request(signed_request, "OpenAI", keys, NOW))(
+            "ignored", problem
+        )
+    # covering @target-uri covers the authority; a request that sent no Signature-Agent needs none covered
+    target_only = _signed_by_peer(('"@target-uri"', '"signature-agent";key="sig1"'))
+    assert check_request(target_only, "OpenAI", keys, NOW).status == "verified"
+    (signature,), _ = parse_signatures(no_agent.signature_input, no_agent.signature)
+    assert coverage_problem(signature, LoggedRequest("GET", "www.example.com", "/page", {})) is None
+
+
+def test_a_log_without_a_signature_agent_field_is_said_to_be_one():
+    request = _signed_by_peer(('"@authority"', '"@path"'))
+    unlogged = SignedRequest(
+        LoggedRequest("GET", "www.example.com", "/page", {}, agent_logged=False), request.signature_input, request.signature
+    )
+    result = check_request(unlogged, "OpenAI", directories(), NOW)
+    assert (result.status, result.evidence) == (
+        "verified",
+        "keyid own-1 in openai keys 2026-11-01; the log does not record Signature-Agent,"
+        " so whether the signature had to cover it is unknown",
+    )
+
+
+def test_a_nonce_sent_again_while_its_signature_holds_is_reuse():
+    first = _signed_by_peer(('"@authority"', '"signature-agent";key="sig1"'), nonce="n-7")
+    use = nonce_use(first.signature_input, first.signature)
+    assert (use.keyid, use.nonce, use.expires) == ("own-1", "n-7", int(NOW.timestamp()) + 300)
+    assert nonce_use(*signed(OWN, "own-1")[1:]) is None  # no nonce
+    later = NOW + timedelta(seconds=200)
+    assert nonce_reused([(NOW, use.expires, "A"), (later, use.expires + 200, "B")])
+    # the same signature again is a reused signature, not a reused nonce
+    assert not nonce_reused([(NOW, use.expires, "A"), (later, use.expires, "A")])
+    # once every signature that carried it has expired, the nonce may come back
+    assert not nonce_reused([(NOW, use.expires, "A"), (NOW + timedelta(seconds=361), use.expires + 361, "B")])
