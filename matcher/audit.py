@@ -28,6 +28,7 @@ from matcher.ip_ranges import RangeIndex
 from matcher.web_bot_auth import LoggedRequest, SignedRequest, signature_agent_urls
 from matcher.logformats import LogRecord
 from matcher.preferences import conflicts as preference_conflicts
+from matcher.preferences import parse_usage_header
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots import is_robots_txt
 from matcher.normalize import normalize
@@ -250,7 +251,7 @@ def audit(
     held = of_key.held_at(request.ts) if of_key is not None else None
     claim = claim or Claim(None, (), True)
     page = pages.lookup(host, request.path, request.ts) if pages is not None else None
-    indexing = effective_indexing(request.x_robots_tag, page, claim.tokens)
+    indexing = effective_indexing(request.x_robots_tag, page, claim.tokens, _header_usage(request.content_usage))
     judgement = _judge(history, request.ts, request.path, claim, "unknown-host" if request.host else "no-host")
     if truncate_addresses and who.status in _MAYBE_A_PERSON:
         client_ip = truncated(client_ip)
@@ -276,7 +277,7 @@ def audit(
         "signature_input": request.signed.signature_input if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
-        **_judged_columns(history, judgement, held, request.ts, request.path, claim, indexing),
+        **_judged_columns(history, judgement, held, request.ts, request.path, claim, indexing, request.content_usage),
     }
 
 
@@ -303,7 +304,10 @@ def judged_by_what_was_held(
     claim = claim_of(verdict["user_agent"], registry)
     ts, path = verdict["ts"], verdict["path"]
     judgement = _judge(history, ts, path, claim, verdict["reason"])
-    return {**verdict, **_judged_columns(history, judgement, held, ts, path, claim, verdict["indexing"])}
+    return {
+        **verdict,
+        **_judged_columns(history, judgement, held, ts, path, claim, verdict["indexing"], verdict["content_usage"]),
+    }
 
 
 def _judge(history: HostHistory | None, ts: datetime, path: str, claim: Claim, unknown_reason: str) -> Judgement:
@@ -320,8 +324,10 @@ def _judged_columns(
     path: str,
     claim: Claim,
     indexing: dict | None,
+    content_usage: str | None,
 ) -> dict:
-    """The columns that follow from the history's judgement as what the crawler held revises it."""
+    """The columns that follow from the history's judgement as what the crawler held revises it;
+    `content_usage` is the response's Content-Usage header as logged."""
     revised = revise(history, judgement, held, ts, claim.tokens, path, claim.catch_all)
     judgement = revised.judgement
     return {
@@ -330,8 +336,16 @@ def _judged_columns(
         "indexing_unseen": indexing_unseen(judgement.decision, indexing),
         **_fetch_columns(revised),
         "preferences": judgement.preferences.record() if judgement.preferences else None,
-        "preference_conflicts": preference_conflicts(claim.purposes, judgement.preferences),
+        "preference_conflicts": preference_conflicts(
+            claim.purposes, judgement.preferences, _header_usage(content_usage)
+        ),
+        "content_usage": content_usage,
     }
+
+
+def _header_usage(content_usage: str | None) -> tuple[tuple[str, str], ...]:
+    """The (category, y|n) pairs of a logged Content-Usage header; none when it is absent or unreadable."""
+    return parse_usage_header(content_usage).pairs if content_usage else ()
 
 
 def _robots_columns(judgement: Judgement) -> dict:

@@ -1,71 +1,147 @@
-"""Usage preferences in robots.txt: what a site asks crawlers to do with what they fetch.
+"""Usage preferences: what a site asks crawlers to do with what they fetch.
 
-Three kinds of line, none of which changes an access decision (docs/semantics.md § Usage
+Four ways of saying it, none of which changes an access decision (docs/semantics.md § Usage
 preferences):
 
 - `Content-Signal: search=yes, ai-train=no` (Cloudflare's Content Signals Policy): yes/no for
   `search`, `ai-input` and `ai-train`, scoped to the group it is written in.
 - `Content-Usage: [path] train-ai=n` (IETF aipref: draft-ietf-aipref-attach and the vocabulary
   draft): a Structured Fields dictionary of y/n per category, scoped to the group and, by the
-  longest matching path pattern, to part of the site. A category without a value of its own takes
-  its parent's (`train-genai` -> `train-ai` -> the root, `all`, spelt `bots` by early drafts).
+  longest matching path pattern, to part of the site. The same dictionary as a `Content-Usage`
+  response header, which a log can carry, speaks for that one response.
+- A group `User-agent: __usage_<purpose>` (draft-kelley-aipref-training-preference-signal): its
+  allow and disallow rules state the site's preference for that purpose path by path, by the
+  same longest match as access; it is never a crawler's own group.
 - `License: <url>` (RSL 1.0): the licence terms of the whole site, wherever the line stands.
 
-`parse_*` read one line's value and say what is wrong with it; `in_force` gives the preferences
-that apply to one request; `conflicts` crosses them with a crawler's purposes.
+The vocabulary has three categories, `search` taking precedence; `PURPOSES` is the one table from
+the project's crawler purposes to them. `parse_*` read one value and say what is wrong with it;
+`in_force` gives the preferences that apply to one request; `conflicts` crosses them with a
+crawler's purposes.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from matcher.matching import index_rules
 from matcher.normalize import normalized_request_path
 
 __all__ = [
-    "CONFLICTING_KEYS",
+    "CATEGORIES",
+    "HEADER_CONFLICT",
+    "OBSOLETE_LABELS",
+    "PURPOSES",
+    "USAGE_GROUP_PREFIX",
     "Pairs",
+    "PurposeUse",
     "Preferences",
+    "UsageGroupRule",
     "UsageRule",
+    "UsageValue",
     "conflicts",
     "in_force",
     "merge_signals",
     "parse_content_signal",
     "parse_content_usage",
     "parse_license",
+    "parse_usage_header",
+    "usage_group_notes",
+    "usage_group_purpose",
 ]
 
 SIGNAL_KEYS = ("search", "ai-input", "ai-train")
 _SIGNAL_VALUES = ("yes", "no")
-_ROOTS = ("all", "bots")
-# A category's parent in the aipref vocabulary; the roots have none.
-_USAGE_PARENT = {"train-genai": "train-ai", "train-ai": "all", "ai-use": "all", "search": "all"}
-_USAGE_KEYS = frozenset(_USAGE_PARENT) | frozenset(_ROOTS)
+# draft-ietf-aipref-vocab's categories, `search` first: a use that falls under search is judged by
+# the search preference alone, whatever the other categories say.
+CATEGORIES = ("search", "train-ai", "ai-use")
+# Labels of earlier drafts and the categories each stood for; read for the site's intent, with a
+# lint warning (`bots` was the root's name before `all`).
+OBSOLETE_LABELS: Mapping[str, tuple[str, ...]] = {
+    "train-genai": ("train-ai",),
+    "all": CATEGORIES,
+    "bots": CATEGORIES,
+}
+USAGE_GROUP_PREFIX = "__usage_"
 # RFC 9651 dictionary member: key, then `=` and a bare item, then parameters; the items this
 # vocabulary uses are tokens (`y`, `n`), so strings and numbers are read only to be ignored.
 _SF_KEY = re.compile(r"[a-z*][a-z0-9_.*-]*")
 _SF_ITEM = re.compile(r'[A-Za-z*][A-Za-z0-9:/!#$%&\'*+.^_`|~-]*|"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?|\?[01]')
 _SF_PARAMS = re.compile(r'(?:;\s*[a-z*][a-z0-9_.*-]*(?:=(?:[A-Za-z*][A-Za-z0-9:/!#$%&\'*+.^_`|~-]*|"(?:[^"\\]|\\.)*"|-?[0-9.]+|\?[01]))?)*')
 _URL = re.compile(r"https?://[^\s/?#]+[^\s]*", re.IGNORECASE)
+# A conflict that a logged response header gave rather than robots.txt.
+HEADER_CONFLICT = "Content-Usage header"
 
-# Purpose -> (Content-Signal key, aipref category) whose "no" it conflicts with (docs/semantics.md
-# § Usage preferences). A purpose with no narrower category conflicts with the aipref root alone.
-CONFLICTING_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "search-engine": (("search",), ("search",)),
-    "ai-search": (("ai-input",), ("ai-use",)),
-    "ai-user-triggered": (("ai-input",), ("ai-use",)),
-    "ai-training": (("ai-train",), ("train-ai", "train-genai")),
-    "user-triggered": ((), ("all",)),
-    "seo-tool": ((), ("all",)),
-    "advertising": ((), ("all",)),
-    "archiver": ((), ("all",)),
-    "preview": ((), ("all",)),
-    "monitor": ((), ("all",)),
-    "research": ((), ("all",)),
+
+class PurposeUse(NamedTuple):
+    """What one crawler purpose is judged by: its aipref category, its Content-Signal key and the
+    token of its per-purpose robots.txt group; None where nothing covers it."""
+
+    category: str | None
+    signal: str | None
+    usage_group: str | None
+
+
+# The one table from the project's crawler purposes (§ Purpose) to the preferences that speak for
+# them (docs/semantics.md § Usage preferences). A purpose no category covers gets no conflict.
+PURPOSES: Mapping[str, PurposeUse] = {
+    "search-engine": PurposeUse("search", "search", "__usage_search-engine"),
+    "ai-search": PurposeUse("ai-use", "ai-input", "__usage_ai-search"),
+    "ai-user-triggered": PurposeUse("ai-use", "ai-input", "__usage_ai-user-triggered"),
+    "ai-training": PurposeUse("train-ai", "ai-train", "__usage_ai-training"),
+    "user-triggered": PurposeUse(None, None, None),
+    "seo-tool": PurposeUse(None, None, None),
+    "advertising": PurposeUse(None, None, None),
+    "archiver": PurposeUse(None, None, None),
+    "preview": PurposeUse(None, None, None),
+    "monitor": PurposeUse(None, None, None),
+    "research": PurposeUse(None, None, None),
 }
+_GROUP_PURPOSES = {use.usage_group: purpose for purpose, use in PURPOSES.items() if use.usage_group}
 
 Pairs = tuple[tuple[str, str], ...]
+
+
+def usage_group_purpose(token: str) -> str | None:
+    """The purpose a per-purpose group's token speaks for; None for any other token (an unknown
+    `__usage_` token too)."""
+    return _GROUP_PURPOSES.get(token)
+
+
+def usage_group_notes(first_lines: Mapping[str, int]) -> list[tuple[int, str, str]]:
+    """(line, code, message) explaining each `__usage_` group of a file, by its tokens and the
+    line each is first named on: what a known one states, and that an unknown one states nothing."""
+    notes = []
+    for token, line in first_lines.items():
+        if not token.startswith(USAGE_GROUP_PREFIX):
+            continue
+        purpose = usage_group_purpose(token)
+        if purpose is None:
+            known = ", ".join(sorted(_GROUP_PURPOSES))
+            notes.append((line, "unknown-usage-group", (
+                f"user-agent {token!r} names no purpose with a per-purpose group ({known}); "
+                "no crawler reads it and it states no preference"
+            )))
+            continue
+        use = PURPOSES[purpose]
+        notes.append((line, "usage-group", (
+            f"user-agent {token!r} states the site's preference for {purpose} ({use.category}) path by path: "
+            "a path it disallows refuses that use, one it allows permits it; no crawler takes it as its own "
+            "group, and crawlers named beside it keep it as theirs"
+        )))
+    return notes
+
+
+class UsageValue(NamedTuple):
+    """A Content-Usage value read: its path (None without one), its (category, y|n) pairs in the
+    current vocabulary, what is wrong with it, and the obsolete labels it used."""
+
+    path: str | None
+    pairs: Pairs
+    problems: list[str]
+    obsolete: list[str]
 
 
 @dataclass(frozen=True)
@@ -74,13 +150,31 @@ class UsageRule:
 
     pattern: str  # the path as written; "/" when the line has none
     normalized: str
-    preferences: Pairs  # category -> y | n, in line order
+    preferences: Pairs  # category -> y | n
     line: int
 
 
 @dataclass(frozen=True)
+class UsageGroupRule:
+    """The rule of a per-purpose group that decided a path: allow is `y`, disallow `n`."""
+
+    purpose: str
+    group: str  # the group's token, `__usage_<purpose>`
+    kind: str  # "allow" | "disallow"
+    pattern: str
+    line: int
+
+    @property
+    def refuses(self) -> bool:
+        return self.kind == "disallow"
+
+    def text(self) -> str:
+        return f"{self.group} {self.kind.capitalize()}: {self.pattern} line {self.line}"
+
+
+@dataclass(frozen=True)
 class Preferences:
-    """The usage preferences in force for one request."""
+    """The usage preferences robots.txt puts in force for one request."""
 
     content_signal: Pairs = ()
     content_signal_lines: tuple[int, ...] = ()
@@ -88,9 +182,10 @@ class Preferences:
     content_usage_line: int | None = None
     content_usage_pattern: str | None = None
     licenses: tuple[str, ...] = ()
+    usage_groups: tuple[UsageGroupRule, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.content_signal or self.content_usage or self.licenses)
+        return bool(self.content_signal or self.content_usage or self.licenses or self.usage_groups)
 
     def record(self) -> dict:
         """The verdict's `preferences` object: only what is in force."""
@@ -102,21 +197,14 @@ class Preferences:
             out["content_usage"] = dict(self.content_usage)
             out["content_usage_line"] = self.content_usage_line
             out["content_usage_path"] = self.content_usage_pattern
+        if self.usage_groups:
+            out["usage_groups"] = [
+                {"group": rule.group, "purpose": rule.purpose, "rule": rule.kind, "pattern": rule.pattern, "line": rule.line}
+                for rule in self.usage_groups
+            ]
         if self.licenses:
             out["license"] = list(self.licenses)
         return out
-
-    def usage(self, category: str) -> tuple[str, str] | None:
-        """An aipref category's value, its own or inherited from its parents, with the category
-        that stated it; None when unstated."""
-        values = dict(self.content_usage)
-        while category is not None:
-            if category == "all":
-                return next(((values[root], root) for root in _ROOTS if root in values), None)
-            if category in values:
-                return values[category], category
-            category = _USAGE_PARENT.get(category)
-        return None
 
 
 def parse_content_signal(value: str) -> tuple[Pairs, list[str]]:
@@ -141,31 +229,54 @@ def parse_content_signal(value: str) -> tuple[Pairs, list[str]]:
     return tuple(pairs), problems
 
 
-def parse_content_usage(value: str) -> tuple[str | None, Pairs, list[str]]:
-    """A Content-Usage value: its path (None without one), its (category, y|n) pairs and what is
-    wrong with it. A value that is not a Structured Fields dictionary gives no pairs at all, as
-    RFC 9651 has a parser fail the whole field."""
+def parse_content_usage(value: str) -> UsageValue:
+    """A robots.txt Content-Usage value: a path, then a usage dictionary. A value that is not a
+    Structured Fields dictionary gives no pairs at all, as RFC 9651 has a parser fail the whole
+    field."""
     path = None
     text = value.strip()
     if text.startswith(("/", "*")):
         path, _, text = text.partition(" ")
         text = text.strip()
         if not text:
-            return path, (), ["a path but no preference"]
+            return UsageValue(path, (), ["a path but no preference"], [])
+    return UsageValue(path, *_usage_dictionary(text))
+
+
+def parse_usage_header(value: str) -> UsageValue:
+    """A Content-Usage response header as logged: the usage dictionary alone, for that response."""
+    return UsageValue(None, *_usage_dictionary(value.strip()))
+
+
+def _usage_dictionary(text: str) -> tuple[Pairs, list[str], list[str]]:
+    """The (category, y|n) pairs of a usage dictionary, what is wrong with it, and the obsolete
+    labels it used. A category stated by its label and by an obsolete one combines to the most
+    restrictive, as the vocabulary combines statements; `all` (or `bots`) fills only the categories
+    no other label states."""
     members = _sf_dictionary(text)
     if members is None:
-        return path, (), [f"{text[:60]!r} is not a Structured Fields dictionary (category=y or =n, comma-separated)"]
-    pairs, problems = {}, []
-    for key, item in members:
-        if key not in _USAGE_KEYS:
-            problems.append(f"{key!r} is not an aipref category; ignored")
-        elif item not in ("y", "n"):
-            problems.append(f"{key}: the value is y or n, not {item}")
-        else:
-            pairs[key] = item  # a dictionary keeps a key's last value
+        return (), [f"{text[:60]!r} is not a Structured Fields dictionary (category=y or =n, comma-separated)"], []
     if not members:
-        problems.append("no preference given")
-    return path, tuple(pairs.items()), problems
+        return (), ["no preference given"], []
+    values = dict(members)  # a dictionary keeps a key's last value
+    problems, obsolete = [], []
+    stated: dict[str, str] = {}
+    roots: dict[str, str] = {}
+    for key, item in values.items():
+        if key not in CATEGORIES and key not in OBSOLETE_LABELS:
+            problems.append(f"{key!r} is not an aipref category ({', '.join(CATEGORIES)}); ignored")
+            continue
+        if item not in ("y", "n"):
+            problems.append(f"{key}: the value is y or n, not {item}")
+            continue
+        if key in OBSOLETE_LABELS:
+            obsolete.append(key)
+        into = roots if key in ("all", "bots") else stated
+        for category in OBSOLETE_LABELS.get(key, (key,)):
+            into[category] = "n" if "n" in (item, into.get(category)) else item
+    for category, item in roots.items():
+        stated.setdefault(category, item)
+    return tuple(stated.items()), problems, obsolete
 
 
 def parse_license(value: str) -> list[str]:
@@ -220,10 +331,11 @@ def in_force(
     usage_rules: Sequence[UsageRule],
     licenses: tuple[str, ...],
     path: str,
+    usage_groups: tuple[UsageGroupRule, ...] = (),
 ) -> Preferences:
     """The preferences for one request path (as a log carries it): its group's signals, the
     Content-Usage rule whose path matches longest (rules that tie combine, `n` winning), the
-    file's licences."""
+    file's licences, and the rules of the per-purpose groups that decided the path."""
     usage: Pairs = ()
     line = pattern = None
     if usage_rules:
@@ -240,23 +352,29 @@ def in_force(
                 for key, answer in rule.preferences:
                     combined[key] = "n" if "n" in (answer, combined.get(key)) else answer
             usage, line, pattern = tuple(combined.items()), tied[0].line, tied[0].pattern
-    return Preferences(signals, signal_lines if signals else (), usage, line, pattern, licenses)
+    return Preferences(signals, signal_lines if signals else (), usage, line, pattern, licenses, usage_groups)
 
 
-def conflicts(purposes: Iterable[str], preferences: Preferences | None) -> tuple[str, ...]:
-    """`purpose: key=no` for each purpose whose use a preference in force refuses."""
-    if not preferences:
-        return ()
-    signals = dict(preferences.content_signal)
+def conflicts(purposes: Iterable[str], preferences: Preferences | None, header: Pairs = ()) -> tuple[str, ...]:
+    """One entry per statement that refuses a purpose of the crawler: `purpose: ai-train=no` (a
+    Content-Signal), `purpose: train-ai=n` (a Content-Usage line), `purpose: __usage_ai-training
+    Disallow: /x line 7` (a per-purpose group) and `purpose: Content-Usage header train-ai=n`
+    (`header`, the logged response header's pairs). The statements about one purpose combine to
+    the most restrictive: any refusal is a conflict, whatever the others allow."""
+    preferences = preferences or Preferences()
+    signals, usage, headed = dict(preferences.content_signal), dict(preferences.content_usage), dict(header)
     found = []
     for purpose in purposes:
-        signal_keys, usage_keys = CONFLICTING_KEYS.get(purpose, ((), ()))
-        for key in signal_keys:
-            if signals.get(key) == "no":
-                found.append(f"{purpose}: {key}=no")
-        for key in usage_keys:
-            stated = preferences.usage(key)
-            if stated is not None and stated[0] == "n":
-                found.append(f"{purpose}: {stated[1]}=n")  # the category the file wrote
-                break
+        use = PURPOSES.get(purpose)
+        if use is None or use.category is None:
+            continue
+        if use.signal is not None and signals.get(use.signal) == "no":
+            found.append(f"{purpose}: {use.signal}=no")
+        if usage.get(use.category) == "n":
+            found.append(f"{purpose}: {use.category}=n")
+        for rule in preferences.usage_groups:
+            if rule.purpose == purpose and rule.refuses:
+                found.append(f"{purpose}: {rule.text()}")
+        if headed.get(use.category) == "n":
+            found.append(f"{purpose}: {HEADER_CONFLICT} {use.category}=n")
     return tuple(dict.fromkeys(found))

@@ -195,6 +195,7 @@ VERDICTS = (
         "'purpose: key=no' for each purpose of the crawler a preference in force refuses; never an access violation",
         False,
     ),
+    Column("content_usage", "string", "the Content-Usage response header as logged (aipref); null when not logged"),
 )
 
 INDEXING_FINDINGS = (

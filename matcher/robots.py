@@ -24,7 +24,8 @@ from matcher.bounded import BoundedCache
 from matcher.matching import RuleIndex, RuleList, index_rules
 from matcher.normalize import normalize, normalize_pattern, normalized_request_path, request_path
 from matcher import preferences
-from matcher.preferences import Preferences, UsageRule
+from matcher.preferences import Preferences, UsageGroupRule, UsageRule
+from matcher.preferences import USAGE_GROUP_PREFIX
 from matcher.tokens import product_token
 
 __all__ = [
@@ -112,6 +113,8 @@ class RobotsFile:
     sitemaps: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]
     licenses: tuple[str, ...] = ()  # RSL `License` URLs, for the whole site
+    # What lint explains without finding fault: the per-purpose groups, read or not.
+    notes: tuple[Diagnostic, ...] = ()
     # Made with the file: read as a plain attribute, it costs a tenth less per decision than one
     # made on first use (`cached_property`) in bench/matcher_bench.py.
     _compiled: _CompiledRules = field(init=False, repr=False)
@@ -119,18 +122,39 @@ class RobotsFile:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_compiled", _CompiledRules(self.groups))
 
+    @cached_property
+    def usage_groups(self) -> tuple[tuple[str, str, Group], ...]:
+        """(purpose, token, group) of each per-purpose group `__usage_<purpose>` the file has."""
+        found = []
+        for token, group in self.groups.items():
+            purpose = preferences.usage_group_purpose(token)
+            if purpose is not None:
+                found.append((purpose, token, group))
+        return tuple(found)
+
     def decide(self, agent: str, url: str, registry: Registry) -> Decision:
         """Decide a URL for a User-Agent (or bare token), resolved to robots tokens with `registry`."""
         return self._compiled.decide(agent, url, registry)
 
     def preferences(self, group: Group | None, path: str) -> Preferences:
         """The usage preferences in force for a request path (as a log carries it) decided by
-        `group`: the group's Content-Signal and Content-Usage, the file's License lines."""
+        `group`: the group's Content-Signal and Content-Usage, the file's License lines, and the
+        rule of each per-purpose group that decides the path. Without a group of its own a purpose
+        has no per-purpose preference: the `*` group speaks for access only."""
+        decided = self._usage_group_rules(path) if self.usage_groups else ()
         if group is None:
-            return Preferences(licenses=self.licenses)
+            return Preferences(licenses=self.licenses, usage_groups=decided)
         return preferences.in_force(
-            group.content_signal, group.content_signal_lines, group.content_usage, self.licenses, path
+            group.content_signal, group.content_signal_lines, group.content_usage, self.licenses, path, decided
         )
+
+    def _usage_group_rules(self, path: str) -> tuple[UsageGroupRule, ...]:
+        found = []
+        for purpose, token, group in self.usage_groups:
+            rule = self._compiled.decide_in(group, path).rule
+            if rule is not None:
+                found.append(UsageGroupRule(purpose, token, rule.kind, rule.pattern, rule.line))
+        return tuple(found)
 
     def decide_tokens(self, tokens: Sequence[str], url: str, catch_all: bool = True) -> Decision:
         """Decide a URL for a crawler's robots tokens, most specific first."""
@@ -274,10 +298,16 @@ class _Parser:
             if pairs:
                 group.signals.append((pairs, number))
         else:
-            path, pairs, problems = preferences.parse_content_usage(value)
+            path, pairs, problems, obsolete = preferences.parse_content_usage(value)
             if pairs:
                 pattern = "/" if path is None else path
                 group.usage.append(UsageRule(pattern, normalize_pattern(pattern), pairs, number))
+            for label in obsolete:
+                read_as = ", ".join(preferences.OBSOLETE_LABELS[label])
+                self.note(
+                    number, "obsolete-content-usage-label",
+                    f"content-usage: {label!r} is a label of earlier aipref drafts, read as {read_as}; write that instead",
+                )
         for problem in problems:
             self.note(number, f"invalid-{kind}", f"{kind}: {problem}")
 
@@ -324,8 +354,11 @@ class _Parser:
     def finish(self) -> RobotsFile:
         members: dict[str, list[_RawGroup]] = {}
         delays: dict[str, list[tuple[float, int]]] = {}  # token -> its crawl-delays in file order
+        first_lines: dict[str, int] = {}
         for raw in self.groups:
             tokens = [self.group_token(value, line) for value, line in raw.agents]
+            for token, (_, line) in zip(tokens, raw.agents):
+                first_lines.setdefault(token, line)
             for token in dict.fromkeys(tokens):
                 if token:
                     members.setdefault(token, []).append(raw)
@@ -353,7 +386,8 @@ class _Parser:
                 names, lines, rules, signals, signal_lines, usage = common
                 group = shared[key] = Group(names, lines, delay, delay_line, rules, signals, signal_lines, usage)
             groups[token] = group
-        return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)), tuple(self.licenses))
+        notes = tuple(sorted(Diagnostic(*note) for note in preferences.usage_group_notes(first_lines)))
+        return RobotsFile(groups, tuple(self.sitemaps), tuple(sorted(self.diagnostics)), tuple(self.licenses), notes)
 
     def group_token(self, value: str, line: int) -> str:
         if value == "*" or value[:1] == "*" and value[1:2] in (" ", "\t"):
@@ -519,7 +553,9 @@ class _CompiledRules:
     agent, and each chosen group's decisions, all bounded."""
 
     def __init__(self, groups: Mapping[str, Group]):
-        self._groups = dict(groups)
+        # A per-purpose group states a preference; no crawler reads it as its own group, whatever
+        # its User-Agent says.
+        self._groups = {token: group for token, group in groups.items() if not token.startswith(USAGE_GROUP_PREFIX)}
         self._chosen: BoundedCache[tuple, _GroupDecisions] = BoundedCache(_REMEMBERED_CHOICES)
         # Keyed by the id of a group of `_groups` (or of None), so every token chain and agent that
         # chooses a group shares its decisions.
@@ -543,6 +579,13 @@ class _CompiledRules:
                 by_url.clear()
             by_url[url] = decision
         return decision
+
+    def decide_in(self, group: Group, path: str) -> Decision:
+        """Decide a request path by one group's rules, remembered with that group's decisions."""
+        chosen = self._of_group.get(id(group))
+        if chosen is None or chosen.group is not group:
+            chosen = self._of_group[id(group)] = _GroupDecisions(group)
+        return chosen.decide_request(path)
 
     def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool) -> Decision:
         chosen = self._chosen.get((tuple(tokens), catch_all))

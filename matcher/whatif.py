@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from matcher import robots
+from matcher.preferences import HEADER_CONFLICT
 from matcher.preferences import conflicts as preference_conflicts
 
 __all__ = [
@@ -107,7 +108,10 @@ def redecide(requests: Mapping[PastRequest, int], proposal: robots.RobotsFile) -
     for request, count in requests.items():
         decision = proposal.decide_path(request.tokens, request.path, request.catch_all)
         now = set(preference_conflicts(request.purposes, proposal.preferences(decision.group, request.path)))
-        for change, found in (("created", now - set(request.conflicts)), ("removed", set(request.conflicts) - now)):
+        # A logged Content-Usage header came with the response, not from robots.txt: no proposal
+        # creates or removes its conflicts.
+        past = {conflict for conflict in request.conflicts if not _from_header(conflict)}
+        for change, found in (("created", now - past), ("removed", past - now)):
             for conflict in found:
                 conflicts[request.crawler, request.identity, change, conflict] += count
         if request.decision == "unknown":
@@ -128,6 +132,10 @@ def redecide(requests: Mapping[PastRequest, int], proposal: robots.RobotsFile) -
         for key, n in sorted(conflicts.items(), key=lambda kv: (-kv[1], kv[0][0] or "", kv[0][1:]))
     )
     return Outcome(sum(requests.values()), merged, unknown[True], unknown[False], changes, dict(by_purpose))
+
+
+def _from_header(conflict: str) -> bool:
+    return conflict.partition(": ")[2].startswith(HEADER_CONFLICT)
 
 
 def _merge(flips: Iterable[Flip]) -> tuple[Flip, ...]:

@@ -19,20 +19,29 @@ __all__ = ["effective_indexing", "indexing_unseen", "noindex_unseen", "unavailab
 
 
 def effective_indexing(
-    header_values: Sequence[str], page: PageDirectives | None, tokens: Sequence[str]
-) -> dict[str, bool | int | str] | None:
+    header_values: Sequence[str],
+    page: PageDirectives | None,
+    tokens: Sequence[str],
+    content_usage: Sequence[tuple[str, str]] = (),
+) -> dict | None:
     """The `indexing` object of a request: None when neither the log nor the table covers it.
 
     `header_values` are the X-Robots-Tag values the log carries (blank ones count as
-    absent), `page` the table row in effect, `tokens` the crawler's robots tokens.
+    absent), `page` the table row in effect, `tokens` the crawler's robots tokens, and
+    `content_usage` the (category, y|n) pairs of the response's Content-Usage header: a
+    preference about the use of this one response, written beside the directives as
+    `content_usage`.
     """
     present = [value for value in header_values if value.strip()]
-    if not present and page is None:
+    if not present and page is None and not content_usage:
         return None
     parts = [x_robots_tag_directives(present)]
     if page is not None:
         parts.append(page.directives)
-    return combine(parts).effective(tokens)
+    indexing: dict = combine(parts).effective(tokens)
+    if content_usage:
+        indexing["content_usage"] = dict(content_usage)
+    return indexing
 
 
 def indexing_unseen(decision: str, indexing: Mapping[str, object] | None) -> bool:

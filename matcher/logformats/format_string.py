@@ -40,6 +40,7 @@ _APACHE_HEADERS = {
     "referer": "referer", "user-agent": "user_agent", "host": "host", "x-forwarded-for": "forwarded_for",
     "signature-agent": "signature_agent", "signature-input": "signature_input", "signature": "signature",
 }
+_APACHE_RESPONSE_HEADERS = {"content-usage": "content_usage"}
 _APACHE_LETTERS = {
     "h": "client_ip", "a": "client_ip", "r": "request", "s": "status", "b": "size", "B": "size", "O": "size",
     "v": "host", "V": "host", "m": "method", "U": "target", "q": "query",
@@ -67,6 +68,8 @@ def _apache_parts(spec: str) -> list[tuple[str, str | None, str]]:
             pieces.append(_apache_time(argument))
         elif letter == "i" and argument is not None:
             pieces.append(("value", _APACHE_HEADERS.get(argument.lower()), ""))
+        elif letter == "o" and argument is not None:
+            pieces.append(("value", _APACHE_RESPONSE_HEADERS.get(argument.lower()), ""))
         elif letter == "a" and argument == "c":
             pieces.append(("value", None, ""))  # the TCP peer; %a is the client
         elif argument is None and letter in _APACHE_LETTERS:
@@ -115,6 +118,7 @@ _NGINX_VARIABLES = {
     "http_x_forwarded_for": "forwarded_for", "host": "host", "http_host": "host", "server_name": "host",
     "request_method": "method", "request_uri": "target",
     "http_signature_agent": "signature_agent", "http_signature_input": "signature_input", "http_signature": "signature",
+    "sent_http_content_usage": "content_usage",
 }
 _NGINX_TIMES = {
     "time_local": ("clf", _CLF_VALUE), "time_iso8601": ("iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"),

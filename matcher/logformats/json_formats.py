@@ -46,7 +46,7 @@ def _json_timestamp(value: Any) -> datetime:
 JSON_FIELDS: tuple[str, ...] = (
     "ts", "client_ip", "host", "method", "target", "query", "request", "status", "size",
     "referer", "user_agent", "forwarded_for", "x_robots_tag",
-    "signature_agent", "signature_input", "signature",
+    "signature_agent", "signature_input", "signature", "content_usage",
 )
 
 PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
@@ -88,6 +88,7 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "referer": "request.headers.Referer.0",
         "user_agent": "request.headers.User-Agent.0",
         "forwarded_for": "request.headers.X-Forwarded-For.0",
+        "content_usage": "resp_headers.Content-Usage",
     }),
     # Traefik's access log in JSON (doc.traefik.io, "Access Logs"); request headers appear as
     # request_<Name> when the log keeps them (accessLog.fields.headers).
@@ -238,11 +239,11 @@ def _json_str(value: Any, field: str) -> str | None:
     raise LogParseError("bad-field", f"{field} is a {type(value).__name__}, not a string")
 
 
-def _json_header_values(value: Any) -> tuple[str, ...]:
+def _json_header_values(value: Any, field: str = "x_robots_tag") -> tuple[str, ...]:
     """A header field as one string or a list of values (one per header line)."""
     values = value if isinstance(value, list) else [value]
     if not all(item is None or isinstance(item, str) for item in values):
-        raise LogParseError("bad-field", f"x_robots_tag is not a string or list of strings: {value!r}")
+        raise LogParseError("bad-field", f"{field} is not a string or list of strings: {value!r}")
     return tuple(encodable(item) for item in values if item and item != "-")
 
 
@@ -325,4 +326,6 @@ class JsonParser:
                 _json_str(values.get("signature"), "signature"),
                 "signature_agent" in values,
             ),
+            # A header of several lines is one list of members, as HTTP joins field lines.
+            ", ".join(_json_header_values(values.get("content_usage"), "content_usage")) or None,
         )

@@ -48,6 +48,7 @@ class LogRecord:
     x_robots_tag: tuple[str, ...] = ()
     target_host: str | None = None
     signed: SignedHeaders | None = None
+    content_usage: str | None = None  # the Content-Usage response header, its lines joined by ", "
 
     def __init__(
         self,
@@ -65,6 +66,7 @@ class LogRecord:
         x_robots_tag: tuple[str, ...] = (),
         target_host: str | None = None,
         signed: SignedHeaders | None = None,
+        content_usage: str | None = None,
     ) -> None:
         # One write instead of the frozen __init__'s twelve guarded setattr calls:
         # a record is built per log line and that cost was a third of a parse.
@@ -73,7 +75,7 @@ class LogRecord:
             "target": target, "path": path, "status": status, "size": size,
             "referer": referer, "user_agent": user_agent,
             "forwarded_for": forwarded_for, "x_robots_tag": x_robots_tag, "target_host": target_host,
-            "signed": signed,
+            "signed": signed, "content_usage": content_usage,
         })
 
 

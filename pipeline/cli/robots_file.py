@@ -61,6 +61,9 @@ def lint(args: argparse.Namespace) -> int:
     rf = robots.parse(read_bytes(args.robots_file))
     for diagnostic in rf.diagnostics:
         say(f"{args.robots_file}:{diagnostic.line}: {diagnostic.code}: {diagnostic.message}")
+    # Notes explain what the file states; they are no finding.
+    for note in rf.notes:
+        say(f"{args.robots_file}:{note.line}: note: {note.code}: {note.message}")
     if not rf.diagnostics:
         say(f"{args.robots_file}: no findings")
     return EXIT_FINDINGS if rf.diagnostics else EXIT_OK

@@ -341,7 +341,8 @@ def _agents(figs: Figures) -> str:
 def _preference_conflicts(data: ReportData) -> str:
     intro = (
         "Fetches by crawlers whose purpose a usage preference in force refused (Content-Signal, aipref"
-        " Content-Usage): what the site asked about the use of its content, not about access, so they are"
+        " Content-Usage, a per-purpose __usage_ group of robots.txt, or the Content-Usage header the response"
+        " was logged with): what the site asked about the use of its content, not about access, so they are"
         " kept apart from the disallowed requests. Each purpose of a crawler counts on its own."
     )
     if not data.conflicts:

@@ -139,6 +139,7 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "indexing_unseen": False,
         "preferences": None,
         "preference_conflicts": (),
+        "content_usage": None,
         "robots_fetch": None,
         "grace_assumed": False,
         "unread_change": None,

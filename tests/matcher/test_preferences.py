@@ -6,11 +6,13 @@ import pytest
 
 from matcher import robots
 from matcher.preferences import (
+    PURPOSES,
     Preferences,
     conflicts,
     parse_content_signal,
     parse_content_usage,
     parse_license,
+    parse_usage_header,
 )
 
 # Cloudflare's Content Signals Policy, as its managed robots.txt writes it.
@@ -63,17 +65,6 @@ def test_the_aipref_example_takes_the_longest_matching_path():
     assert codes(AIPREF) == []
 
 
-def test_aipref_categories_inherit_from_their_parents():
-    _, pairs, problems = parse_content_usage("train-ai=y, train-genai=n")
-    preferences = Preferences(content_usage=pairs)
-    assert problems == []
-    assert preferences.usage("train-genai") == ("n", "train-genai")
-    assert preferences.usage("train-ai") == ("y", "train-ai")
-    assert preferences.usage("search") is None
-    root = Preferences(content_usage=parse_content_usage("all=n")[1])
-    assert root.usage("train-genai") == ("n", "all") and root.usage("search") == ("n", "all")
-
-
 @pytest.mark.parametrize(
     ("value", "path", "pairs", "problem"),
     [
@@ -84,13 +75,17 @@ def test_aipref_categories_inherit_from_their_parents():
         ("train-ai=maybe", None, (), "the value is y or n"),
         ("search", None, (), "the value is y or n"),  # a bare key is the boolean ?1
         ("future-use=n, search=y", None, (("search", "y"),), "not an aipref category"),
+        # draft-ietf-aipref-vocab § Multiple Preferences: a bare key and a string are no y or n
+        ('train-ai=y, train-ai, search=n, search="n"', None, (), "the value is y or n"),
+        # ... § Preference Parameters: the parameters of an earlier member do not survive it
+        ("train-ai;allow=n, train-ai=y", None, (("train-ai", "y"),), None),
         ("Train-AI=n", None, (), "not a Structured Fields dictionary"),  # keys are lower case
         ("train-ai=n,", None, (), "not a Structured Fields dictionary"),
         ("/only-a-path", "/only-a-path", (), "a path but no preference"),
     ],
 )
 def test_content_usage_values(value, path, pairs, problem):
-    got_path, got_pairs, problems = parse_content_usage(value)
+    got_path, got_pairs, problems, _ = parse_content_usage(value)
     assert (got_path, got_pairs) == (path, pairs)
     assert (problem is None and problems == []) or any(problem in p for p in problems)
 
@@ -169,12 +164,12 @@ def test_several_signals_of_a_group_combine_with_no_winning():
     [
         (("ai-training",), "ai-train=no", None, ("ai-training: ai-train=no",)),
         (("ai-training",), None, "train-ai=n", ("ai-training: train-ai=n",)),
-        (("ai-training",), None, "train-genai=n", ("ai-training: train-genai=n",)),
+        (("ai-training",), None, "train-genai=n", ("ai-training: train-ai=n",)),
         (("ai-training",), "search=no", "search=n", ()),
         (("search-engine",), "search=no", None, ("search-engine: search=no",)),
-        (("search-engine",), None, "all=n", ("search-engine: all=n",)),
+        (("search-engine",), None, "all=n", ("search-engine: search=n",)),
         (("ai-search",), "ai-input=no", "ai-use=n", ("ai-search: ai-input=no", "ai-search: ai-use=n")),
-        (("archiver", "ai-training"), "ai-train=no", "all=n", ("archiver: all=n", "ai-training: ai-train=no", "ai-training: all=n")),
+        (("archiver", "ai-training"), "ai-train=no", "all=n", ("ai-training: ai-train=no", "ai-training: train-ai=n")),
         (("unknown",), "search=no, ai-input=no, ai-train=no", "all=n", ()),
         (("search-engine",), "search=yes", "search=y", ()),
     ],
@@ -182,15 +177,202 @@ def test_several_signals_of_a_group_combine_with_no_winning():
 def test_conflicts_cross_each_purpose_with_its_keys(purposes, signal, usage, expected):
     preferences = Preferences(
         content_signal=parse_content_signal(signal)[0] if signal else (),
-        content_usage=parse_content_usage(usage)[1] if usage else (),
+        content_usage=parse_content_usage(usage).pairs if usage else (),
     )
     assert conflicts(purposes, preferences) == expected
 
 
-def test_a_semantics_table_row_for_every_purpose_with_conflicting_keys():
+def test_a_semantics_table_row_for_every_purpose():
     from helpers import REPO
-    from matcher.preferences import CONFLICTING_KEYS
 
     text = (REPO / "docs" / "semantics.md").read_text("utf-8")
-    for purpose in CONFLICTING_KEYS:
-        assert f"| `{purpose}` | " in text[text.index("## Usage preferences"):], purpose
+    section = text[text.index("## Usage preferences"):text.index("## Records and accounting")]
+    for purpose, use in PURPOSES.items():
+        cells = [f"`{value}`" if value else "none" for value in (use.category, use.signal, use.usage_group)]
+        assert f"| `{purpose}` | {' | '.join(cells)} |" in section, purpose
+
+
+# ------------------------------------------------------------------ the current vocabulary
+
+
+def test_the_vocabulary_draft_s_example_states_two_categories_and_leaves_the_third_unknown():
+    value = parse_content_usage("train-ai=y, search=n")
+    assert (value.pairs, value.problems, value.obsolete) == ((("train-ai", "y"), ("search", "n")), [], [])
+    preferences = Preferences(content_usage=value.pairs)
+    assert conflicts(("ai-training", "ai-search"), preferences) == ()
+    assert conflicts(("search-engine",), preferences) == ("search-engine: search=n",)
+
+
+def test_search_takes_precedence_a_search_engine_is_judged_by_search_alone():
+    refuses_the_rest = Preferences(content_usage=parse_content_usage("train-ai=n, ai-use=n, search=y").pairs)
+    assert conflicts(("search-engine",), refuses_the_rest) == ()
+    assert conflicts(("ai-training",), refuses_the_rest) == ("ai-training: train-ai=n",)
+    assert conflicts(("ai-search",), refuses_the_rest) == ("ai-search: ai-use=n",)
+
+
+@pytest.mark.parametrize(
+    ("value", "pairs", "obsolete"),
+    [
+        ("train-genai=n", (("train-ai", "n"),), ["train-genai"]),
+        ("all=n", (("search", "n"), ("train-ai", "n"), ("ai-use", "n")), ["all"]),
+        ("bots=y", (("search", "y"), ("train-ai", "y"), ("ai-use", "y")), ["bots"]),
+        # `all` fills only what no other label states
+        ("all=n, search=y", (("search", "y"), ("train-ai", "n"), ("ai-use", "n")), ["all"]),
+        # a category stated twice, by its label and an obsolete one: the most restrictive
+        ("train-ai=y, train-genai=n", (("train-ai", "n"),), ["train-genai"]),
+        ("train-genai=y, train-ai=n", (("train-ai", "n"),), ["train-genai"]),
+    ],
+)
+def test_labels_of_earlier_drafts_keep_the_site_s_intent(value, pairs, obsolete):
+    read = parse_content_usage(value)
+    assert (dict(read.pairs), read.obsolete, read.problems) == (dict(pairs), obsolete, [])
+
+
+def test_an_obsolete_label_is_read_and_lint_warns_about_it():
+    body = "User-agent: *\nContent-Usage: /a train-genai=n\nContent-Usage: /b all=n\n"
+    assert codes(body) == [(2, "obsolete-content-usage-label"), (3, "obsolete-content-usage-label")]
+    messages = [d.message for d in robots.parse(body).diagnostics]
+    assert "read as train-ai" in messages[0] and "read as search, train-ai, ai-use" in messages[1]
+    assert dict(in_force(body, ("gptbot",), "/a/1").content_usage) == {"train-ai": "n"}
+
+
+def test_a_purpose_no_category_covers_gets_no_conflict():
+    everything_refused = Preferences(
+        content_signal=parse_content_signal("search=no, ai-input=no, ai-train=no")[0],
+        content_usage=parse_content_usage("all=n").pairs,
+    )
+    uncovered = [purpose for purpose, use in PURPOSES.items() if use.category is None]
+    assert {"archiver", "seo-tool", "monitor"} <= set(uncovered)
+    assert conflicts(uncovered, everything_refused) == ()
+
+
+def test_the_attachment_draft_s_example_table():
+    # draft-ietf-aipref-attach § Example, with ExampleBot's own group
+    body = (
+        "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: / train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n\n"
+        "User-Agent: ExampleBot\nAllow: /\nContent-Usage: / train-ai=y\n"
+    )
+    parsed = robots.parse(body)
+    for path, crawl, preference in (("/test", True, {"train-ai": "n"}), ("/ai-ok/test", True, {"train-ai": "y"})):
+        assert parsed.decide_path(("otherbot",), path).allowed is crawl
+        assert dict(in_force(body, ("otherbot",), path).content_usage) == preference
+    assert not parsed.decide_path(("otherbot",), "/never/test").allowed
+    assert dict(in_force(body, ("examplebot",), "/test").content_usage) == {"train-ai": "y"}
+    assert codes(body) == []
+
+
+# ------------------------------------------------------------------ per-purpose groups
+
+# The per-purpose draft's arrangement: a training preference path by path, beside access groups.
+PER_PURPOSE = """User-agent: *
+Allow: /
+
+User-agent: GPTBot
+Allow: /
+
+User-agent: __usage_ai-training
+Disallow: /blog/drafts/
+Allow: /blog/drafts/public/
+"""
+
+
+def test_a_per_purpose_group_refuses_its_purpose_on_the_paths_it_disallows():
+    drafts = in_force(PER_PURPOSE, ("gptbot",), "/blog/drafts/a")
+    assert conflicts(("ai-training",), drafts) == ("ai-training: __usage_ai-training Disallow: /blog/drafts/ line 8",)
+    assert drafts.record()["usage_groups"] == [
+        {"group": "__usage_ai-training", "purpose": "ai-training", "rule": "disallow", "pattern": "/blog/drafts/", "line": 8}
+    ]
+    # the longest match, as for access
+    public = in_force(PER_PURPOSE, ("gptbot",), "/blog/drafts/public/a")
+    assert conflicts(("ai-training",), public) == () and public.usage_groups[0].kind == "allow"
+    assert conflicts(("ai-training",), in_force(PER_PURPOSE, ("gptbot",), "/blog/")) == ()
+    # another purpose, or a crawler that falls to `*`, is judged by its own purpose only
+    assert conflicts(("search-engine",), in_force(PER_PURPOSE, ("googlebot",), "/blog/drafts/a")) == ()
+    assert conflicts(("ai-training",), in_force(PER_PURPOSE, ("ccbot",), "/blog/drafts/a"))
+
+
+def test_a_per_purpose_group_is_never_a_crawler_s_own_group():
+    parsed = robots.parse(PER_PURPOSE)
+    for tokens in (("__usage_ai-training",), ("ccbot",)):
+        decision = parsed.decide_path(tokens, "/blog/drafts/a")
+        assert decision.allowed and decision.group.agents == ("*",), tokens
+    assert parsed.decide("__usage_ai-training/1.0", "https://example.com/blog/drafts/a", _registry()).group.agents == ("*",)
+
+
+def test_a_group_naming_a_crawler_beside_a_usage_token_still_governs_its_access():
+    body = "User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nUser-agent: __usage_ai-training\nDisallow: /drafts/\n"
+    parsed = robots.parse(body)
+    assert not parsed.decide_path(("gptbot",), "/drafts/a").allowed
+    assert parsed.decide_path(("ccbot",), "/drafts/a").allowed
+    assert conflicts(("ai-training",), in_force(body, ("ccbot",), "/drafts/a")) == (
+        "ai-training: __usage_ai-training Disallow: /drafts/ line 6",
+    )
+
+
+def test_without_a_per_purpose_group_the_catch_all_group_states_no_preference():
+    without = "User-agent: *\nDisallow: /blog/drafts/\n\nUser-agent: GPTBot\nAllow: /\n"
+    with_group = without + "\nUser-agent: __usage_ai-training\nDisallow: /blog/drafts/\n"
+    assert not in_force(without, ("gptbot",), "/blog/drafts/a")
+    assert conflicts(("ai-training",), in_force(without, ("gptbot",), "/blog/drafts/a")) == ()
+    assert conflicts(("ai-training",), in_force(with_group, ("gptbot",), "/blog/drafts/a")) == (
+        "ai-training: __usage_ai-training Disallow: /blog/drafts/ line 8",
+    )
+
+
+@pytest.mark.parametrize(
+    ("group_rule", "usage", "expected"),
+    [
+        ("Allow: /a/", "train-ai=n", ("ai-training: train-ai=n",)),
+        ("Disallow: /a/", "train-ai=y", ("ai-training: __usage_ai-training Disallow: /a/ line 6",)),
+        ("Disallow: /a/", "train-ai=n", ("ai-training: train-ai=n", "ai-training: __usage_ai-training Disallow: /a/ line 6")),
+        ("Allow: /a/", "train-ai=y", ()),
+    ],
+)
+def test_a_per_purpose_rule_and_a_content_usage_line_for_one_path_combine_to_the_most_restrictive(group_rule, usage, expected):
+    body = f"User-agent: GPTBot\nAllow: /\nContent-Usage: /a/ {usage}\n\nUser-agent: __usage_ai-training\n{group_rule}\n"
+    assert conflicts(("ai-training",), in_force(body, ("gptbot",), "/a/1")) == expected
+
+
+def test_lint_explains_per_purpose_groups_in_notes_and_finds_nothing_wrong():
+    body = PER_PURPOSE + "\nUser-agent: __usage_ai-crawling\nDisallow: /\n"
+    parsed = robots.parse(body)
+    assert parsed.diagnostics == ()
+    assert [(note.line, note.code) for note in parsed.notes] == [(7, "usage-group"), (11, "unknown-usage-group")]
+    assert "ai-training (train-ai)" in parsed.notes[0].message
+    assert "states no preference" in parsed.notes[1].message
+    assert parsed.decide_path(("__usage_ai-crawling",), "/x").allowed  # an unknown one governs nobody either
+    assert conflicts(list(PURPOSES), in_force(body, ("anybot",), "/x")) == ()
+
+
+# ------------------------------------------------------------------ the response header
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("train-ai=n", ("ai-training: Content-Usage header train-ai=n",)),  # the attachment draft's example
+        ("train-genai=n", ("ai-training: Content-Usage header train-ai=n",)),
+        ("train-ai=y", ()),
+        ("/ train-ai=n", ()),  # a path belongs to robots.txt: the header is no dictionary, so unknown
+        ("Train-AI=n", ()),
+    ],
+)
+def test_a_logged_header_refusing_the_purpose_is_a_conflict(header, expected):
+    assert conflicts(("ai-training",), None, parse_usage_header(header).pairs) == expected
+
+
+def test_the_header_combines_with_robots_txt_to_the_most_restrictive():
+    allowed_in_robots = Preferences(content_usage=(("train-ai", "y"),))
+    assert conflicts(("ai-training",), allowed_in_robots, parse_usage_header("train-ai=n").pairs) == (
+        "ai-training: Content-Usage header train-ai=n",
+    )
+    refused_in_robots = Preferences(content_usage=(("train-ai", "n"),))
+    assert conflicts(("ai-training",), refused_in_robots, parse_usage_header("train-ai=y").pairs) == (
+        "ai-training: train-ai=n",
+    )
+
+
+def _registry():
+    from config.registry import default_registry
+
+    return default_registry()

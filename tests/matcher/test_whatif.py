@@ -141,3 +141,18 @@ def test_flips_come_most_requests_first_then_by_crawler():
     ]
     assert set(changes[0].requests) == set(changes[0].top) == {ALLOWED_TO_DISALLOWED, DISALLOWED_TO_ALLOWED}
     assert changes[0].top[DISALLOWED_TO_ALLOWED] == ()
+
+
+def test_a_proposal_moves_per_purpose_conflicts_and_never_those_of_a_logged_header():
+    before = "ai-training: __usage_ai-training Disallow: /drafts/ line 2"
+    header = "ai-training: Content-Usage header train-ai=n"
+    requests = Counter({
+        PastRequest("GPTBot", "verified", ("gptbot",), True, "/drafts/a", "allowed", ("ai-training",), (before, header)): 3,
+        PastRequest("GPTBot", "verified", ("gptbot",), True, "/news/a", "allowed", ("ai-training",), ()): 2,
+    })
+    proposal = robots.parse("User-agent: __usage_ai-training\nDisallow: /news/\n")
+    changes = {(c.change, c.conflict): c.requests for c in redecide(requests, proposal).preference_changes}
+    assert changes == {
+        ("removed", before): 3,
+        ("created", "ai-training: __usage_ai-training Disallow: /news/ line 2"): 2,
+    }

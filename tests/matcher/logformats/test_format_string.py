@@ -111,3 +111,20 @@ def test_the_paste_your_format_hint_points_at_a_section_that_exists():
     headings = [line.lstrip("#").strip() for line in (REPO / page).read_text().splitlines() if line.startswith("## ")]
     anchors = {"".join(c for c in heading.lower() if c.isalnum() or c in " -").replace(" ", "-") for heading in headings}
     assert anchor in anchors
+
+
+@pytest.mark.parametrize(
+    ("spec", "logged", "read"),
+    [
+        (APACHE_COMBINED + ' "%{Content-Usage}o"', '"train-ai=n, search=y"', "train-ai=n, search=y"),
+        (APACHE_COMBINED + ' "%{content-usage}o"', '"-"', None),
+        (APACHE_COMBINED + ' "%{X-Other}o"', '"train-ai=n"', None),  # another response header is skipped
+        (NGINX_MAIN + ' "$sent_http_content_usage"', '"train-ai=n"', "train-ai=n"),
+        (NGINX_MAIN + ' "$sent_http_content_usage"', '"-"', None),
+    ],
+)
+def test_the_content_usage_response_header_is_read_from_its_directive(spec, logged, read):
+    parse = parser_for(spec, "www.example.com")
+    forwarded = ' "-"' if spec.startswith("nginx") else ""
+    line = f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"{forwarded} {logged}'
+    assert parse(line).content_usage == read

@@ -60,3 +60,17 @@ def test_every_preset_passes_the_check_and_maps_only_known_fields(name):
 def test_a_bad_mapping_is_refused_with_what_is_wrong(mapping, message):
     with pytest.raises(ValueError, match=message):
         check_mapping(mapping)
+
+
+def test_the_content_usage_header_is_a_field_of_the_map_and_of_caddy_s_preset():
+    parse = parser_for("jsonl", mapping={"ts": "t", "client_ip": "ip", "request": "r", "content_usage": "h"})
+    line = '{"t": 1793613600, "ip": "66.249.66.1", "r": "GET / HTTP/1.1", "h": %s}'
+    assert parse(line % '"train-ai=n"').content_usage == "train-ai=n"
+    assert parse(line % '["train-ai=n", "search=y"]').content_usage == "train-ai=n, search=y"
+    assert parse(line % '"-"').content_usage is None and parse(line % "null").content_usage is None
+    caddy = parser_for("caddy")
+    record = caddy(
+        '{"ts": 1793613600.5, "request": {"client_ip": "66.249.66.1", "method": "GET", "host": "www.example.com",'
+        ' "uri": "/a", "headers": {}}, "status": 200, "size": 5, "resp_headers": {"Content-Usage": ["train-ai=n"]}}'
+    )
+    assert record.content_usage == "train-ai=n"

@@ -145,4 +145,5 @@ def test_whatif_counts_conflicts_a_proposal_creates(run, tmp_path):
     assert cli.main(["whatif", str(run), "--host", HOST, "--proposed", str(proposal)]) == 0
     digest = json.loads((run / "whatif" / "summary.json").read_text("utf-8"))
     created = {(r["crawler"], r["conflict"]): r["requests"] for r in digest["preference_conflicts"]["rows"] if r["change"] == "created"}
-    assert created == {("GPTBot", "ai-training: all=n"): 7, ("bingbot", "search-engine: all=n"): 2}
+    # `all` is read as the three categories; a request that already had the conflict gains none
+    assert created == {("GPTBot", "ai-training: train-ai=n"): 6, ("bingbot", "search-engine: search=n"): 1}
