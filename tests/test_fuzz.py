@@ -27,6 +27,8 @@ from matcher.ip_ranges import BROADEST_PREFIX, RangeIndex, parse_snapshot
 from pipeline.evidence.page_directives import read_page_directives
 from matcher.line_auditor import LineAuditor, host_versions
 from matcher.logformats import FORMATS, LogParseError, parser_for
+from matcher.logformats.format_string import compile_format
+from matcher.logformats.pattern_check import check_pattern
 from pipeline.evidence.resolvers import read_snapshot
 from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, split_lines
 from pipeline.evidence.robots_table import read_robots_table
@@ -364,3 +366,39 @@ def test_a_line_over_the_limit_is_its_prefix_and_length_whatever_the_chunking(pi
     ]
     got = [line if isinstance(line, bytes) else (line.prefix, line.length) for line in split_lines(pieces, limit)]
     assert got == expected
+
+
+FORMAT_PIECES = {
+    "apache": ["%h", "%a", "%{c}a", "%l", "%u", "%t", "%{%F %T}t", "%{%d/%b/%Y:%T %z}t", "%{msec}t", "%{%e}t",
+               '"%r"', "%r", "%m", "%U", "%q", "%U%q", "%>s", "%b", "%O", "%v", "%p", "%D", '"%{User-Agent}i"',
+               "%{Referer}i", "%%", "%{%Q}t", '\\"', " ", ":", "/", "[", "]", '"', "-", "://"],
+    "nginx": ["$remote_addr", "$remote_port", "$time_local", "$time_iso8601", "$msec", '"$request"', "$request",
+              "$request_method", "$request_uri", "$scheme", "$host", "$status", "$body_bytes_sent",
+              '"$http_user_agent"', "${http_referer}", "$remote_user", " ", ":", "://", "/", "[", "]", '"', "-"],
+}
+
+
+@st.composite
+def format_strings(draw):
+    kind = draw(st.sampled_from(sorted(FORMAT_PIECES)))
+    pieces = draw(st.lists(st.one_of(st.sampled_from(FORMAT_PIECES[kind]), st.text(max_size=3)), min_size=1, max_size=12))
+    return kind, "".join(pieces)
+
+
+@BUDGET
+@given(format_strings(), st.data())
+@example(("nginx", '$remote_addr [$time_local] "$request_method $scheme://$host$request_uri $server_protocol"'), None)
+@example(("apache", '%h%l %t "%r"'), None)
+def test_the_format_string_compiler_takes_any_format(spec, data):
+    """A format either compiles to a pattern the static check passes, or is refused in one line;
+    the lines of a compiled format, and mutations of them, are read or dead letters."""
+    kind, text = spec
+    try:
+        layout = compile_format(kind, text)
+    except ValueError as error:
+        assert "\n" not in str(error)
+        return
+    check_pattern(layout.pattern.pattern)
+    if data is not None:
+        line = data.draw(st.one_of(st.text(max_size=80), mutated(text)))
+        _parse_or_dead_letter(parser_for(f"{kind}:{text}"), line)
