@@ -28,9 +28,10 @@ from pipeline.evidence.page_directives import read_page_directives
 from matcher.line_auditor import LineAuditor, host_versions
 from matcher.logformats import FORMATS, LogParseError, parser_for
 from matcher.logformats.format_string import compile_format
+from matcher.logformats.json_text import json_bytes_text, loads_logged
 from matcher.logformats.pattern_check import check_pattern
 from pipeline.evidence.resolvers import read_snapshot
-from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, split_lines
+from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, log_lines, split_lines
 from pipeline.evidence.robots_table import read_robots_table
 
 BUDGET = settings(
@@ -402,3 +403,41 @@ def test_the_format_string_compiler_takes_any_format(spec, data):
     if data is not None:
         line = data.draw(st.one_of(st.text(max_size=80), mutated(text)))
         _parse_or_dead_letter(parser_for(f"{kind}:{text}"), line)
+
+
+json_entries = st.dictionaries(st.text(max_size=8), st.text(max_size=20), min_size=1, max_size=4)
+
+
+@BUDGET
+@given(json_entries, st.data())
+@example({"ua": "Googlebot/2.1"}, None)
+def test_a_raw_byte_inside_a_json_string_is_read_as_its_escape(entry, data):
+    """Any byte that is not UTF-8, put anywhere inside a string of a JSON entry, is read back as
+    `\\xNN` at that place; the entry is never lost."""
+    key = sorted(entry)[0]
+    value = entry[key]
+    at = 0 if data is None else data.draw(st.integers(0, len(value)))
+    byte = 0xFF if data is None else data.draw(st.integers(0x80, 0xFF).filter(lambda b: b not in range(0xC2, 0xF5)))
+    raw = json.dumps({key: "\x00MARK\x00"}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    raw = raw.replace(b"\\u0000MARK\\u0000", json.dumps(value[:at])[1:-1].encode("utf-8", "surrogatepass")
+                      + bytes([byte]) + json.dumps(value[at:])[1:-1].encode("utf-8", "surrogatepass"))
+    assert loads_logged(raw.decode("utf-8", "backslashreplace")) == {key: f"{value[:at]}\\x{byte:02x}{value[at:]}"}
+
+
+@BUDGET
+@given(st.lists(st.one_of(json_entries.map(lambda e: json.dumps(e).encode()), st.binary(max_size=60)), min_size=1,
+                max_size=6), st.integers(1, 64))
+@example([b'{"a": "' + b"x" * 200 + b'"}', b'{"b": "\xff"}'], 16)
+@example([b"[1,", b"2]"], 3)
+def test_json_lines_are_read_as_lines_or_a_whole_export_and_never_lose_one(entries, chunk):
+    data = b"\n".join(entries) + b"\n"
+    chunks = [data[start:start + chunk] for start in range(0, len(data), chunk)]
+    try:
+        got = list(log_lines(chunks))
+    except ValueError:
+        return  # an export that breaks off: the reader makes it the file's dead letter
+    if got != data.splitlines():
+        whole = json_bytes_text(data)
+        assert whole.lstrip("\ufeff \t\r\n")[:1] in "[{"  # only something that parses as an export
+        for line in got:
+            loads_logged(line.decode("utf-8", "backslashreplace"))
