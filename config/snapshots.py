@@ -10,13 +10,13 @@ the index's `problems` and skipped, so one broken download never hides the other
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import date
 from pathlib import Path
 
 import platformdirs
 
+from config.outside_json import OutsideJsonError, read_document
 from config.registry import default_registry
 from matcher.agents import Registry
 from matcher.ip_ranges import Document, RangeIndex, build_range_index
@@ -88,12 +88,9 @@ def _read_source(folder: Path, problems: list[str]) -> list[Document]:
             problems.append(f"{path}: expected a file named YYYY-MM-DD.json; ignored")
             continue
         try:
-            document = json.loads(path.read_text("utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            document = read_document(path)
+        except (OSError, OutsideJsonError) as exc:
             problems.append(f"{path}: unreadable JSON ({exc}); ignored")
-            continue
-        except RecursionError:
-            problems.append(f"{path}: unreadable JSON (nested too deeply); ignored")
             continue
         documents.append((folder.name, taken, document))
     return documents

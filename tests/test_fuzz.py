@@ -8,6 +8,7 @@ run. Inputs that once crashed stay here as explicit examples.
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from datetime import date, timedelta, timezone
@@ -341,10 +342,14 @@ def test_parse_snapshot_takes_any_json_value(document):
 
 
 def _within_bound(snapshot) -> None:
-    """No kept prefix is broader than BROADEST_PREFIX (a level's shift is 32 or 128 minus its length)."""
+    """No kept prefix is broader than BROADEST_PREFIX (a level's shift is 32 or 128 minus its
+    length), and the kept prefixes of each version cover no more than one such prefix in all."""
     for version, levels in snapshot.table.levels.items():
         host_bits = (32 if version == 4 else 128) - BROADEST_PREFIX[version]
         assert all(shift <= host_bits for shift, _ in levels)
+        bits = 32 if version == 4 else 128
+        kept = [ipaddress.ip_network((number << shift, bits - shift)) for shift, keys in levels for number in keys]
+        assert sum(n.num_addresses for n in ipaddress.collapse_addresses(kept)) <= 1 << host_bits
 
 
 @BUDGET
