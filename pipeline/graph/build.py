@@ -75,16 +75,18 @@ WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, 
 
 
 def build(
-    pipeline: beam.Pipeline, settings: RunSettings, grouping: beam.PTransform | None = None
+    pipeline: beam.Pipeline, settings: RunSettings, grouping: beam.PTransform | None = None,
+    auditor: LineAuditor | None = None,
 ) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name.
 
     `grouping` groups what a batch run adds up by key, the crawl-delay requests and the report's
     disallowed paths, a transform with `GroupByKey`'s contract (see `pipeline.graph.crawl_delay`);
     a local batch run passes one that groups on disk (`pipeline.local.spill`); without it the
-    runner's `GroupByKey` groups them.
+    runner's `GroupByKey` groups them. `auditor` is `line_auditor(settings)` when the caller has
+    made it already (to record what its range files lacked).
     """
-    auditor = line_auditor(settings)
+    auditor = auditor or line_auditor(settings)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
     for problem in auditor.ranges.problems:
         print(f"crawl-audit: ranges: {printable(problem)}", file=sys.stderr)
