@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from matcher.clientip import TrustedProxies, trusted_proxies
 from matcher.health import CHECKS
-from matcher.timerange import parse_duration, parse_moment
+from matcher.timerange import OutOfRange, in_span, parse_duration, parse_moment
 
 def number(kind: type, minimum: float, *, above: bool = False) -> Callable[[str], float | int]:
     """A number of `kind` of at least `minimum` (greater than it, with `above`)."""
@@ -37,13 +37,18 @@ def duration(text: str) -> timedelta:
 
 
 def moment(text: str) -> datetime:
-    """An ISO 8601 date or time, UTC when it names no offset; a date is its midnight."""
+    """An ISO 8601 date or time, UTC when it names no offset; a date is its midnight. A time
+    outside 1970..9999 once in UTC is refused: no log, capture or range file is dated there."""
     try:
-        return parse_moment(text)
+        given = parse_moment(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)"
         ) from None
+    try:
+        return in_span(given)
+    except OutOfRange as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def json_object(text: str) -> dict:
