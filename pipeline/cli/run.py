@@ -59,7 +59,9 @@ def _run_batch(settings, options) -> int:
         detected = build.detect_file_formats(log_files)
         for path, candidate in detected.items():
             say(f"log format of {path}: {candidate}")
-        settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
+        settings = with_file_formats(settings, {
+            path: candidate.name for path, candidate in detected.items() if not isinstance(candidate, build.Unreadable)
+        })
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
     for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         say(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")

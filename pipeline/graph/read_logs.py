@@ -306,22 +306,21 @@ def _export_verdict(data: bytes) -> bool | None:
     return "\n" in entry[:end] or "\r" in entry[:end]
 
 
-def first_lines(path: str, count: int) -> list[bytes]:
+def first_lines(path: str, count: int) -> tuple[list[bytes], str | None]:
     """Up to `count` first non-blank lines of a log file, decompressed as reading it will be, lines
-    over the maximum left out; a file that breaks off gives the lines before the break (reading it
-    in full reports the break)."""
-    lines = []
+    over the maximum left out, and why reading stopped before them when it did: a file that breaks
+    off or cannot be read (a `.gz` that is not gzip) gives the lines before the break, and reading
+    it in full makes the break that file's dead letter."""
+    lines: list[bytes] = []
     try:
         for raw in log_lines(_chunks(path, _Position())):
             if isinstance(raw, bytes) and raw.strip():
                 lines.append(raw)
                 if len(lines) == count:
                     break
-    except OSError:
-        raise
-    except Exception:
-        pass  # a decompressor's complaint: the audit's read makes it the file's dead letter
-    return lines
+    except Exception as error:
+        return lines, f"{type(error).__name__}: {error}"
+    return lines, None
 
 
 def file_lines(path: str) -> Iterator[str | None]:
