@@ -21,6 +21,7 @@ from pathlib import Path
 
 import platformdirs
 
+from config.outside_json import OutsideJsonError, read_document
 from config.registry import default_registry
 from matcher.agents import Registry
 from matcher.ip_ranges import RANGE_WINDOW, Document, RangeIndex, build_range_index
@@ -74,9 +75,9 @@ def read_span_ends(path: Path, problems: list[str]) -> dict[date, date]:
     if not path.exists():
         return {}
     try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        problems.append(f"{path}: unreadable ({type(exc).__name__}); snapshots stand until the next one")
+        document = read_document(path)
+    except (OSError, OutsideJsonError) as exc:
+        problems.append(f"{path}: unreadable ({exc}); snapshots stand until the next one")
         return {}
     if not isinstance(document, dict):
         problems.append(f"{path}: not an object of day -> last day; snapshots stand until the next one")
@@ -124,12 +125,9 @@ def _read_source(folder: Path, problems: list[str]) -> list[Document]:
             problems.append(f"{path}: expected a file named YYYY-MM-DD.json; ignored")
             continue
         try:
-            document = json.loads(path.read_text("utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            document = read_document(path)
+        except (OSError, OutsideJsonError) as exc:
             problems.append(f"{path}: unreadable JSON ({exc}); ignored")
-            continue
-        except RecursionError:
-            problems.append(f"{path}: unreadable JSON (nested too deeply); ignored")
             continue
         documents.append((folder.name, taken, document))
     return documents

@@ -107,6 +107,8 @@ class RunFacts:
     table_first_day: Mapping[str, datetime] = field(default_factory=dict)
     # identity notes: (crawler, note, day) -> requests
     identity_notes: Mapping[tuple[str, str, date], int] = field(default_factory=dict)
+    # range and key files, or parts of them, the run could not use: one line each
+    range_problems: tuple[str, ...] = ()
 
 
 def findings(facts: RunFacts) -> list[Finding]:
@@ -126,6 +128,9 @@ def _dead_letters(facts: RunFacts) -> Finding | None:
     if not facts.lines or facts.dead_letters / facts.lines < DEAD_LETTER_SHARE:
         return None
     reasons = ", ".join(f"{reason} {n:,}" for reason, n in Counter(facts.dead_letter_reasons).most_common(3))
+    sampled = sum(facts.dead_letter_reasons.values())
+    if reasons and sampled < facts.dead_letters:
+        reasons = f"of {sampled:,} read back: {reasons}"  # a sample's counts, not the run's
     problem = (
         f"{facts.dead_letters:,} of {facts.lines:,} lines ({_percent(facts.dead_letters, facts.lines)}) could not be"
         f" read as --log-format {facts.log_format}" + (f" ({reasons})" if reasons else "")
@@ -217,7 +222,7 @@ def _ranges(facts: RunFacts) -> Finding | None:
             notes.add(kind)
             outside.update(filter(None, sources.split(",")))
     if not per_crawler:
-        return None
+        return _range_files(facts)
     crawlers = ", ".join(f"{c} {n:,}" for c, n in sorted(per_crawler.items(), key=lambda kv: (-kv[1], kv[0]))[:_HOSTS_SHOWN])
     why = []
     if NO_SNAPSHOT in notes:
@@ -233,11 +238,27 @@ def _ranges(facts: RunFacts) -> Finding | None:
              " days, crawl-audit update-ranges import-git from a mirror of the operator's file)"]
     if facts.dns == "off":
         fixes.append("--dns live (reverse DNS decides what no range does)")
+    skipped = _range_files(facts)
     return Finding(
         "ranges",
         f"{sum(per_crawler.values()):,} crawler requests could be neither verified nor proven spoofed"
-        f" ({'; '.join(why)}), from {min(days).isoformat()} to {max(days).isoformat()}: {crawlers}",
+        f" ({'; '.join(why)}), from {min(days).isoformat()} to {max(days).isoformat()}: {crawlers}"
+        + (f"; {skipped.problem}" if skipped else ""),
         " or ".join(fixes),
+        skipped.details if skipped else (),
+    )
+
+
+def _range_files(facts: RunFacts) -> Finding | None:
+    """Range and key files skipped in part or whole: each changes what could be verified."""
+    if not facts.range_problems:
+        return None
+    count = len(facts.range_problems)
+    return Finding(
+        "ranges",
+        f"{count:,} problem{'s' if count > 1 else ''} in the range and key files, each skipped as the line says",
+        "replace or remove the files named (crawl-audit update-ranges downloads fresh ones)",
+        tuple(facts.range_problems[:_HOSTS_SHOWN]),
     )
 
 

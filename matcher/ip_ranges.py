@@ -37,6 +37,7 @@ __all__ = [
     "parse_snapshot",
     "plain_list_document",
     "too_broad",
+    "too_much_space",
 ]
 
 Document = tuple[str, date, object]  # (source name, snapshot day, parsed JSON)
@@ -276,7 +277,32 @@ def parse_snapshot(
     if not entries:
         problems.append(f"{name}: no usable prefix; snapshot ignored")
         return None, tuple(problems)
+    excess = too_much_space(network for network, _ in entries)
+    if excess:
+        problems.append(f"{name}: {excess}; snapshot ignored")
+        return None, tuple(problems)
     return Snapshot(source, operator, taken, len(entries), _table(entries)), tuple(problems)
+
+
+def too_much_space(networks: Iterable[Network]) -> str | None:
+    """Why one file may not list all of `networks` together, or None when it may: the addresses
+    they cover, overlaps counted once, exceed one prefix of BROADEST_PREFIX per IP version. A
+    bound per prefix alone lets 256 /8s cover the whole of IPv4."""
+    by_version: dict[int, list[Network]] = {4: [], 6: []}
+    for network in networks:
+        by_version[network.version].append(network)
+    for version, listed in by_version.items():
+        bits = 32 if version == 4 else 128
+        covered = sum(network.num_addresses for network in ipaddress.collapse_addresses(listed))
+        if covered > 1 << (bits - BROADEST_PREFIX[version]):
+            return (f"its IPv{version} prefixes cover {_share(covered, bits)} addresses, more than the one"
+                    f" /{BROADEST_PREFIX[version]} a file may cover in all")
+    return None
+
+
+def _share(covered: int, bits: int) -> str:
+    """A count of addresses as the prefix length holding as many: `/7 worth of`."""
+    return f"a /{bits - covered.bit_length() + 1} worth of" if covered & (covered - 1) == 0 else f"{covered:,}"
 
 
 def too_broad(network: Network) -> str | None:

@@ -52,6 +52,7 @@ __all__ = [
     "held_kind",
     "held_version",
     "revise",
+    "still_deciding",
 ]
 
 # (host, fetch family, identity status): a plain tuple, so Beam can key by it.
@@ -151,6 +152,47 @@ def carried_over(history: FetchHistory) -> frozenset[RobotsFetch]:
     """The fetches a later run needs to hold what the crawler held after the last of them: from
     the last one that was served something (a 2xx or unavailable) on; all when none was."""
     return frozenset(after.fetch for after in history.held[_last_served(history.held):])
+
+
+def still_deciding(kept: Sequence[RobotsFetch], fetch: RobotsFetch) -> tuple[RobotsFetch, ...]:
+    """The fewest of `kept` and `fetch`, in time order, from which the crawler holds what it held
+    after all of them: the fetch that served its copy and its latest fetch, and in a run of errors
+    the run's first fetch and the fetch before the run. Folding one key's fetches through it in
+    time order keeps at most four, however many there were; `kept` is what the fold kept so far."""
+    if (not kept or (fetch.ts, fetch.source) > (kept[-1].ts, kept[-1].source)) and _serves_whatever_came_before(fetch):
+        return (fetch,)
+    held = FetchHistory((*kept, fetch)).held
+    last = len(held) - 1
+    wanted = {last}
+    before = last
+    if held[last].kind == "error":
+        first_error = max(i for i in range(last + 1) if held[i].kind == "error" and (i == 0 or held[i - 1].kind != "error"))
+        wanted.add(first_error)
+        before = first_error - 1
+        if before >= 0:
+            wanted.add(before)
+    served = [i for i in range(before + 1) if _serves(held, i)]
+    if served:
+        wanted.add(served[-1])
+    return tuple(held[i].fetch for i in sorted(wanted))
+
+
+def _serves(held: Sequence[Held], index: int) -> bool:
+    """Whether the fetch at `index` served what the crawler then held (rather than revalidating or
+    failing): any 2xx or unavailable, and a 304 with nothing held before it."""
+    after = held[index]
+    if after.kind == "error":
+        return False
+    if _serves_whatever_came_before(after.fetch):
+        return True
+    previous = held[index - 1] if index else None
+    return previous is None or (previous.kind == "error" and previous.before_errors is None)
+
+
+def _serves_whatever_came_before(fetch: RobotsFetch) -> bool:
+    """A 2xx (but a 304) or an unavailable status: what the crawler holds after it owes nothing
+    to earlier fetches."""
+    return fetch.status != _NOT_MODIFIED and held_kind(fetch.status) != "error"
 
 
 def _last_served(held: Sequence[Held]) -> int:

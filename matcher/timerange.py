@@ -19,6 +19,7 @@ __all__ = [
     "OutOfRange",
     "duration_text",
     "from_micros",
+    "in_span",
     "is_aware",
     "micros",
     "parse_duration",
@@ -50,6 +51,19 @@ def to_utc(moment: datetime) -> datetime:
         raise OutOfRange(
             f"{moment.isoformat()} is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999Z in UTC"
         ) from None
+
+
+def in_span(moment: datetime) -> datetime:
+    """`moment` in UTC, or OutOfRange (one line) when it falls outside 1970-01-01..9999-12-31: the
+    span a person may name, a capture may carry and a file name may spell (Unix time from its
+    start, years of four digits)."""
+    try:
+        utc = to_utc(moment)
+    except OutOfRange:
+        utc = None
+    if utc is None or utc < EPOCH:
+        raise OutOfRange(f"{moment.isoformat()} is outside 1970-01-01..9999-12-31 in UTC")
+    return utc
 
 
 def is_aware(value: object) -> bool:

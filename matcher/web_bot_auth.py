@@ -227,6 +227,11 @@ def parse_key_snapshot(directory: str, operator: str, taken: date, document: obj
         if key is None:
             problems.append(f"{name}: keys[{index}] is not an Ed25519 public key (kty OKP, crv Ed25519, x); ignored")
             continue
+        wrong = [name for name in ("nbf", "exp") if jwk.get(name) is not None and _epoch(jwk[name]) is None]
+        if wrong:
+            problems.append(f"{name}: keys[{index}] has {' and '.join(repr(w) for w in wrong)} that is not a Unix time"
+                            f" in seconds from 1970 to 9999 ({_shown(jwk[wrong[0]])}); ignored")
+            continue
         bounds = (key, _epoch(jwk.get("nbf")), _epoch(jwk.get("exp")))
         found[_thumbprint(jwk["x"])] = bounds
         if isinstance(jwk.get("kid"), str):
@@ -239,13 +244,19 @@ def parse_key_snapshot(directory: str, operator: str, taken: date, document: obj
 
 def parse_signatures(signature_input: str, signature: str) -> tuple[list[Signature], str | None]:
     """Every labelled signature of the two headers; a problem when they cannot be read."""
-    try:
-        inputs = http_sfv.Dictionary()
-        inputs.parse(signature_input.encode("latin-1"))
-        values = http_sfv.Dictionary()
-        values.parse(signature.encode("latin-1"))
-    except (ValueError, UnicodeEncodeError) as error:
-        return [], f"unreadable signature headers ({error})"
+    parsed = []
+    for header, text in (("Signature-Input", signature_input), ("Signature", signature)):
+        dictionary = http_sfv.Dictionary()
+        try:
+            dictionary.parse(text.encode("latin-1"))
+        except UnicodeEncodeError:
+            return [], f"unreadable signature headers ({header}: a character outside Latin-1)"
+        except ValueError as error:
+            # the parser's errors often carry no text: the header and what it must be still say why
+            reason = str(error).strip() or "not a Structured Fields dictionary (RFC 8941)"
+            return [], f"unreadable signature headers ({header}: {reason})"
+        parsed.append(dictionary)
+    inputs, values = parsed
     signatures = []
     for label, member in inputs.items():
         value = values.get(label) if label in values else None
@@ -582,8 +593,20 @@ def _plain(value: object) -> object:
     return str(value) if isinstance(value, http_sfv.Token) else value
 
 
+_LAST_EPOCH = 253402300799  # 9999-12-31T23:59:59Z
+
+
 def _epoch(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A JWK's `nbf`/`exp` (a NumericDate: seconds, a fraction allowed) as whole seconds, or None
+    when it is no time from 1970 to 9999."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= _LAST_EPOCH:
+        return None
+    return int(value)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def _when(epoch: int) -> str:

@@ -8,6 +8,7 @@ run. Inputs that once crashed stay here as explicit examples.
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from datetime import date, timedelta, timezone
@@ -27,8 +28,11 @@ from matcher.ip_ranges import BROADEST_PREFIX, RangeIndex, parse_snapshot
 from pipeline.evidence.page_directives import read_page_directives
 from matcher.line_auditor import LineAuditor, host_versions
 from matcher.logformats import FORMATS, LogParseError, parser_for
+from matcher.logformats.format_string import compile_format
+from matcher.logformats.json_text import json_bytes_text, loads_logged
+from matcher.logformats.pattern_check import check_pattern
 from pipeline.evidence.resolvers import read_snapshot
-from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, split_lines
+from pipeline.graph.read_logs import LONG_LINE_PREFIX_BYTES, log_lines, split_lines
 from pipeline.evidence.robots_table import read_robots_table
 
 BUDGET = settings(
@@ -338,10 +342,14 @@ def test_parse_snapshot_takes_any_json_value(document):
 
 
 def _within_bound(snapshot) -> None:
-    """No kept prefix is broader than BROADEST_PREFIX (a level's shift is 32 or 128 minus its length)."""
+    """No kept prefix is broader than BROADEST_PREFIX (a level's shift is 32 or 128 minus its
+    length), and the kept prefixes of each version cover no more than one such prefix in all."""
     for version, levels in snapshot.table.levels.items():
         host_bits = (32 if version == 4 else 128) - BROADEST_PREFIX[version]
         assert all(shift <= host_bits for shift, _ in levels)
+        bits = 32 if version == 4 else 128
+        kept = [ipaddress.ip_network((number << shift, bits - shift)) for shift, keys in levels for number in keys]
+        assert sum(n.num_addresses for n in ipaddress.collapse_addresses(kept)) <= 1 << host_bits
 
 
 @BUDGET
@@ -364,3 +372,77 @@ def test_a_line_over_the_limit_is_its_prefix_and_length_whatever_the_chunking(pi
     ]
     got = [line if isinstance(line, bytes) else (line.prefix, line.length) for line in split_lines(pieces, limit)]
     assert got == expected
+
+
+FORMAT_PIECES = {
+    "apache": ["%h", "%a", "%{c}a", "%l", "%u", "%t", "%{%F %T}t", "%{%d/%b/%Y:%T %z}t", "%{msec}t", "%{%e}t",
+               '"%r"', "%r", "%m", "%U", "%q", "%U%q", "%>s", "%b", "%O", "%v", "%p", "%D", '"%{User-Agent}i"',
+               "%{Referer}i", "%%", "%{%Q}t", '\\"', " ", ":", "/", "[", "]", '"', "-", "://"],
+    "nginx": ["$remote_addr", "$remote_port", "$time_local", "$time_iso8601", "$msec", '"$request"', "$request",
+              "$request_method", "$request_uri", "$scheme", "$host", "$status", "$body_bytes_sent",
+              '"$http_user_agent"', "${http_referer}", "$remote_user", " ", ":", "://", "/", "[", "]", '"', "-"],
+}
+
+
+@st.composite
+def format_strings(draw):
+    kind = draw(st.sampled_from(sorted(FORMAT_PIECES)))
+    pieces = draw(st.lists(st.one_of(st.sampled_from(FORMAT_PIECES[kind]), st.text(max_size=3)), min_size=1, max_size=12))
+    return kind, "".join(pieces)
+
+
+@BUDGET
+@given(format_strings(), st.data())
+@example(("nginx", '$remote_addr [$time_local] "$request_method $scheme://$host$request_uri $server_protocol"'), None)
+@example(("apache", '%h%l %t "%r"'), None)
+def test_the_format_string_compiler_takes_any_format(spec, data):
+    """A format either compiles to a pattern the static check passes, or is refused in one line;
+    the lines of a compiled format, and mutations of them, are read or dead letters."""
+    kind, text = spec
+    try:
+        layout = compile_format(kind, text)
+    except ValueError as error:
+        assert "\n" not in str(error)
+        return
+    check_pattern(layout.pattern.pattern)
+    if data is not None:
+        line = data.draw(st.one_of(st.text(max_size=80), mutated(text)))
+        _parse_or_dead_letter(parser_for(f"{kind}:{text}"), line)
+
+
+json_entries = st.dictionaries(st.text(max_size=8), st.text(max_size=20), min_size=1, max_size=4)
+
+
+@BUDGET
+@given(json_entries, st.data())
+@example({"ua": "Googlebot/2.1"}, None)
+def test_a_raw_byte_inside_a_json_string_is_read_as_its_escape(entry, data):
+    """Any byte that is not UTF-8, put anywhere inside a string of a JSON entry, is read back as
+    `\\xNN` at that place; the entry is never lost."""
+    key = sorted(entry)[0]
+    value = entry[key]
+    at = 0 if data is None else data.draw(st.integers(0, len(value)))
+    byte = 0xFF if data is None else data.draw(st.integers(0x80, 0xFF).filter(lambda b: b not in range(0xC2, 0xF5)))
+    raw = json.dumps({key: "\x00MARK\x00"}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    raw = raw.replace(b"\\u0000MARK\\u0000", json.dumps(value[:at])[1:-1].encode("utf-8", "surrogatepass")
+                      + bytes([byte]) + json.dumps(value[at:])[1:-1].encode("utf-8", "surrogatepass"))
+    assert loads_logged(raw.decode("utf-8", "backslashreplace")) == {key: f"{value[:at]}\\x{byte:02x}{value[at:]}"}
+
+
+@BUDGET
+@given(st.lists(st.one_of(json_entries.map(lambda e: json.dumps(e).encode()), st.binary(max_size=60)), min_size=1,
+                max_size=6), st.integers(1, 64))
+@example([b'{"a": "' + b"x" * 200 + b'"}', b'{"b": "\xff"}'], 16)
+@example([b"[1,", b"2]"], 3)
+def test_json_lines_are_read_as_lines_or_a_whole_export_and_never_lose_one(entries, chunk):
+    data = b"\n".join(entries) + b"\n"
+    chunks = [data[start:start + chunk] for start in range(0, len(data), chunk)]
+    try:
+        got = list(log_lines(chunks))
+    except ValueError:
+        return  # an export that breaks off: the reader makes it the file's dead letter
+    if got != data.splitlines():
+        whole = json_bytes_text(data)
+        assert whole.lstrip("\ufeff \t\r\n")[:1] in "[{"  # only something that parses as an export
+        for line in got:
+            loads_logged(line.decode("utf-8", "backslashreplace"))

@@ -12,7 +12,6 @@ inside ENVELOPE; `--log-format auto` tries every envelope with every format.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from types import MappingProxyType
 
 from matcher.logformats.fields import cleaned_line
 from matcher.logformats.record import LogParseError, LogRecord
+from matcher.logformats.json_text import loads_logged
 
 _RFC3164 = re.compile(r"(?:<\d{1,3}>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:\[]+(?:\[[^\]\s]*\])?: ?", re.ASCII)
 _RFC5424 = re.compile(r"<\d{1,3}>\d{1,2} \S+ \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?", re.ASCII)
@@ -44,7 +44,7 @@ def _docker(text: str) -> str:
     if not text.startswith("{"):
         raise LogParseError("no-envelope", "not a docker json-file record")
     try:
-        record = json.loads(text)
+        record = loads_logged(text)
     except (ValueError, RecursionError):
         raise LogParseError("no-envelope", "not a docker json-file record") from None
     inner = record.get("log") if isinstance(record, dict) else None

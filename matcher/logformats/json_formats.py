@@ -1,7 +1,6 @@
 """JSON-lines formats: a user mapping (`jsonl`) or a preset (`cloudflare`, `gcp_lb`), and their parser."""
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from matcher.logformats.fields import (
 )
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
+from matcher.logformats.json_text import loads_logged
 
 # Digit runs are bounded: int() refuses very long digit strings with a ValueError.
 _DECIMAL = re.compile(r"-?\d{1,20}(?:\.\d{1,12})?\Z", re.ASCII)
@@ -276,7 +276,7 @@ class JsonParser:
     def __call__(self, line: str) -> LogRecord:
         text = cleaned_line(line)
         try:
-            obj = json.loads(text)
+            obj = loads_logged(text)
         except (ValueError, RecursionError) as error:
             raise LogParseError("bad-json", f"not JSON: {error}") from None
         if not isinstance(obj, dict):

@@ -109,7 +109,10 @@ def unix_seconds_timestamp(text: str) -> datetime:
     if match is None:
         raise LogParseError("bad-timestamp", f"not a unix time in seconds: {text[:40]!r}")
     seconds, fraction = match.groups()
-    return _EPOCH + timedelta(0, int(seconds), int((fraction or "").ljust(6, "0")))
+    try:
+        return _EPOCH + timedelta(0, int(seconds), int((fraction or "").ljust(6, "0")))
+    except OverflowError:
+        raise _out_of_range(text) from None
 
 
 def _in_utc(moment: datetime, sign: str, hours: int, minutes: int, text: str) -> datetime:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from matcher.clientip import TrustedProxies, trusted_proxies
 from matcher.health import CHECKS
-from matcher.timerange import parse_duration, parse_moment
+from matcher.timerange import OutOfRange, in_span, parse_duration, parse_moment
 
 def number(kind: type, minimum: float, *, above: bool = False) -> Callable[[str], float | int]:
     """A number of `kind` of at least `minimum` (greater than it, with `above`)."""
@@ -37,13 +37,18 @@ def duration(text: str) -> timedelta:
 
 
 def moment(text: str) -> datetime:
-    """An ISO 8601 date or time, UTC when it names no offset; a date is its midnight."""
+    """An ISO 8601 date or time, UTC when it names no offset; a date is its midnight. A time
+    outside 1970..9999 once in UTC is refused: no log, capture or range file is dated there."""
     try:
-        return parse_moment(text)
+        given = parse_moment(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"not a date or time: {text!r} (try 2026-11-03 or 2026-11-03T10:00:00Z)"
         ) from None
+    try:
+        return in_span(given)
+    except OutOfRange as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def json_object(text: str) -> dict:
@@ -90,10 +95,8 @@ def log_format(text: str) -> str:
 def health_checks(text: str) -> frozenset[str]:
     """Comma-separated run-health checks, or `any` for all of them."""
     names = {name.strip() for name in text.split(",") if name.strip()}
-    if names == {"any"}:
-        return frozenset(CHECKS)
-    unknown = sorted(names - set(CHECKS))
+    unknown = sorted(names - {*CHECKS, "any"})
     if unknown or not names:
         wrong = f"unknown check {unknown[0]!r}" if unknown else "no check named"
         raise argparse.ArgumentTypeError(f"{wrong}; the checks: {', '.join(CHECKS)}, or any")
-    return frozenset(names)
+    return frozenset(CHECKS) if "any" in names else frozenset(names)

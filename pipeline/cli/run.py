@@ -59,7 +59,9 @@ def _run_batch(settings, options) -> int:
         detected = build.detect_file_formats(log_files)
         for path, candidate in detected.items():
             say(f"log format of {path}: {candidate}")
-        settings = with_file_formats(settings, {path: candidate.name for path, candidate in detected.items()})
+        settings = with_file_formats(settings, {
+            path: candidate.name for path, candidate in detected.items() if not isinstance(candidate, build.Unreadable)
+        })
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
     for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         say(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
@@ -69,13 +71,15 @@ def _run_batch(settings, options) -> int:
             plan = started.enter_context(local.speedups(settings, options, log_files))
             started.enter_context(progress.reporting(sum(f.size_in_bytes for f in log_files), settings.outputs.progress))
             started.enter_context(_temporary_folder_of_its_own())
+            auditor = build.line_auditor(settings)
             with beam.Pipeline(runner=plan.runner, options=options) as pipeline:
-                outputs = build.build(pipeline, settings, plan.grouping)
+                outputs = build.build(pipeline, settings, plan.grouping, auditor)
                 build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
         chosen = settings.inputs.file_formats or {}
         files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]
         formats = build.table_formats(settings.outputs.format)
-        folder.commit(run_folder.manifest(folder.staging, settings, files, formats, plan.worker_processes))
+        folder.commit(run_folder.manifest(
+            folder.staging, settings, files, formats, plan.worker_processes, auditor.ranges.problems))
     except BaseException as error:
         folder.discard()
         failure = _io_failure(error)

@@ -23,6 +23,7 @@ from pathlib import Path
 from matcher.history import RobotsTableError
 from matcher.hosts import host_key
 from matcher.records import rfc3339
+from matcher.timerange import in_span
 
 OBSERVATIONS_LOG = "observations.log"
 # A capture's name: when it was fetched and what the fetch gave.
@@ -66,8 +67,10 @@ def checked_host(text: str) -> str:
 
 
 def stamp(moment: datetime) -> str:
-    """A capture's file-name timestamp (UTC, to the second)."""
-    return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    """A capture's file-name timestamp (UTC, to the second); ValueError (one line) for a time
+    outside 1970..9999, which no reader of the name would take back."""
+    utc = in_span(moment)
+    return f"{utc.year:04d}{utc:%m%dT%H%M%S}Z"
 
 
 class HostFolder:

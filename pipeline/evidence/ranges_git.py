@@ -122,6 +122,9 @@ def _snapshot_body(source: RangeSource, day: date, body: bytes, name: str, probl
     except RecursionError:
         problems.append(f"{name}: JSON nested too deeply; no snapshot for {day.isoformat()}")
         return None
+    except ValueError as error:  # an integer too long to read, say
+        problems.append(f"{name}: unreadable JSON ({error}); no snapshot for {day.isoformat()}")
+        return None
     snapshot, found = parse_snapshot(source.name, source.operator, day, document)
     problems.extend(found)
     return body if snapshot is not None else None

@@ -14,7 +14,6 @@ download however slowly the server answers, and a size cap (a smaller one for ke
 """
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from config.outside_json import MAX_DOCUMENT_BYTES, OutsideJsonError, parse_document
 from config.snapshots import KEY_DIRECTORIES
 from matcher.agents import KeyDirectory, RangeSource, Registry
 from matcher.ip_ranges import parse_snapshot
@@ -30,7 +30,7 @@ from pipeline.evidence.http_client import Client, FetchError
 
 DEFAULT_TIMEOUT = 30.0
 # Operators' files are tens of kilobytes; anything near this is not a range file.
-MAX_BYTES = 16 * 1024 * 1024
+MAX_BYTES = MAX_DOCUMENT_BYTES  # what reading a saved file accepts
 # A directory holds a handful of keys, well under a kilobyte each.
 MAX_KEY_DIRECTORY_BYTES = 64 * 1024
 KEY_DIRECTORY_TYPES = "application/http-message-signatures-directory+json, application/json"
@@ -104,8 +104,8 @@ def _download(source: RangeSource, directory: Path, day: date, client: Client) -
     except FetchError as error:
         return Download(source.name, source.url, None, 0, (str(error),))
     try:
-        document = json.loads(body.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        document = parse_document(body)
+    except OutsideJsonError as error:
         return Download(source.name, source.url, None, 0, (f"{source.url} is not JSON: {error}",))
     snapshot, problems = parse_snapshot(source.name, source.operator, day, document)
     if snapshot is None:
@@ -121,8 +121,8 @@ def _download_keys(known: KeyDirectory, directory: Path, day: date, client: Clie
     except FetchError as error:
         return Download(known.name, known.url, None, 0, (str(error),))
     try:
-        document = json.loads(body.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        document = parse_document(body)
+    except OutsideJsonError as error:
         return Download(known.name, known.url, None, 0, (f"{known.url} is not JSON: {error}",))
     snapshot, problems = parse_key_snapshot(known.name, known.operator, day, document)
     if snapshot is None:

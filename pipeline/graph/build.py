@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import apache_beam as beam
@@ -79,16 +80,18 @@ WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, 
 
 
 def build(
-    pipeline: beam.Pipeline, settings: RunSettings, grouping: beam.PTransform | None = None
+    pipeline: beam.Pipeline, settings: RunSettings, grouping: beam.PTransform | None = None,
+    auditor: LineAuditor | None = None,
 ) -> dict:
     """The audit graph on `pipeline`; returns its output PCollections by table name.
 
     `grouping` groups what a batch run adds up by key, the crawl-delay requests and the report's
     disallowed paths, a transform with `GroupByKey`'s contract (see `pipeline.graph.crawl_delay`);
     a local batch run passes one that groups on disk (`pipeline.local.spill`); without it the
-    runner's `GroupByKey` groups them.
+    runner's `GroupByKey` groups them. `auditor` is `line_auditor(settings)` when the caller has
+    made it already (to record what its range files lacked).
     """
-    auditor = line_auditor(settings)
+    auditor = auditor or line_auditor(settings)
     # A range file that cannot be used changes verdicts, so the run says so before it starts.
     for problem in auditor.ranges.problems:
         print(f"crawl-audit: ranges: {printable(problem)}", file=sys.stderr)
@@ -293,12 +296,28 @@ def log_files(pattern: str) -> list:
     return matched
 
 
-def detect_file_formats(log_files) -> dict[str, Candidate]:
-    """path -> the format that reads most of the file's first lines (`--log-format auto`); an empty
-    file gets none. A file that no format reads is refused with the best candidates."""
-    detected = {}
+@dataclass(frozen=True)
+class Unreadable:
+    """A log file whose first lines could not be read (a `.gz` that is not gzip): no format is
+    chosen for it, and the audit's read of it makes it a dead letter while the other files run."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return f"none, the file cannot be read ({self.reason}): its dead letter says so"
+
+
+def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
+    """path -> the format that reads most of the file's first lines (`--log-format auto`), or
+    Unreadable when not one line could be read; an empty file gets none. A file that no format
+    reads is refused with the best candidates."""
+    detected: dict[str, Candidate | Unreadable] = {}
     for found in log_files:
-        ranked = rank_formats(first_lines(found.path, SAMPLE_LINES))
+        lines, stopped = first_lines(found.path, SAMPLE_LINES)
+        if stopped is not None and not lines:
+            detected[found.path] = Unreadable(printable(stopped))
+            continue
+        ranked = rank_formats(lines)
         if not ranked[0].sample:
             continue  # nothing to read, nothing to audit
         best = chosen_format(ranked)

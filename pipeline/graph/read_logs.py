@@ -24,6 +24,7 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from matcher.logformats.json_text import json_bytes_text
 from matcher.logformats.w3c import is_fields_directive
 from pipeline.graph import progress
 from pipeline.evidence.confined import require_regular
@@ -231,7 +232,7 @@ def _cuts(path: str, size: int, piece_bytes: int) -> list[tuple[int, int, str | 
                 continue
             segment, carry = (data[:cut_at], data[cut_at:]) if cut_at else (data, b"")
             if head:
-                if _is_export_head(segment):
+                if _export_verdict(segment):
                     return None
                 head = False
             while target < offset + len(segment):
@@ -281,29 +282,45 @@ def _last_fields(segment: bytes, fields: str | None) -> str | None:
     return fields
 
 
-def _is_export_head(data: bytes) -> bool:
-    """Whether a file beginning with `data` is a JSON export: its first non-blank line opens an
-    array, or an object it does not close."""
-    first = data.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
-    return first.startswith(b"[") or (first.startswith(b"{") and not first.endswith(b"}"))
+def _export_verdict(data: bytes) -> bool | None:
+    """Whether a file beginning with `data` is a JSON export, by parsing its first entry: an array
+    whose first entry parses, or an object that parses over more than one line. A first line that
+    is a whole JSON value makes the file JSON lines however long that line is, and a head that does
+    not parse makes it lines (each line then its own outcome). None: `data` ends before the first
+    entry does, and more of the file decides."""
+    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[")):
+        return False
+    text = json_bytes_text(data).lstrip("\ufeff \t\r\n")
+    is_array = text.startswith("[")
+    entry = text[1:].lstrip(" \t\r\n") if is_array else text
+    if is_array and entry.startswith("]"):
+        return True
+    try:
+        _, end = json.JSONDecoder().raw_decode(entry)
+    except ValueError as error:
+        incomplete = "Unterminated string" in str(error) or getattr(error, "pos", 0) >= len(entry.rstrip())
+        return None if incomplete else False
+    if is_array:
+        after = entry[end:].lstrip(" \t\r\n")
+        return after[:1] in (",", "]") or (None if not after else False)
+    return "\n" in entry[:end] or "\r" in entry[:end]
 
 
-def first_lines(path: str, count: int) -> list[bytes]:
+def first_lines(path: str, count: int) -> tuple[list[bytes], str | None]:
     """Up to `count` first non-blank lines of a log file, decompressed as reading it will be, lines
-    over the maximum left out; a file that breaks off gives the lines before the break (reading it
-    in full reports the break)."""
-    lines = []
+    over the maximum left out, and why reading stopped before them when it did: a file that breaks
+    off or cannot be read (a `.gz` that is not gzip) gives the lines before the break, and reading
+    it in full makes the break that file's dead letter."""
+    lines: list[bytes] = []
     try:
         for raw in log_lines(_chunks(path, _Position())):
             if isinstance(raw, bytes) and raw.strip():
                 lines.append(raw)
                 if len(lines) == count:
                     break
-    except OSError:
-        raise
-    except Exception:
-        pass  # a decompressor's complaint: the audit's read makes it the file's dead letter
-    return lines
+    except Exception as error:
+        return lines, f"{type(error).__name__}: {error}"
+    return lines, None
 
 
 def file_lines(path: str) -> Iterator[str | None]:
@@ -322,18 +339,21 @@ def log_lines(chunks: Iterable[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[
     pretty-printed over many lines, as `gcloud logging read` and consoles give them) as one compact
     JSON line per entry, an entry longer than `limit` as an `_Overlong`.
 
-    An export is told by its first non-blank line: `[`, or a `{` that does not close on that line.
-    It is read whole (exports are written whole, and are small next to the logs they come from)."""
+    An export is told by parsing its first entry (`_export_verdict`): JSON lines, however long
+    their first line, are lines. An export is read whole (exports are written whole, and are small
+    next to the logs they come from)."""
     chunks = iter(chunks)
-    head = b""
+    head, export = b"", None
     for chunk in chunks:
         head += chunk
-        if b"\n" in head.lstrip() or len(head) > _CHUNK_BYTES:
-            break
-    if not _is_export_head(head):
+        if head.lstrip(b"\xef\xbb\xbf \t\r\n"):
+            export = _export_verdict(head)
+            if export is not None or len(head) > limit:
+                break
+    if not export:
         yield from split_lines(itertools.chain((head,), chunks), limit)
         return
-    text = b"".join(itertools.chain((head,), chunks)).decode("utf-8", "backslashreplace").lstrip("\ufeff")
+    text = json_bytes_text(b"".join(itertools.chain((head,), chunks))).lstrip("\ufeff")
     decoder = json.JSONDecoder()
     position = 0
     while True:

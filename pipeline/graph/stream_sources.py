@@ -69,7 +69,7 @@ class LogFolderPoll(PollFn):
         """The parser of a new file: the run's format, or with `auto` the one its first lines are in."""
         log_format, default_host, field_map = self._parser_args
         if log_format == AUTO:
-            detected = chosen_format(rank_formats(first_lines(path, SAMPLE_LINES)))
+            detected = chosen_format(rank_formats(first_lines(path, SAMPLE_LINES)[0]))
             log_format = detected.name if detected is not None else None
         return _never_parses if log_format is None else parser_for(log_format, default_host, field_map)
 

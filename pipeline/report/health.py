@@ -45,7 +45,13 @@ def run_facts(out: str, counts=None) -> RunFacts:
         unjudged=counts.unjudged,
         table_first_day=first_day,
         identity_notes=counts.identity_notes,
+        range_problems=_range_problems(manifest),
     )
+
+
+def _range_problems(manifest: dict) -> tuple[str, ...]:
+    problems = manifest.get("inputs", {}).get("range_problems")
+    return tuple(str(problem) for problem in problems) if isinstance(problems, list) else ()
 
 
 def _log_format(manifest: dict) -> str:

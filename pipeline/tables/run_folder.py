@@ -183,12 +183,14 @@ class LogFile:
 
 
 def manifest(
-    staging: Path, settings, log_files: Sequence[LogFile], formats: dict[str, str], worker_processes: int | None
+    staging: Path, settings, log_files: Sequence[LogFile], formats: dict[str, str], worker_processes: int | None,
+    range_problems: Sequence[str] = (),
 ) -> dict:
     """The manifest of the run written under `staging`: what it read, how, what it counted, and
     each table (a folder, or a file such as `counts.json`) with its format and files.
     `settings` are the run's (`pipeline.graph.settings.RunSettings`); `worker_processes` how many
-    processes a local runner read and audited in (None for other runners)."""
+    processes a local runner read and audited in (None for other runners); `range_problems` the
+    range and key files, or parts of them, the run could not use."""
     inputs, identity, history = settings.inputs, settings.identity, settings.history
     files: dict[str, list[str]] = {}
     for path in sorted(staging.rglob("*")):
@@ -209,6 +211,7 @@ def manifest(
             "page_directives": inputs.page_directives,
             "registry": inputs.registry,
             "ranges": inputs.ranges,
+            "range_problems": list(range_problems),
             "prior_run": inputs.prior_run,
             "dns": identity.dns,
             "dns_server": identity.dns_server,

@@ -51,3 +51,18 @@ def test_an_invalid_json_file_is_reported(tmp_path):
     assert [p.split(": ", 1)[1][:14] for p in index.problems] == [
         "unreadable JSO", "expected a fil"
     ]
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    (b'{"prefixes": [{"ipv4Prefix": "192.0.2.0/24"}], "n": ' + b"9" * 5000 + b"}", "an integer of 5,000 digits"),
+    (b'{"prefixes": [], "pad": "' + b"x" * (8 * 1024 * 1024) + b'"}', "larger than 8 MiB"),
+])
+def test_a_range_or_key_file_past_the_bounds_is_skipped_and_the_others_read(tmp_path, body, why):
+    good = (DATA_RANGES / "bingbot" / "2026-01-01.json").read_bytes()
+    for folder in (tmp_path / "bingbot", tmp_path / "key-directories" / "openai"):
+        folder.mkdir(parents=True)
+        (folder / "2026-02-01.json").write_bytes(body)
+    (tmp_path / "bingbot" / "2026-01-01.json").write_bytes(good)
+    index = load_ranges(tmp_path)
+    assert [s.taken for s in index.snapshots("bingbot")] == [JAN]
+    assert len([p for p in index.problems if why in p and "2026-02-01.json: unreadable JSON" in p]) == 2

@@ -100,3 +100,19 @@ def test_the_ranges_check_names_the_sources_without_a_snapshot_within_the_window
     (found,) = findings(facts(identity_notes={("FeedFetcher-Google", note, when.date()): 7}))
     assert found.check == "ranges" and "FeedFetcher-Google 7" in found.problem
     assert "of google-user-triggered-agents, google-user-triggered-fetchers-google, so their absence proves nothing" in found.problem
+
+
+def test_dead_letter_reasons_of_a_sample_are_not_shown_as_the_run_s_counts():
+    (found,) = findings(facts(dead_letters=900, dead_letter_reasons={"bad-json": 150, "no-match": 50}))
+    assert "(of 200 read back: bad-json 150, no-match 50)" in found.problem
+    (whole,) = findings(facts(dead_letters=200, dead_letter_reasons={"bad-json": 150, "no-match": 50}))
+    assert "(bad-json 150, no-match 50)" in whole.problem
+
+
+def test_range_files_skipped_are_a_ranges_finding_with_each_reason():
+    skipped = ("ranges/bingbot/2026-02-01.json: unreadable JSON (an integer of 5,000 digits (at most 20)); ignored",)
+    (found,) = findings(facts(range_problems=skipped))
+    assert (found.check, found.details) == ("ranges", skipped)
+    notes = {("Googlebot", health.NO_SNAPSHOT, DAY): 3}
+    (both,) = findings(facts(range_problems=skipped, identity_notes=notes))
+    assert "3 crawler requests" in both.problem and both.details == skipped

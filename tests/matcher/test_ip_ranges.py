@@ -192,3 +192,22 @@ def test_lookups_agree_with_brute_force(plan, address, day_offset):
         assert hit.operator == OPERATORS[hit.source]
     ever = any(address in network for _, _, nets in plan for network in nets)
     assert index.ever_holds(address) is ever
+
+
+@pytest.mark.parametrize(("prefixes", "refused"), [
+    ([f"{first}.0.0.0/8" for first in range(256)], "its IPv4 prefixes cover a /0 worth of addresses"),
+    (["10.0.0.0/8", "11.0.0.0/24"], "its IPv4 prefixes cover 16,777,472 addresses"),
+    ([f"{block:x}::/19" for block in range(0x2000, 0x6000, 0x2000)], "its IPv6 prefixes cover a /18 worth"),
+])
+def test_a_file_whose_prefixes_cover_more_than_one_broadest_prefix_in_all_is_refused_whole(prefixes, refused):
+    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, range_document(*prefixes))
+    assert snapshot is None
+    assert problems[-1].startswith(f"bingbot/2026-01-01.json: {refused}") and problems[-1].endswith("; snapshot ignored")
+    index = build_range_index([("bingbot", JAN, range_document(*prefixes))], OPERATORS)
+    assert verify(crawler("bingbot"), "203.0.113.9", JAN, index).status != "verified"
+
+
+def test_overlapping_prefixes_count_once_toward_the_bound():
+    halves_twice = ["10.0.0.0/9", "10.128.0.0/9", "10.0.0.0/8", "10.1.0.0/16", "2001:db8::/19", "2001:db8::/32"]
+    snapshot, problems = parse_snapshot("bingbot", "Microsoft", JAN, range_document(*halves_twice))
+    assert snapshot is not None and snapshot.size == len(halves_twice) and problems == ()

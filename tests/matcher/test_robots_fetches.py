@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher.history import HostHistory, RobotsVersion
-from matcher.robots_fetches import FetchHistory, RobotsFetch, follow, held_kind, revise
+from matcher.robots_fetches import FetchHistory, RobotsFetch, follow, held_kind, revise, still_deciding
 from tests.robots_fetches_reference import (
     FETCH_STATUSES,
     PATHS,
@@ -151,3 +151,24 @@ def test_the_fetches_kept_after_a_cut_hold_what_all_of_them_hold_after_it(fetche
     for ts in later:
         if ts > cut:
             assert kept.held_at(ts) == every.held_at(ts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fetches=st.lists(st.tuples(moments(), st.sampled_from(FETCH_STATUSES)), min_size=1, max_size=14))
+def test_folding_a_key_s_fetches_keeps_at_most_four_and_holds_what_all_of_them_hold(fetches):
+    """What `--prior-run` carries over: the crawler holds after the kept fetches exactly what it
+    held after every one of them, read in time order as a run writes them."""
+    every = FetchHistory(RobotsFetch(ts, status, f"log:{n:02d}") for n, (ts, status) in enumerate(fetches))
+    kept: tuple[RobotsFetch, ...] = ()
+    for fetch in every.fetches:
+        kept = still_deciding(kept, fetch)
+        assert len(kept) <= 4
+    assert FetchHistory(kept).held[-1] == every.held[-1]
+
+
+def test_a_long_run_of_errors_keeps_its_first_fetch_and_what_was_held_before_it():
+    fetches = [_fetch(0, 200), _fetch(1, 304)] + [_fetch(2 + n / 1000, 503, f"log:e{n:04d}") for n in range(1000)]
+    kept: tuple[RobotsFetch, ...] = ()
+    for fetch in fetches:
+        kept = still_deciding(kept, fetch)
+    assert kept == (fetches[0], fetches[1], fetches[2], fetches[-1])

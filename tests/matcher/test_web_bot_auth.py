@@ -352,3 +352,26 @@ def test_a_nonce_sent_again_while_its_signature_holds_is_reuse():
     assert not nonce_reused([(NOW, use.expires, "A"), (later, use.expires, "A")])
     # once every signature that carried it has expired, the nonce may come back
     assert not nonce_reused([(NOW, use.expires, "A"), (NOW + timedelta(seconds=361), use.expires + 361, "B")])
+
+
+@pytest.mark.parametrize("bound", [{"nbf": "2026"}, {"exp": True}, {"nbf": 1e30}, {"exp": -1}])
+def test_a_key_whose_nbf_or_exp_is_no_time_is_an_error_not_an_unbounded_key(bound):
+    snapshot, problems = parse_key_snapshot("openai", "OpenAI", date(2026, 11, 1), {"keys": [{**RFC_KEY, **bound}]})
+    assert snapshot is None
+    (name,) = bound
+    assert problems[0].startswith(f"openai/2026-11-01.json: keys[0] has '{name}' that is not a Unix time")
+
+
+def test_a_fractional_nbf_is_a_numeric_date():
+    snapshot, problems = parse_key_snapshot("openai", "OpenAI", date(2026, 11, 1), {"keys": [{**RFC_KEY, "nbf": 1.5}]})
+    assert snapshot is not None and problems == ()
+
+
+@pytest.mark.parametrize(("signature_input", "signature", "header"), [
+    ("(", RFC_SIGNATURE, "Signature-Input"), (RFC_INPUT, "sig=:", "Signature"), ("a=1,", RFC_SIGNATURE, "Signature-Input"),
+])
+def test_unreadable_signature_headers_say_which_header_and_why(signature_input, signature, header):
+    signatures, problem = parse_signatures(signature_input, signature)
+    assert signatures == []
+    assert problem.startswith(f"unreadable signature headers ({header}: ")
+    assert problem[len(f"unreadable signature headers ({header}: "):-1].strip()

@@ -2,7 +2,10 @@
 layout: it reads what the server wrote, field by field, as the named formats do."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +13,8 @@ from hypothesis import strategies as st
 
 from helpers import GOOGLEBOT, REPO
 from matcher.logformats import PASTE_YOUR_FORMAT, LogParseError, is_zoneless, parser_for
+from matcher.logformats.format_string import TIME_DIRECTIVES, compile_format
+from matcher.logformats.pattern_check import check_pattern
 
 UTC = timezone.utc
 AT = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
@@ -128,3 +133,98 @@ def test_the_content_usage_response_header_is_read_from_its_directive(spec, logg
     forwarded = ' "-"' if spec.startswith("nginx") else ""
     line = f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"{forwarded} {logged}'
     assert parse(line).content_usage == read
+
+
+FULL_URL = 'nginx:$remote_addr [$time_local] "$request_method $scheme://$host$request_uri $server_protocol" $status'
+
+
+def test_a_host_written_against_the_path_ends_where_the_path_begins():
+    record = parser_for(FULL_URL)(
+        '66.249.66.1 [02/Nov/2026:10:00:00 +0000] "GET https://example.com/private/b/ HTTP/1.1" 200')
+    assert (record.host, record.path, record.method) == ("example.com", "/private/b/", "GET")
+
+
+@pytest.mark.parametrize("spec", ['apache:%h%l %t "%r"', 'nginx:$remote_addr$remote_user [$time_local] "$request"',
+                                  'apache:%h %{sec}t%{%F}t "%r"'])
+def test_directives_side_by_side_that_no_character_separates_are_refused_by_name(spec):
+    with pytest.raises(ValueError, match="side by side with nothing between them"):
+        parser_for(spec)
+
+
+@pytest.mark.parametrize("spec", [
+    FULL_URL, APACHE_COMBINED, NGINX_MAIN, "apache:%a [%{msec}t] %m %U%q %>s", "apache:%h%t \"%r\"",
+    'apache:%v:%p %a %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %D',
+    'nginx:$host $remote_addr - $remote_user [$time_iso8601] "$request_method" "$request_uri" $status $msec',
+])
+def test_every_compiled_format_splits_a_line_one_way(spec):
+    kind, _, text = spec.partition(":")
+    check_pattern(compile_format(kind, text).pattern.pattern)
+
+
+MOMENT = datetime(2026, 2, 3, 4, 5, 6, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("letter", sorted(TIME_DIRECTIVES))
+def test_every_time_directive_a_format_accepts_is_read(letter):
+    # the date and clock in full, with the directive under test: the line is what strftime writes
+    written = f"%Y-%m-%d %H:%M:%S %{letter}"
+    spec = f'apache:%h [%{{{written}}}t] "%r"'
+    line = f'66.249.66.1 [{MOMENT.strftime(written)}] "GET / HTTP/1.1"'
+    assert parser_for(spec)(line).ts == MOMENT
+
+
+@pytest.mark.parametrize(("written", "stamp"), [
+    ("%F %T", "2026-02-03 04:05:06"), ("%d/%b/%Y:%T %z", "03/Feb/2026:05:05:06 +0100"),
+    ("%e %b %Y %T", " 3 Feb 2026 04:05:06"), ("%Y %j %R", "2026 034 04:05"), ("%D %T %Z", "02/03/26 04:05:06 GMT"),
+])
+def test_shorthand_and_padded_time_directives_read_lines(written, stamp):
+    record = parser_for(f'apache:%h [%{{{written}}}t] "%r"')(f'66.249.66.1 [{stamp}] "GET / HTTP/1.1"')
+    assert record.ts == MOMENT.replace(second=0 if "%R" in written else 6)
+
+
+@pytest.mark.parametrize("written", ["%H:%M:%S", "%Y-%m %T", "%a %T"])
+def test_a_time_that_does_not_write_the_date_is_refused(written):
+    with pytest.raises(ValueError, match="not supported|does not write the date"):
+        parser_for(f'apache:%h [%{{{written}}}t] "%r"')
+
+
+def test_epoch_times_are_read_in_the_unit_the_format_names_and_refused_past_9999():
+    spec = 'apache:%h %{msec}t "%r"'
+    assert parser_for(spec)('66.249.66.1 253402300799999 "GET / HTTP/1.1"').ts.year == 9999
+    with pytest.raises(LogParseError) as caught:
+        parser_for(spec)('66.249.66.1 253402300800000 "GET / HTTP/1.1"')
+    assert caught.value.reason == "bad-timestamp"
+
+
+def test_an_apache_log_format_pasted_with_its_escaped_quotes_reads_lines():
+    line = f'66.249.66.1 - - [02/Nov/2026:11:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"'
+    for pasted in (r'apache:%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-Agent}i\"',
+                   r'apache:"%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-Agent}i\""'):
+        assert fields(parser_for(pasted)(line)) == fields(parser_for(APACHE_COMBINED)(line))
+
+
+ADVERSARY = """
+import sys, time
+from matcher.logformats import LogParseError, parser_for
+specs, pieces, size = sys.argv[1].split("\\n"), ["a", "a://", "/", ":", '"', '\\\\"', " ", "a ", "?", "["], 65536
+shapes = ["{b}", '66.249.66.1 [02/Nov/2026:10:00:00 +0000] "GET http://{b}', 'x:1 1.2.3.4 - - [02/Nov/2026:10:00:00 +0000] "{b}']
+for spec in specs:
+    parse = parser_for(spec)
+    for piece in pieces:
+        for shape in shapes:
+            try:
+                parse(shape.format(b=piece * (size // len(piece)))[:size])
+            except LogParseError:
+                pass
+print("done")
+"""
+
+
+@pytest.mark.slow
+def test_a_long_adversarial_line_is_read_in_linear_time():
+    specs = [FULL_URL, 'apache:%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"',
+             'nginx:$remote_addr:$remote_port [$time_local] "$request" $status', NGINX_MAIN]
+    # 30 s is hundreds of times what these lines take; a pattern that backtracks takes minutes
+    done = subprocess.run([sys.executable, "-c", ADVERSARY, "\n".join(specs)], capture_output=True, text=True,
+                          timeout=30, cwd=Path(__file__).resolve().parents[3])
+    assert done.stdout.strip() == "done", done.stderr

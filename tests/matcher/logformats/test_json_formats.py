@@ -74,3 +74,13 @@ def test_the_content_usage_header_is_a_field_of_the_map_and_of_caddy_s_preset():
         ' "uri": "/a", "headers": {}}, "status": 200, "size": 5, "resp_headers": {"Content-Usage": ["train-ai=n"]}}'
     )
     assert record.content_usage == "train-ai=n"
+
+
+def test_a_byte_that_is_not_utf8_in_a_json_string_is_kept_as_text_not_a_broken_entry():
+    raw = (b'{"time_iso8601":"2026-11-02T10:00:00+00:00","remote_addr":"203.0.113.9","request":"GET / HTTP/1.1",'
+           b'"status":"200","http_user_agent":"Mozilla/5.0 (compatible; Googlebot/2.1\xff)"}')
+    record = parser_for("nginx_json")(raw.decode("utf-8", "backslashreplace"))  # as lines are read
+    assert record.user_agent == "Mozilla/5.0 (compatible; Googlebot/2.1\\xff)"
+    escaped = '{"ts":"2026-11-02T10:00:00Z","ip":"1.2.3.4","req":"GET / HTTP/1.1","ua":"a\\\\x41"}'
+    assert parser_for("jsonl", mapping={"ts": "ts", "client_ip": "ip", "request": "req", "user_agent": "ua"})(
+        escaped).user_agent == "a\\x41"

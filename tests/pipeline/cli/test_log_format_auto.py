@@ -6,6 +6,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from helpers import GOOGLEBOT, run_audit
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
@@ -131,3 +133,18 @@ def test_a_cloudfront_real_time_log_is_read_with_its_field_list_and_a_broken_lis
     said = capsys.readouterr().err.strip()
     assert said.startswith("crawl-audit: ") and "lacks the method, the request path, the User-Agent" in said
     assert "\n" not in said
+
+
+@pytest.mark.slow
+def test_a_damaged_file_is_named_and_made_a_dead_letter_while_the_others_run(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_text(COMBINED * 3)
+    (logs / "b.log.gz").write_bytes(b"this was never gzip\n" * 10)
+    assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
+    printed = capsys.readouterr().out
+    assert f"log format of {logs / 'b.log.gz'}: none, the file cannot be read (BadGzipFile: " in printed
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert (manifest["counts"]["verdicts"], manifest["counts"]["dead_letters"]) == (3, 1)
+    (dead,) = [json.loads(line) for path in (tmp_path / "out" / "dead_letters").glob("*") for line in path.open()]
+    assert dead["source"].startswith(str(logs / "b.log.gz")) and dead["reason"] == "unreadable-rest-of-file"

@@ -37,6 +37,7 @@ PAGES = {
     "/missing.json": (404, b"<html>not found</html>"),
     "/html.json": (200, b"<html>maintenance</html>"),
     "/empty.json": (200, b'{"creationTime": "x", "prefixes": []}'),
+    "/digits.json": (200, b'{"creationTime": ' + b"9" * 5000 + b', "prefixes": [{"ipv4Prefix": "192.0.2.0/24"}]}'),
 }
 
 
@@ -108,6 +109,7 @@ def test_sources_are_saved_as_served_under_the_day(server, tmp_path, update_rang
         ("/missing.json", "HTTP 404 from https://127.0.0.1:"),
         ("/html.json", "/html.json is not JSON: "),
         ("/empty.json", "bingbot/2026-11-29.json: no usable prefix; snapshot ignored"),
+        ("/digits.json", "/digits.json is not JSON: an integer of 5,000 digits (at most 20)"),
     ],
 )
 def test_a_bad_download_keeps_the_previous_snapshot(server, tmp_path, page, problem, update_ranges):

@@ -222,3 +222,26 @@ def test_a_w3c_file_in_pieces_reads_each_line_under_its_own_fields(tmp_path, mon
     verdicts = [json.loads(row) for row in whole["verdicts"]]
     assert len(verdicts) == 1200 and not whole["dead_letters"]
     assert {(row["path"][:3], row["status"]) for row in verdicts} == {("/a/", 200), ("/b/", 404)}
+
+
+def test_json_lines_with_a_long_first_line_and_a_raw_byte_are_read_line_by_line(tmp_path):
+    long_entry = {"ts": "2026-11-02T10:00:00Z", "ip": "66.249.66.1", "req": "GET /" + "a" * 300_000 + " HTTP/1.1"}
+    lines = [json.dumps(long_entry).encode()] + [
+        b'{"ts":"2026-11-02T10:00:01Z","ip":"66.249.66.1","ua":"Googlebot\xff/2.1","n":%d}' % number
+        for number in range(50)
+    ]
+    path = tmp_path / "access.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    read = read_whole(path)
+    assert [number for number, _ in read] == list(range(1, 52))  # every line, none ended the file
+    assert read[-1][1].endswith('"n":49}') and "Googlebot\\xff/2.1" in read[-1][1]
+
+
+@pytest.mark.parametrize("content", [
+    b"[02/Nov/2026:10:00:00 +0000] 66.249.66.1 GET /a\n" * 5,
+    b"{not json\n" * 5,
+])
+def test_a_file_that_only_looks_like_an_export_is_read_line_by_line(tmp_path, content):
+    path = tmp_path / "access.log"
+    path.write_bytes(content)
+    assert [number for number, _ in read_whole(path)] == [1, 2, 3, 4, 5]

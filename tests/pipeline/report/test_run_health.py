@@ -176,3 +176,18 @@ def test_a_stream_says_at_launch_what_it_will_not_be_able_to_judge(tmp_path, cap
     assert "Googlebot" in said and "fix: crawl-audit update-ranges (then restart) or --dns live" in said
     assert "crawl-audit: run health: [unknown-host] --default-host www.mysite.test has no robots.txt in the table" in said
     assert "fix: --default-host mysite.test" in said
+
+
+@pytest.mark.slow
+def test_a_range_file_past_the_bounds_is_skipped_and_named_in_run_health(tmp_path, capsys):
+    import shutil
+
+    ranges = tmp_path / "ranges"
+    shutil.copytree(SAMPLE_RANGES, ranges)
+    bad = ranges / "bingbot" / "2026-11-21.json"
+    bad.parent.mkdir(exist_ok=True)
+    bad.write_bytes(b'{"prefixes": [{"ipv4Prefix": "192.0.2.0/24"}], "n": ' + b"9" * 5000 + b"}")
+    said, out = audit(tmp_path, capsys, "--default-host=mysite.test", ranges=ranges)
+    health = health_section(said)
+    assert "[ranges]" in health and "2026-11-21.json: unreadable JSON (an integer of 5,000 digits" in health
+    assert json.loads((out / "manifest.json").read_text())["inputs"]["range_problems"]
