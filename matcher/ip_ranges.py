@@ -24,6 +24,7 @@ from matcher.addresses import Address, Network
 from matcher.bounded import BoundedCache
 from matcher.in_effect import index_in_effect
 from matcher.web_bot_auth import KeyDirectories
+from matcher.timerange import shifted_day
 
 __all__ = [
     "BROADEST_PREFIX",
@@ -182,8 +183,8 @@ class RangeIndex:
             return ()
         reach = timedelta(days=self.window)
         # spans are disjoint and ordered, so their last days ascend as their first days do
-        start = bisect_left(self._span_lasts[source], day - reach)
-        stop = bisect_right(self._days[source], day + reach)
+        start = bisect_left(self._span_lasts[source], shifted_day(day, -reach))
+        stop = bisect_right(self._days[source], shifted_day(day, reach))
         return spans[start:stop]
 
     def nearest_span(self, source: str, day: date) -> Span | None:

@@ -8,7 +8,7 @@ of a grace period) stop at the end instead of raising.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 __all__ = [
     "EARLIEST",
@@ -26,6 +26,7 @@ __all__ = [
     "parse_moment",
     "parse_timestamp",
     "shifted",
+    "shifted_day",
     "to_utc",
 ]
 
@@ -77,6 +78,14 @@ def shifted(moment: datetime, span: timedelta) -> datetime:
         return moment + span
     except OverflowError:
         return LATEST if span > timedelta(0) else EARLIEST
+
+
+def shifted_day(day: date, span: timedelta) -> date:
+    """`day + span`, stopping at the first or last day a date can be."""
+    try:
+        return day + span
+    except OverflowError:
+        return date.max if span > timedelta(0) else date.min
 
 
 def micros(moment: datetime) -> int:

@@ -39,13 +39,13 @@ _ENVIRONMENT = {
     "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull, "GIT_TERMINAL_PROMPT": "0",
     "GIT_ATTR_NOSYSTEM": "1", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0",
 }
-# Options for every command that can show a diff: no text conversion, no external diff program.
 
 
 def _environment() -> dict[str, str]:
     return {**_ENVIRONMENT, "PATH": os.pathsep.join([os.path.dirname(_git_program()), os.defpath])}
 
 
+# Options for every command that can show a diff: no text conversion, no external diff program.
 _NO_PROGRAMS = ("--no-textconv", "--no-ext-diff")
 _CHUNK = 64 * 1024
 
