@@ -81,7 +81,7 @@ table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
 table{display:block;max-width:100%;overflow-x:auto}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:normal;word-break:keep-all}
 td.host{white-space:nowrap}
-th{background:#f4f4f4;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f4f4f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
 tfoot td{font-weight:600;border-top:2px solid #bbb}
 pre{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 pre.diff{background:#fafafa;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap}
@@ -234,7 +234,7 @@ def _reasons_text(reasons: dict) -> str:
 
 _CHANGE_HEADERS = (
     "crawler", "direction", "requests before", "requests after", "within grace", "before refetch", "violations",
-    "between captures", "first robots.txt fetch after", "last newly disallowed request",
+    "between captures", "re-read robots.txt (UTC)", "last newly disallowed (UTC)",
 )
 
 
@@ -262,7 +262,7 @@ def _change_audit(data: ReportData) -> str:
             _CHANGE_HEADERS,
             [(change_audit.who(row), row["direction"], row["requests_before"], row["requests_after"], row["within_grace"],
               row["before_refetch"], row["violations"], row["between_captures"],
-              row["first_robots_fetch_after"] or "none seen", row["last_newly_disallowed_request"])
+              _minute(row["first_robots_fetch_after"]) or "none seen", _minute(row["last_newly_disallowed_request"]))
              for row in rows],
             2,
             f"changes-table-{i}",
@@ -275,6 +275,10 @@ def _change_audit(data: ReportData) -> str:
         " Claims not proven are named as claims.",
         *parts,
     )
+
+
+def _minute(moment: datetime | None) -> str | None:
+    return None if moment is None else f"{moment:%Y-%m-%d %H:%M}"
 
 
 def _overview(data: ReportData) -> str:
