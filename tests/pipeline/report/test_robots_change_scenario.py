@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import htmldom
+from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
 from helpers import BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, crawl_audit, log_line, read_jsonl, run_audit, write_jsonl
 from matcher import records
 from pipeline.cli import main as cli
@@ -347,8 +348,9 @@ def test_the_page_s_change_counts_are_the_changes_table_s(run):
 
 
 @pytest.mark.slow
-def test_a_disallowed_path_is_one_row_across_robots_txt_versions(run):
-    page = run["page"]
+def test_a_disallowed_path_is_one_row_across_robots_txt_versions(run, chromium, tmp_path):
+    page, console = browse(chromium, run["out"] / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
     section = page[page.index('<section id="disallowed"'):page.index('<section id="spoofing"')]
     gptbot = section[section.index('<h3 data-crawler="GPTBot">'):]
     table = gptbot[gptbot.index("<table"):gptbot.index("</table>")]
