@@ -30,6 +30,7 @@ __all__ = [
     "RobotsChange",
     "change_row",
     "host_changes",
+    "is_change",
     "requests_of",
 ]
 
@@ -75,12 +76,17 @@ class RobotsChange:
         return OPENS if after else RESTRICTS
 
 
+def is_change(previous_kind: str, previous_sha256: str | None, new_kind: str, new_sha256: str | None) -> bool:
+    """Whether a version following another is a change: parsed both, with other bodies."""
+    return previous_kind == new_kind == "ok" and previous_sha256 != new_sha256
+
+
 def host_changes(versions: Iterable[RobotsVersion]) -> tuple[RobotsChange, ...]:
     """A host's changes in time order, from its versions in any order."""
     ordered = sorted(versions, key=lambda v: v.effective_from)
     pairs = [
         (previous, new) for previous, new in zip(ordered, ordered[1:])
-        if previous.kind == new.kind == "ok" and previous.sha256 != new.sha256
+        if is_change(previous.kind, previous.sha256, new.kind, new.sha256)
     ]
     return tuple(
         RobotsChange(new.host, previous, new, pairs[i + 1][1].effective_from if i + 1 < len(pairs) else None)

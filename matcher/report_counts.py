@@ -1,4 +1,5 @@
-"""What the HTML report counts of a run's verdicts: requests per host, per crawler and hour,
+"""What the HTML report counts of a run's verdicts: requests per host, per crawler and hour (all
+of them, and the disallowed ones),
 disallowed requests per crawler and what decided them, spoofed requests per claimed crawler by
 address and by User-Agent; the disallowed requests of automated clients apart from the crawlers';
 fetches of llms.txt per crawler and identity; fetches whose crawler's purpose a usage preference
@@ -56,6 +57,7 @@ _PART = 2000
 # Where the timestamps are among a row of `to_json`'s sections (after the label).
 _TIMESTAMP_AT = {
     "timeline": 1,
+    "disallowed_timeline": 1,
     "automated_disallowed": 2 + DISALLOWED_FIELDS.index("version_from"),
     "conflicts": 5,
 }
@@ -68,7 +70,7 @@ AUTOMATED = "automated"
 AGENT = "agent"
 # Client kinds the crawler sections leave out: each has its own section.
 _NOT_CRAWLERS = frozenset({AUTOMATED, AGENT})
-_ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", *_DAY_AT})
+_ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", "disallowed_timeline", *_DAY_AT})
 
 
 def label(verdict: Mapping) -> str:
@@ -183,6 +185,8 @@ class ReportCounts:
 
     hosts: Counter = field(default_factory=Counter)  # host
     timeline: Counter = field(default_factory=Counter)  # (label, hour)
+    # the crawler requests of any disallowed decision, by (label, hour): what a change did over time
+    disallowed_timeline: Counter = field(default_factory=Counter)
     spoofed_addresses: Counter = field(default_factory=Counter)  # (label, client_ip)
     spoofed_user_agents: Counter = field(default_factory=Counter)  # (label, user_agent)
     # Automated clients are counted apart, never among the crawlers above.
@@ -236,6 +240,8 @@ class ReportCounts:
                 continue
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
+            if is_disallowed(verdict):
+                self.disallowed_timeline[name, start] += 1
             if verdict["decision"] == "unknown":
                 self.unjudged[verdict["reason"], verdict["host"], day] += 1
             note = identity_note(verdict["identity"], verdict["identity_method"], verdict["identity_evidence"])
@@ -254,7 +260,7 @@ class ReportCounts:
 
     def _sections(self) -> tuple[tuple[str, Counter], ...]:
         return (
-            ("hosts", self.hosts), ("timeline", self.timeline),
+            ("hosts", self.hosts), ("timeline", self.timeline), ("disallowed_timeline", self.disallowed_timeline),
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
             ("automated_disallowed", self.automated_disallowed), ("llms_txt", self.llms_txt),
             ("conflicts", self.conflicts), ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),

@@ -63,6 +63,8 @@ class ReportData:
     robots_versions: list[dict]
     whatif: dict | None
     timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # crawler -> hour -> n
+    # crawler -> hour -> requests of any disallowed decision
+    disallowed_timeline: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     # crawler -> identity -> its disallowed requests
     disallowed: dict[str, dict[str, CrawlerDisallowed]] = field(default_factory=lambda: defaultdict(dict))
     counts: ReportCounts = field(default_factory=ReportCounts)
@@ -72,6 +74,7 @@ class ReportData:
     llms_txt: Counter = field(default_factory=Counter)  # (crawler, identity, path) -> n
     conflicts: Counter = field(default_factory=Counter)  # (crawler, identity, conflict, host, path, version) -> n
     robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
+    changes: list[dict] | None = None  # the run's changes rows; None when the run wrote no such table
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
         """The robots.txt versions of the `top` hosts with most requests (then by name)."""
@@ -81,8 +84,9 @@ class ReportData:
         shown = sorted(by_host, key=lambda host: (-self.requests_by_host[host], host))[:top]
         return {host: by_host[host] for host in shown}
 
-    def timeline_buckets(self) -> tuple[timedelta, list[datetime], dict[str, list[int]]]:
-        """The bucket size, the bucket starts and each crawler's requests per bucket."""
+    def timeline_buckets(self, disallowed: bool = False) -> tuple[timedelta, list[datetime], dict[str, list[int]]]:
+        """The bucket size, the bucket starts and each crawler's requests (or its disallowed
+        requests) per bucket; the buckets span every crawler request either way."""
         hours = {hour for counts in self.timeline.values() for hour in counts}
         if not hours:
             return _BUCKETS[0], [], {}
@@ -95,7 +99,7 @@ class ReportData:
         count = int((last - start) / size) + 1
         starts = [start + i * size for i in range(count)]
         series = {}
-        for crawler, counts in self.timeline.items():
+        for crawler, counts in (self.disallowed_timeline if disallowed else self.timeline).items():
             values = [0] * count
             for hour, n in counts.items():
                 values[int((hour - start) / size)] += n
@@ -120,10 +124,14 @@ def gather(out: str) -> ReportData:
     # A run from before the table was written has none: its section says no fetch was recorded.
     if records.ROBOTS_FETCHES_TABLE in read_manifest(out)["tables"]:
         data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
+    if records.CHANGES_TABLE in read_manifest(out)["tables"]:
+        data.changes = [_change(row) for row in tables.rows(out, records.CHANGES_TABLE)]
     counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():
         data.timeline[crawler][hour] += n
+    for (crawler, hour), n in counts.disallowed_timeline.items():
+        data.disallowed_timeline[crawler][hour] += n
     data.disallowed.update(disallowed_by_crawler(counts))
     for (crawler, ip), n in counts.spoofed_addresses.items():
         data.spoofing[crawler].requests += n
@@ -135,6 +143,14 @@ def gather(out: str) -> ReportData:
     data.llms_txt.update(counts.llms_txt)
     data.conflicts.update(counts.conflicts)
     return data
+
+
+_CHANGE_MOMENTS = ("change_at", "before_from", "after_until", "first_robots_fetch_after", "last_newly_disallowed_request")
+
+
+def _change(row: dict) -> dict:
+    """A `changes` row with its moments as datetimes, whichever format the run wrote."""
+    return {**row, **{name: None if row[name] is None else tables.moment(row[name]) for name in _CHANGE_MOMENTS}}
 
 
 def disallowed_by_crawler(counts: ReportCounts) -> dict[str, dict[str, CrawlerDisallowed]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import difflib
 import hashlib
+import re
 from collections import Counter
 from datetime import datetime, timedelta
 from html import escape
@@ -25,6 +26,7 @@ from pipeline.report import whatif
 from pipeline.report import charts
 from pipeline.report import robots_readers
 from pipeline.report import health
+from pipeline.report import change_audit
 from pipeline.tables.files import write_member, write_whole
 from pipeline.report.figures import (
     ALL_DISALLOWED, CLAIMED, DECISIONS, HEADINGS, IDENTITY_ORDER, Figures, Split, figures, identity_words,
@@ -32,6 +34,8 @@ from pipeline.report.figures import (
 from pipeline.report.data import TOP_ADDRESSES, CrawlerDisallowed, Disallowed, ReportData, gather
 
 SECTIONS = (
+    ("changes", "Did they obey after a change?"),
+    ("whatif", "What-if"),
     ("overview", "Overview"),
     ("crawlers", "Crawlers"),
     ("timeline", "Timeline"),
@@ -45,7 +49,6 @@ SECTIONS = (
     ("robots-versions", "robots.txt versions"),
     ("robots-readers", "Who reads your robots.txt"),
     ("indexing", "Indexing"),
-    ("whatif", "What-if"),
 )
 FILE_NAME = "report.html"
 TOP_CRAWLERS = 25
@@ -54,6 +57,13 @@ TOP_ROWS = 100
 TOP_USER_AGENTS = 3
 TIMELINE_SERIES = 8
 MAX_DIFF_LINES = 200
+# A section longer than this many table rows, or with more charts and listings than FOLD_BLOCKS,
+# shows its intro and folds the rest.
+FOLD_ROWS = 15
+FOLD_BLOCKS = 2
+# The answer the owner came for is never folded.
+_NEVER_FOLDED = frozenset({"changes"})
+_FOLDED = re.compile(r"<details>.*?</details>", re.DOTALL)
 _DECISION_COLOURS = {
     "allowed": "#4c9a2a", "disallowed": "#c0392b", "within_grace": "#e6a23c", "before_refetch": "#d35400",
     "between_captures": "#8e6bbf", "unknown": "#8c8c8c",
@@ -68,9 +78,10 @@ body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#
 h1{font-size:1.6em;margin:.8em 0 .2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
-th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-td.host{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}
-th{background:#f4f4f4;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table{display:block;max-width:100%;overflow-x:auto}
+th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:normal;word-break:keep-all}
+td.host{white-space:nowrap}
+th{background:#f4f4f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
 tfoot td{font-weight:600;border-top:2px solid #bbb}
 pre{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 pre.diff{background:#fafafa;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap}
@@ -83,6 +94,8 @@ svg .axis{stroke:#333;stroke-width:1}svg .marker{stroke:#111;stroke-width:1.5;st
 .health{border:2px solid;border-radius:4px;padding:.4em 1em;margin:1em 0}.health.bad{border-color:#c0392b;background:#fdecea}
 .health.ok{border-color:#4c9a2a;background:#eef7ea}.health h2{margin-top:.3em;border:0}.health code{background:#fff;padding:0 .2em}
 .health .detail{color:#444}
+section.empty p{margin:.5em 0}details>summary{cursor:pointer;color:#1f4e8c;margin:.4em 0}
+ul.changes li{margin:.2em 0}
 @media print{nav{display:none}h2{break-after:avoid}table,svg{break-inside:avoid}body{max-width:none}}
 """
 
@@ -112,6 +125,8 @@ def write(out: str, target: str | None = None) -> str:
 def render(data: ReportData) -> str:
     figs = figures(data.summary.rows)
     sections = [
+        _change_audit(data),
+        _whatif(data.whatif) if data.whatif is not None else "",
         _overview(data),
         _crawlers(figs),
         _timeline(data),
@@ -126,8 +141,6 @@ def render(data: ReportData) -> str:
         _robots_readers(data),
         _indexing(data),
     ]
-    if data.whatif is not None:
-        sections.append(_whatif(data.whatif))
     shown = {ident for ident, _ in SECTIONS if data.whatif is not None or ident != "whatif"}
     links = "".join(f'<li><a href="#{ident}">{title}</a></li>' for ident, title in SECTIONS if ident in shown)
     return (
@@ -147,9 +160,20 @@ def render(data: ReportData) -> str:
 
 
 def _section(ident: str, intro: str, *parts: str) -> str:
-    """A section with its fixed id; `intro` and `parts` are HTML, their data already escaped."""
+    """A section with its fixed id; `intro` and `parts` are HTML, their data already escaped. A
+    section with nothing to show is one line; a long one folds all but its intro."""
     title = dict(SECTIONS)[ident]
-    return f'<section id="{ident}"><h2>{title}</h2><p class="note">{intro}</p>{"".join(parts)}</section>'
+    body = "".join(parts)
+    if not body:
+        return f'<section id="{ident}" class="empty"><p><strong>{title}:</strong> {intro}</p></section>'
+    # What is folded already takes no room.
+    unfolded = _FOLDED.sub("", body)
+    rows = unfolded.count("<tr")
+    blocks = unfolded.count("<svg") + unfolded.count("<pre")
+    if ident not in _NEVER_FOLDED and (rows > FOLD_ROWS or blocks > FOLD_BLOCKS):
+        shown = [f"{rows:,} table rows" if rows else "", f"{blocks:,} charts and listings" if blocks else ""]
+        body = f"<details><summary>Show the details ({', '.join(filter(None, shown))})</summary>{body}</details>"
+    return f'<section id="{ident}"><h2>{title}</h2><p class="note">{intro}</p>{body}</section>'
 
 
 _NUM = ' class="num"'
@@ -206,6 +230,55 @@ def _reasons_text(reasons: dict) -> str:
     if not reasons:
         return "lines with no request for a resource"
     return ", ".join(f"{reason} {n:,}" for reason, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+
+
+_CHANGE_HEADERS = (
+    "crawler", "direction", "requests before", "requests after", "within grace", "before refetch", "violations",
+    "between captures", "re-read robots.txt (UTC)", "last newly disallowed (UTC)",
+)
+
+
+def _change_audit(data: ReportData) -> str:
+    """Per robots.txt change, what each crawler did with the paths it turned: a sentence each,
+    then the counts of the `changes` table."""
+    if data.changes is None:
+        return _section("changes", "This run wrote no change audit (a streaming run, or one from before the audit).")
+    found = change_audit.by_change(data.changes)
+    if not found:
+        return _section(
+            "changes", "No robots.txt change turned a path a crawler asked for (or robots.txt never changed)."
+        )
+    parts = [_more(len(found), TOP_HOSTS, "changes, the latest")]
+    for i, change in enumerate(found[:TOP_HOSTS], 1):
+        rows = change.rows[:TOP_ROWS]
+        parts.append(f"<h3>{escape(change.host)}: robots.txt changed {change.at:%Y-%m-%d %H:%M} UTC</h3>")
+        parts.append('<ul class="changes">' + "".join(
+            f'<li data-crawler="{escape(row["crawler"])}" data-identity="{escape(row["identity"])}">'
+            f"{escape(change_audit.sentence(row))}</li>"
+            for row in rows
+        ) + "</ul>")
+        parts.append(_more(len(change.rows), TOP_ROWS, "crawlers"))
+        parts.append(_table(
+            _CHANGE_HEADERS,
+            [(change_audit.who(row), row["direction"], row["requests_before"], row["requests_after"], row["within_grace"],
+              row["before_refetch"], row["violations"], row["between_captures"],
+              _minute(row["first_robots_fetch_after"]) or "none seen", _minute(row["last_newly_disallowed_request"]))
+             for row in rows],
+            2,
+            f"changes-table-{i}",
+        ))
+    return _section(
+        "changes",
+        "For each robots.txt change, each crawler that asked for a path the change turned: when it read"
+        " robots.txt again, and its requests to those paths in the period before the change and after it"
+        " (until the next change or the last logged request; the before-period is as long)."
+        " Claims not proven are named as claims.",
+        *parts,
+    )
+
+
+def _minute(moment: datetime | None) -> str | None:
+    return None if moment is None else f"{moment:%Y-%m-%d %H:%M}"
 
 
 def _overview(data: ReportData) -> str:
@@ -377,9 +450,10 @@ def _llms_txt(data: ReportData) -> str:
 
 
 def _timeline(data: ReportData) -> str:
-    size, starts, series = data.timeline_buckets()
-    if not starts:
-        return _section("timeline", "No crawler requests.")
+    size, starts, series = data.timeline_buckets(disallowed=True)
+    series = {name: values for name, values in series.items() if any(values)}
+    if not series:
+        return _section("timeline", "No crawler request was disallowed.")
     ordered = sorted(series, key=lambda name: (-sum(series[name]), name))
     named = ordered[:TIMELINE_SERIES]
     drawn = [(name, charts.PALETTE[i], series[name]) for i, name in enumerate(named)]
@@ -387,15 +461,13 @@ def _timeline(data: ReportData) -> str:
     if rest:
         drawn.append((f"{len(rest)} others", charts.PALETTE[-1], [sum(v) for v in zip(*(series[n] for n in rest))]))
     versions = [row for rows in data.versions_by_host(TOP_HOSTS).values() for row in rows]
-    markers = [
-        (row["effective_from"], f"{row['host']}: robots.txt version of {row['effective_from']:%Y-%m-%d %H:%M} UTC, status {row['status']}")
-        for row in versions
-    ]
+    changes = change_audit.moments(versions)
+    markers = [(at, f"{host}: robots.txt changed {at:%Y-%m-%d %H:%M} UTC") for host, at in changes]
     unit = {timedelta(hours=1): "hour", timedelta(days=1): "day", timedelta(weeks=1): "week"}.get(size) or (
         f"{size // timedelta(weeks=1):,} weeks"
     )
     chart = charts.timeline(
-        f"Requests per crawler per {unit}", starts, size, drawn, markers, f"requests per {unit}"
+        f"Disallowed requests per crawler per {unit}", starts, size, drawn, markers, f"disallowed requests per {unit}"
     )
     table = _table(
         (f"{unit} starting (UTC)",) + tuple(name for name, _, _ in drawn) + ("total",),
@@ -407,17 +479,14 @@ def _timeline(data: ReportData) -> str:
         1,
         "timeline-table",
     )
-    changes = _table(
-        ("host", "robots.txt version from", "status"),
-        [(row["host"], row["effective_from"], row["status"]) for row in versions],
-        3,
-    )
+    marked = _table(("host", "robots.txt changed"), changes, 2) if changes else "<p>No robots.txt change.</p>"
     return _section(
         "timeline",
-        f"Requests per crawler per {unit}, stacked. Dashed lines mark robots.txt version changes.",
+        f"Requests {ALL_DISALLOWED} per crawler per {unit}, stacked (claims not proven under the claimed name)."
+        " Dashed lines mark robots.txt changes: a new parsed body replacing another.",
         chart,
         "<h3>robots.txt changes marked</h3>",
-        changes,
+        marked,
         f"<details><summary>Numbers behind the chart ({len(starts)} {unit}s)</summary>{table}</details>",
     )
 
@@ -428,7 +497,7 @@ def _decided_by(item: Disallowed) -> str:
     return f"no rule: {item.reason}"
 
 
-_DISALLOWED_HEADERS = ("host", "path", "identity", "decision", "rule as written", "line", "robots.txt version", "status", "requests")
+_DISALLOWED_HEADERS = ("host", "path", "identity", "decision", "rule as written", "line", "robots.txt versions", "requests")
 
 
 def _disallowed(data: ReportData) -> str:
@@ -461,8 +530,8 @@ def _disallowed(data: ReportData) -> str:
                 f" never counted against {escape(crawler)}</h3>"
             )
             parts.append(_disallowed_table(claims.values()))
-    if not crawlers:
-        parts.append("<p>No request was disallowed.</p>")
+    if not crawlers and not data.summary.between_captures:
+        return _section("disallowed", "No request was disallowed.")
     parts.append(_between_captures(data.summary.between_captures))
     return _section(
         "disallowed",
@@ -476,17 +545,23 @@ def _disallowed(data: ReportData) -> str:
 
 
 def _disallowed_table(identities: Iterable[CrawlerDisallowed]) -> str:
-    rows = (row for of in identities for row in of.top)
-    top = sorted(rows, key=lambda kv: (-kv[1], kv[0].path, repr(kv[0])))[:TOP_PATHS]
+    """The most requested paths, one row per path and what decided it, whichever robots.txt
+    versions said so (each listed with its status)."""
+    grouped: dict[tuple, tuple[list, int]] = {}
+    for d, n in (row for of in identities for row in of.top):
+        key = (d.host, d.path, d.identity, d.decision, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line))
+        versions, requests = grouped.get(key, ([], 0))
+        grouped[key] = (versions + [(d.version_from, d.version_status)], requests + n)
+    top = sorted(grouped.items(), key=lambda kv: (-kv[1][1], kv[0][1], repr(kv[0])))[:TOP_PATHS]
     return _table(
         _DISALLOWED_HEADERS,
-        [
-            (d.host, d.path, d.identity, d.decision, _decided_by(d), "-" if d.rule_line is None else str(d.rule_line),
-             d.version_from, d.version_status, n)
-            for d, n in top
-        ],
-        8,
+        [(*key, [_version_words(at, status) for at, status in sorted(versions, key=lambda v: (v[0] is None, str(v[0])))], n) for key, (versions, n) in top],
+        7,
     )
+
+
+def _version_words(at: datetime | None, status: str | None) -> str:
+    return "none" if at is None else f"{at:%Y-%m-%d %H:%M} UTC ({status})"
 
 
 def _between_captures(rows: Sequence[dict]) -> str:

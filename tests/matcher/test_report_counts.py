@@ -98,6 +98,8 @@ def test_each_count_takes_the_verdicts_it_is_about():
     assert counts.hosts == {"www.example.com": 5, None: 1}
     ten, eleven = datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(2026, 11, 2, 11, tzinfo=UTC)
     assert counts.timeline == {("Googlebot", ten): 4, ("Googlebot", eleven): 1, ("(none)", ten): 1}
+    # the disallowed requests of every kind over time: what a robots.txt change did
+    assert counts.disallowed_timeline == {("Googlebot", ten): 2, ("Googlebot", eleven): 1}
     since = "2026-11-01T00:00:00Z"
     rule = ("rule", "disallow", "/private/", 4)
     assert counts.disallowed == {("Googlebot", "verified"): CrawlerDisallowed(3, 3, (

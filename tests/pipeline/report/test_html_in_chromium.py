@@ -5,7 +5,9 @@ it and its absence is a failure.
 """
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
 from helpers import jsonl_log_run, read_jsonl, run_audit, write_jsonl
 from pipeline.cli import main as cli
 from pipeline.report import html as html_report
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_console_check_sees_a_csp_violation(chromium, tmp_path):
@@ -79,6 +83,110 @@ def test_a_screenshot_of_the_sample_report(chromium, sample_run, tmp_path):
     assert console == []
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page was drawn, not a blank
+
+
+def section_of(dom_text: str, ident: str) -> str:
+    start = dom_text.index(f'<section id="{ident}"')
+    return dom_text[start:dom_text.index("</section>", start) + len("</section>")]
+
+
+def test_the_page_answers_first_with_the_sample_s_change_audit(chromium, sample_run, tmp_path):
+    dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    main = dom_text[dom_text.index("<main>") + len("<main>"):]
+    assert main.startswith('<section id="changes">')
+    assert dom_text.index('id="health"') < dom_text.index('<section id="changes"')
+    changes = read_jsonl(sample_run / "changes", "part*")
+    assert changes
+    dom = htmldom.read(dom_text)
+    header, *rows = dom.tables["changes-table-1"]
+    counts = ("requests_before", "requests_after", "within_grace", "before_refetch", "violations", "between_captures")
+    assert sorted(tuple(htmldom.number(r[header.index(c.replace("_", " "))]) for c in counts) for r in rows) == sorted(
+        tuple(row[c] for c in counts) for row in changes
+    )
+    # one sentence per row, the claims named as claims
+    items = re.findall(r'<li data-crawler="([^"]*)" data-identity="([^"]*)">(.*?)</li>', section_of(dom_text, "changes"))
+    assert sorted((c, i) for c, i, _ in items) == sorted((row["crawler"], row["identity"]) for row in changes)
+    assert all(text.startswith(f"Claimed {c} ({i}, not proven)") == (i in ("spoofed", "unverified")) for c, i, text in items)
+
+
+def test_the_what_if_sits_beside_the_change_audit(chromium, hostile_report, tmp_path):
+    dom_text, console = browse(chromium, hostile_report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    sections = re.findall(r'<section id="([^"]+)"', dom_text)
+    assert sections[sections.index("changes"):][:2] == ["changes", "whatif"]
+    assert sections.index("changes") == (1 if sections[0] == "health" else 0)
+
+
+def test_the_timeline_marks_each_change_and_draws_the_disallowed_requests(chromium, sample_run, tmp_path):
+    dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    timeline = section_of(dom_text, "timeline")
+    chart = timeline[timeline.index("<svg"):timeline.index("</svg>")]
+    versions = sorted(read_jsonl(sample_run / "robots_versions", "part*"), key=lambda v: (v["host"], v["effective_from"]))
+    changes = {
+        (new["host"], new["effective_from"][:16].replace("T", " "))
+        for old, new in zip(versions, versions[1:])
+        if old["host"] == new["host"] and old["kind"] == new["kind"] == "ok" and old["sha256"] != new["sha256"]
+    }
+    assert changes
+    marked = set(re.findall(r'class="marker"><title>([^:]+): robots.txt changed ([\d-]+ [\d:]+) UTC</title>', chart))
+    assert marked == changes
+    drawn = sum(htmldom.number(n) for n in re.findall(r"<rect [^>]*><title>[^<]*: [^<]* ([\d,]+)</title></rect>", chart))
+    disallowed = ("disallowed", "within_grace", "before_refetch", "between_captures")
+    summary = [row for row in read_jsonl(sample_run / "summary", "part*") if row["client_kind"] == "crawler"]
+    assert drawn == sum(row[c] for row in summary for c in disallowed) > 0
+
+
+def test_long_sections_fold_and_empty_ones_are_one_line(chromium, sample_run, tmp_path):
+    dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    folded = empty = 0
+    for ident, _ in html_report.SECTIONS:
+        if f'<section id="{ident}"' not in dom_text:
+            continue
+        section = section_of(dom_text, ident)
+        if 'class="empty"' in section[:section.index(">")]:
+            empty += 1
+            assert "<h2" not in section and section.count("<p") == 1 and "<table" not in section, ident
+            continue
+        shown = re.sub(r"<details.*?</details>", "", section, flags=re.DOTALL)
+        folded += shown != section and "Show the details" in section
+        if ident != "changes":
+            assert shown.count("<tr") <= html_report.FOLD_ROWS, ident
+    assert folded and empty
+
+
+# Opens every fold, then records each break between two letters or digits of a table cell's
+# text (a word cut in two) and how far the page reaches past the window's width.
+LAYOUT_PROBE = """<script>addEventListener('load',()=>{
+document.querySelectorAll('details').forEach(d=>{d.open=true});
+const broken=[];const word=/[\\p{L}\\p{N}]/u;
+for(const cell of document.querySelectorAll('td,th')){
+ const walk=document.createTreeWalker(cell,NodeFilter.SHOW_TEXT);let node;
+ while((node=walk.nextNode())){let top=null;const text=node.data;
+  for(let i=0;i<text.length;i++){const r=document.createRange();r.setStart(node,i);r.setEnd(node,i+1);
+   const rect=r.getClientRects()[0];if(!rect){top=null;continue}
+   if(top!==null&&rect.top>top+2&&word.test(text[i])&&word.test(text[i-1]))broken.push(text.slice(Math.max(0,i-10),i+10));
+   top=rect.top}}}
+document.body.setAttribute('data-broken',broken.join('|'));
+document.body.setAttribute('data-cells',String(document.querySelectorAll('td,th').length));
+document.body.setAttribute('data-overflow',String(document.documentElement.scrollWidth-innerWidth))})</script>"""
+
+
+@pytest.mark.parametrize("width", [420, 1100])
+def test_no_table_cell_breaks_inside_a_word_and_the_page_fits_the_window(chromium, sample_run, tmp_path, width):
+    """The page as written plus a script that measures it (the page's own policy runs none)."""
+    page = (sample_run / "report.html").read_text()
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", LAYOUT_PROBE + "</body>"))
+    dom_text, console = browse(chromium, probed, tmp_path / "profile", "--dump-dom", f"--window-size={width},900")
+    assert console == []
+    body = dict(re.findall(r'data-(broken|cells|overflow)="([^"]*)"', dom_text))
+    assert int(body["cells"]) > 500
+    assert html.unescape(body["broken"]) == ""
+    assert int(body["overflow"]) <= 0
 
 
 INJECTIONS = (

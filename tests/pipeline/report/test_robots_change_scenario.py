@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import htmldom
+from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
 from helpers import BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, crawl_audit, log_line, read_jsonl, run_audit, write_jsonl
 from matcher import records
 from pipeline.cli import main as cli
@@ -52,6 +53,7 @@ def scenario_lines() -> list[str]:
         (2, "/new", GPTBOT, GPTBOT_IP),  # allowed then
         (2, "/new", CLAUDEBOT, CLAUDEBOT_IP),
         (2, "/old", GOOGLEBOT, GOOGLE_IP),  # disallowed then
+        (3, "/private/a", GPTBOT, GPTBOT_IP),  # disallowed by the same rule in both versions
         (10.5, "/robots.txt", GPTBOT, GPTBOT_IP),  # re-read at once, and never asks for /new again
         (12, "/new", BINGBOT, BINGBOT_IP),  # before its re-read, within the grace
         (12, "/new", CLAUDEBOT, CLAUDEBOT_IP),
@@ -64,6 +66,7 @@ def scenario_lines() -> list[str]:
         (40, "/robots.txt", BINGBOT, BINGBOT_IP),  # re-read late
         (48, "/new", CLAUDEBOT, CLAUDEBOT_IP),  # never re-read: a violation
         (50, "/page", GPTBOT, GPTBOT_IP),
+        (60, "/private/a", GPTBOT, GPTBOT_IP),
         (60, "/old", GOOGLEBOT, GOOGLE_IP),  # allowed now
         (72, "/page", GPTBOT, GPTBOT_IP),  # the host's last logged request
     ]
@@ -291,3 +294,68 @@ def test_the_changes_table_has_a_bigquery_and_a_json_schema(capsys):
     assert fields["change_at"]["type"] == "TIMESTAMP" and fields["change_at"]["mode"] == "REQUIRED"
     assert fields["first_robots_fetch_after"]["mode"] == "NULLABLE"
     assert {"requests_before", "requests_after", "within_grace", "before_refetch", "violations", "between_captures"} <= set(fields)
+
+
+# The crawlers' own first, most requests first; then the claims not proven; then the opened paths.
+EXPECTED_SENTENCES = [
+    ("ClaudeBot", "verified", "ClaudeBot re-read no robots.txt after the change (none seen in these logs); 2 requests"
+     " to newly disallowed paths after it (the last 1 day 14 h after the change); 1 request to them in the period"
+     " before the change."),
+    ("bingbot", "verified", "bingbot re-read robots.txt 1 day 6 h after the change; 1 request to newly disallowed"
+     " paths before that, 1 after (the last 1 day 2 h after the change); none to them in the period before the change."),
+    ("GPTBot", "verified", "GPTBot re-read robots.txt 30 min after the change and made no request to a newly"
+     " disallowed path after the change; 1 request to them in the period before the change."),
+    ("Googlebot", "verified", "Googlebot re-read no robots.txt after the change (none seen in these logs); 1 request"
+     " to newly disallowed paths after it (the last 2 h after the change); none to them in the period before the change."),
+    ("Googlebot", "spoofed", "Claimed Googlebot (spoofed, not proven) re-read no robots.txt after the change (none"
+     " seen in these logs); 2 requests to newly disallowed paths after it (the last 11 h after the change); none to"
+     " them in the period before the change."),
+    ("Applebot", "unverified", "Claimed Applebot (unverified, not proven) re-read no robots.txt after the change"
+     " (none seen in these logs); 1 request to newly disallowed paths after it (the last 4 h after the change); none"
+     " to them in the period before the change."),
+    ("Googlebot", "verified", "Googlebot: paths the change newly allowed; 1 request to them in the period before the"
+     " change, 1 after."),
+]
+
+
+@pytest.mark.slow
+def test_the_page_answers_first_what_each_crawler_did_after_the_change(run):
+    page = run["page"]
+    main = page[page.index("<main>") + len("<main>"):]
+    assert main.startswith('<section id="changes">')
+    section = main[:main.index("</section>")]
+    assert f"{HOST}: robots.txt changed {CHANGE:%Y-%m-%d %H:%M} UTC" in htmldom.read(section).text
+    said = [
+        (crawler, identity, htmldom.read(text).text.replace("\u00a0", " "))
+        for crawler, identity, text in re.findall(r'<li data-crawler="([^"]*)" data-identity="([^"]*)">(.*?)</li>', section)
+    ]
+    assert said == EXPECTED_SENTENCES
+
+
+@pytest.mark.slow
+def test_the_page_s_change_counts_are_the_changes_table_s(run):
+    header, *rows = run["dom"].tables["changes-table-1"]
+    names = {("verified", "bingbot"): "bingbot", ("verified", "ClaudeBot"): "ClaudeBot", ("verified", "GPTBot"): "GPTBot",
+             ("verified", "Googlebot"): "Googlebot", ("spoofed", "Googlebot"): "Claimed Googlebot (spoofed, not proven)",
+             ("unverified", "Applebot"): "Claimed Applebot (unverified, not proven)"}
+    columns = ("requests_before", "requests_after", "within_grace", "before_refetch", "violations", "between_captures")
+    on_page = {(r[0], r[1]): tuple(htmldom.number(r[header.index(c.replace("_", " "))]) for c in columns) for r in rows}
+    expected = {
+        (names[identity, crawler], direction): tuple(values[c] for c in columns)
+        for (direction, crawler, identity), values in EXPECTED_CHANGES.items()
+    }
+    assert on_page == expected
+
+
+@pytest.mark.slow
+def test_a_disallowed_path_is_one_row_across_robots_txt_versions(run, chromium, tmp_path):
+    page, console = browse(chromium, run["out"] / "report.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    section = page[page.index('<section id="disallowed"'):page.index('<section id="spoofing"')]
+    gptbot = section[section.index('<h3 data-crawler="GPTBot">'):]
+    table = gptbot[gptbot.index("<table"):gptbot.index("</table>")]
+    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    private = [row for row in rows if ">/private/a<" in row]
+    assert len(private) == 1
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", private[0])
+    assert cells[-2] == "2026-11-02 00:00 UTC (200)<br>2026-11-02 10:00 UTC (200)" and cells[-1] == "2"
