@@ -55,3 +55,18 @@ def sample_run(tmp_path_factory):
 def sample_run_parquet(tmp_path_factory):
     """The bundled sample audited once per test process into Parquet; read it, never change it."""
     return _sample_run(tmp_path_factory.mktemp("sample-parquet") / "out", "--format=parquet")
+
+
+# Fixtures that run an audit, or start a browser, a DNS server, a job service or a namespace: a
+# test that takes one is slow whatever it does itself, so the fast lane (-m "not slow") never
+# waits for one of them.
+SLOW_FIXTURES = frozenset({
+    "sample_run", "sample_run_parquet", "chromium", "dns_server", "cluster", "prism", "offline",
+    "audited", "audited_site", "run", "runs", "hostile_report", "burst_report", "finished",
+})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -139,3 +139,16 @@ def stream_graph(argv: Iterable[str]):
 def printed_by(out: Path) -> str:
     """What the run into OUT printed, as the sample fixtures of `conftest.py` keep it."""
     return out.with_name(out.name + ".stdout").read_text(encoding="utf-8")
+
+
+def sample_slice(folder: Path, share: int = 4) -> Path:
+    """FOLDER holding the bundled sample's log files cut to the first 1/SHARE of their lines each:
+    every kind of decision, fetch and Crawl-delay violation the sample has, for the tests whose
+    runner takes long over each line (a stream on a job service)."""
+    import gzip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for log in sorted((REPO / "samples" / "logs").glob("*.log.gz")):
+        lines = gzip.decompress(log.read_bytes()).splitlines(keepends=True)
+        (folder / log.name).write_bytes(gzip.compress(b"".join(lines[: len(lines) // share]), mtime=0))
+    return folder

@@ -69,6 +69,7 @@ def _one_line_error(capsys) -> str:
 # ------------------------------------------------------------- lines and files: dead letters, exit 0
 
 
+@pytest.mark.slow
 def test_times_that_leave_the_datetime_range_are_dead_letters_and_the_rest_is_audited(tmp_path):
     _table(tmp_path)
     (tmp_path / "a.log").write_text("\n".join([
@@ -83,6 +84,7 @@ def test_times_that_leave_the_datetime_range_are_dead_letters_and_the_rest_is_au
     assert _counts(tmp_path) == {"lines": 3, "verdicts": 1, "skipped": 0, "dead_letters": 2, "not_requests": 0, "not_request_reasons": {}}
 
 
+@pytest.mark.slow
 def test_requests_at_both_ends_of_time_get_verdicts_and_crawl_delay_rows(tmp_path):
     _table(tmp_path, {"host": "example.com", "effective_from": "0001-01-01T00:00:00Z", "status": 200,
                       "body_file": "robots.txt"})
@@ -102,6 +104,7 @@ def test_requests_at_both_ends_of_time_get_verdicts_and_crawl_delay_rows(tmp_pat
     assert max(w["window_end"] for w in windows) == "9999-12-31T23:59:59.999999Z"
 
 
+@pytest.mark.slow
 def test_a_crawl_delay_longer_than_any_timedelta_makes_every_gap_a_violation(tmp_path):
     _table(tmp_path)
     (tmp_path / "robots.txt").write_text("User-agent: *\nCrawl-delay: 99999999999999\n")
@@ -111,6 +114,7 @@ def test_a_crawl_delay_longer_than_any_timedelta_makes_every_gap_a_violation(tmp
     assert violation["gap_s"] == 86400.0 and violation["crawl_delay_s"] == 99999999999999.0
 
 
+@pytest.mark.slow
 def test_lone_surrogates_in_json_values_are_written_as_escapes(tmp_path):
     _table(tmp_path)
     rows = [
@@ -131,6 +135,7 @@ def test_lone_surrogates_in_json_values_are_written_as_escapes(tmp_path):
     assert dead["reason"] == "bad-timestamp"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "trailing-garbage"])
 def test_a_broken_gzip_among_good_files_keeps_every_line_read(tmp_path, damage):
     _table(tmp_path)
@@ -158,6 +163,7 @@ def test_a_broken_gzip_among_good_files_keeps_every_line_read(tmp_path, damage):
     assert counts["lines"] == counts["verdicts"] + counts["skipped"] + counts["not_requests"] + counts["dead_letters"]
 
 
+@pytest.mark.slow
 def test_a_lone_cr_ends_a_line(tmp_path):
     _table(tmp_path)
     (tmp_path / "a.log").write_bytes(
@@ -175,6 +181,7 @@ def _log(folder: Path) -> str:
     return str(folder / "a.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body_file", "expected"),
     [
@@ -211,6 +218,7 @@ def test_a_body_file_is_read_to_the_parse_limit_plus_one_byte(tmp_path):
     assert len(version.body) == 500 * 1024 + 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", ["host", "capture"])
 def test_captures_folder_symlinks_out_are_refused(tmp_path, capsys, link):
     outside = tmp_path / "outside"
@@ -227,6 +235,7 @@ def test_captures_folder_symlinks_out_are_refused(tmp_path, capsys, link):
     assert "outside" in _one_line_error(capsys)
 
 
+@pytest.mark.slow
 def test_a_bad_captures_timestamp_names_the_file(tmp_path, capsys):
     captures = tmp_path / "captures"
     (captures / "example.com").mkdir(parents=True)
@@ -235,6 +244,7 @@ def test_a_bad_captures_timestamp_names_the_file(tmp_path, capsys):
     assert "2026-13-45T00:00:00Z.txt" in _one_line_error(capsys)
 
 
+@pytest.mark.slow
 def test_conflicting_versions_name_the_file_and_both_rows(tmp_path, capsys):
     rows = [{"host": "example.com", "effective_from": "2001-01-01T00:00:00Z", "status": 200, "body": body}
             for body in ("User-agent: *\n", "User-agent: *\nDisallow: /\n")]
@@ -284,6 +294,7 @@ def test_a_deeply_nested_dns_snapshot_is_refused(tmp_path, capsys):
     assert "dns.jsonl:1" in line
 
 
+@pytest.mark.slow
 def test_broad_and_malformed_range_prefixes_are_reported_not_used(tmp_path, capsys):
     _table(tmp_path)
     folder = tmp_path / "ranges" / "google-common-crawlers"

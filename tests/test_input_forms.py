@@ -2,6 +2,8 @@
 server logged, in IDNA A-labels, whatever spelling the table, the log or the client chose."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import subprocess
@@ -36,6 +38,7 @@ def _verdicts(folder: Path, log_format: str, lines: list[str], *extra: str) -> l
     return sorted(read_jsonl(folder / "out" / "verdicts"), key=lambda row: row["source"])
 
 
+@pytest.mark.slow
 def test_a_table_host_in_u_labels_judges_the_requests_a_log_names_in_a_labels(tmp_path):
     _table(tmp_path, "Bücher.Example")
     rows = _verdicts(tmp_path, "host_combined", [
@@ -48,6 +51,7 @@ def test_a_table_host_in_u_labels_judges_the_requests_a_log_names_in_a_labels(tm
     ]
 
 
+@pytest.mark.slow
 def test_an_absolute_form_target_cannot_pick_another_hosts_robots_txt(tmp_path):
     """A single-site log: the client naming another host in its target is still judged by the
     site's robots.txt, and the host it named is kept as evidence."""
@@ -64,6 +68,7 @@ def test_an_absolute_form_target_cannot_pick_another_hosts_robots_txt(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_the_logged_vhost_decides_and_the_targets_host_is_evidence(tmp_path):
     _table(tmp_path, "www.example.com")
     (row,) = _verdicts(tmp_path, "host_combined", [_request("http://other.invalid/private", "www.example.com")])
@@ -92,6 +97,7 @@ def _peak_rss_mib(folder: Path, log: Path, out: Path) -> float:
     return usage.ru_maxrss / 1024  # KiB on Linux
 
 
+@pytest.mark.slow
 def test_a_300_mb_line_without_a_newline_is_one_dead_letter_read_in_bounded_memory(tmp_path):
     """The zero-filled tail a crash leaves in a log file: one row with a short prefix, and the run
     takes no more memory than over a small log."""

@@ -4,6 +4,7 @@ reach none."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import subprocess
 import sys
@@ -43,9 +44,15 @@ def _modules() -> dict[str, Path]:
     return {_module_name(path): path for package in PACKAGES for path in sorted((REPO / package).rglob("*.py"))}
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """The syntax tree of `path`, parsed once for every test that reads it (never changed)."""
+    return ast.parse(path.read_text("utf-8"))
+
+
 def _imported_names(path: Path) -> set[str]:
     """Every module name `path` imports, at module level or inside functions alike."""
-    return _names_in(ast.parse(path.read_text("utf-8")))
+    return _names_in(_parsed(path))
 
 
 def _names_in(tree: ast.AST) -> set[str]:
@@ -113,6 +120,7 @@ def test_the_subpackages_are_seen():
     assert "pipeline.evidence.captures" in GRAPH["pipeline.evidence.wayback"]
 
 
+@pytest.mark.slow
 def test_the_command_line_answers_without_loading_beam():
     """`check`, `lint`, `history` and the parser itself never wait for Beam's import."""
     code = "import sys, pipeline.cli.main; sys.exit('apache_beam' in sys.modules)"
@@ -134,14 +142,14 @@ def test_plain_modules_reach_no_beam(module):
 
 def _beam_imports(module: str) -> set[str]:
     """The Beam modules `module` imports, but for the lazy remote read."""
-    tree = ast.parse(MODULES[module].read_text("utf-8"))
+    body = _parsed(MODULES[module]).body
     owner, function, allowed = REMOTE_READ
     if module == owner:
-        reader = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
-        tree.body.remove(reader)
+        reader = next(node for node in body if isinstance(node, ast.FunctionDef) and node.name == function)
+        body = [node for node in body if node is not reader]
         lazy = {n for n in _names_in(reader) if n.split(".")[0] == "apache_beam"}
         assert lazy <= {allowed, f"{allowed}.FileSystems"}, lazy
-    return {n for n in _names_in(tree) if n.split(".")[0] == "apache_beam"}
+    return {n for n in _names_in(ast.Module(body=body, type_ignores=[])) if n.split(".")[0] == "apache_beam"}
 
 
 def test_tests_never_import_the_benchmarks():
@@ -153,7 +161,7 @@ def test_tests_never_import_the_benchmarks():
 
 
 def _declared_all(path: Path) -> list[str] | None:
-    for node in ast.parse(path.read_text("utf-8")).body:
+    for node in _parsed(path).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             return [element.value for element in node.value.elts]
     return None
@@ -162,21 +170,21 @@ def _declared_all(path: Path) -> list[str] | None:
 PUBLIC = {name: names for name, path in _modules().items() if (names := _declared_all(path)) is not None}
 
 
-def _uses_from_outside(path: Path, module: str) -> set[str]:
-    """Names of `module` that `path` imports, or reads as `module.name` after `from matcher import ...`."""
-    tree = ast.parse(path.read_text("utf-8"))
-    package, _, short = module.rpartition(".")
-    aliases = set()
-    used = set()
+@functools.cache
+def _uses_in(path: Path) -> dict[str, set[str]]:
+    """Module -> the names of it that `path` imports, or reads as `module.name` after
+    `from package import module`; one walk of the file answers for every module."""
+    tree = _parsed(path)
+    used: dict[str, set[str]] = {}
+    aliases: dict[str, str] = {}  # local name -> the module it stands for
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0:
-            if node.module == module:
-                used.update(alias.name for alias in node.names)
-            elif node.module == package:
-                aliases.update(alias.asname or alias.name for alias in node.names if alias.name == short)
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            used.setdefault(node.module, set()).update(alias.name for alias in node.names)
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
-            used.add(node.attr)
+            used.setdefault(aliases[node.value.id], set()).add(node.attr)
     return used
 
 
@@ -194,6 +202,6 @@ def test_other_modules_use_only_what_all_declares(module):
     stray = sorted(
         f"{path.relative_to(REPO)}: {name}"
         for path in outside
-        for name in _uses_from_outside(path, module) - set(PUBLIC[module])
+        for name in _uses_in(path).get(module, set()) - set(PUBLIC[module])
     )
     assert not stray, f"{module} is used beyond its __all__"

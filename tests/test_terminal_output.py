@@ -73,6 +73,7 @@ def test_check_and_lint(tmp_path, capfd):
     _assert_printable(capfd, 2, exit_code=main(["check", str(tmp_path / f"gone{HOSTILE[:-2]}"), "bot", "/"]))
 
 
+@pytest.mark.slow
 def test_verify_update_ranges_and_schema(tmp_path, capfd):
     for argv in (
         ["verify", "66.249.66.1", f"Googlebot/2.1 {HOSTILE}"],
@@ -107,6 +108,7 @@ def test_history_show_and_diff(tmp_path, capfd):
     _assert_printable(capfd, 2, exit_code=main(["history", "show", str(broken)]))
 
 
+@pytest.mark.slow
 def test_update_ranges_import_git_prints_paths_and_refused_lines_escaped(tmp_path, capfd):
     repo = tmp_path / "mirror"
     repo.mkdir()
@@ -122,6 +124,7 @@ def test_update_ranges_import_git_prints_paths_and_refused_lines_escaped(tmp_pat
         assert "\\x1b" in said or "no-such" in said, said
 
 
+@pytest.mark.slow
 def test_history_capture_with_a_resolver_that_does_not_answer_says_so_escaped(tmp_path, capfd):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
         silent.bind(("127.0.0.1", 0))
@@ -162,6 +165,7 @@ def test_history_import_wayback_prints_archive_timestamps_escaped(tls, tmp_path,
         _assert_printable(capfd, 0, 1, 2, exit_code=main(argv))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output_format", ["jsonl", "parquet"])
 def test_run_report_and_whatif(tmp_path, capfd, output_format):
     table, log = _table(tmp_path), _log(tmp_path)

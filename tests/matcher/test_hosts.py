@@ -72,6 +72,7 @@ def _log_line(host: str, second: int, path: str) -> str:
     return log_line(host, f"02/Nov/2026:10:00:{second:02d} +0000", path, BINGBOT, size=5)
 
 
+@pytest.mark.slow
 def test_one_host_through_a_whole_run(tmp_path: Path, capsys):
     """Five spellings in the log, two others in the tables: one sequence, one history, one page row."""
     lines = [_log_line(host, second, "/doc") for second, host in enumerate(SPELLINGS)]

@@ -118,6 +118,7 @@ def test_the_robots_table_travels_whole_and_compressed():
     assert ROBOTS_BY_HOST.__reduce__()[1][0] is ROBOTS_BY_HOST.__reduce__()[1][0]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     log_format=st.sampled_from(FORMATS),
@@ -219,6 +220,7 @@ def _written(out: Path) -> dict[str, list]:
     return written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, workers", [("sample", 1), ("generated", 1), ("generated", 2)])
 def test_the_run_writes_what_the_straightforward_path_computes(tmp_path, monkeypatch, capsys, source, workers):
     logs = str(SAMPLES / "logs" / "*.log.gz") if source == "sample" else _generated_logs(tmp_path / "logs")
@@ -290,6 +292,7 @@ def _as_shown(every_disallowed: Counter) -> tuple[Counter, Counter]:
     return top, totals
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_report_counts_of_a_run_are_its_verdicts_counted_one_by_one(tmp_path, monkeypatch, capsys, workers):
     logs = _generated_logs(tmp_path / "logs")

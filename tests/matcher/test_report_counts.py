@@ -249,6 +249,7 @@ def test_the_top_rows_and_totals_are_those_of_the_whole_in_any_parts(counts, par
     assert TopDisallowed().result() == CrawlerDisallowed(0, 0, ())
 
 
+@pytest.mark.slow
 def test_count_for_report_combines_the_batches_of_a_pipeline():
     batches = [
         [verdict(), verdict(identity="spoofed")],

@@ -67,6 +67,7 @@ def test_runner_flags_are_refused_at_launch(inputs, flag, said):
     assert said in refused(result, inputs["out"])
 
 
+@pytest.mark.slow
 def test_a_robots_txt_file_given_as_the_table_says_what_a_table_is_and_how_to_make_one(inputs, tmp_path, capsys):
     result = crawl_audit_process(
         "run", f"--logs={inputs['log']}", f"--robots={inputs['robots']}", f"--out={inputs['out']}",

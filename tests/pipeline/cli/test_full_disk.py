@@ -65,6 +65,7 @@ def _one_line(capsys, *said: str) -> None:
         assert words in err, err
 
 
+@pytest.mark.slow
 def test_a_run_on_a_full_disk_says_so_and_leaves_no_out(small_disk, capsys):
     disk = small_disk("1m")
     out = disk / "out"
@@ -86,6 +87,7 @@ def finished_on(small_disk, tmp_path):
     return finished
 
 
+@pytest.mark.slow
 def test_report_on_a_full_disk_leaves_the_page_it_had(finished_on, capsys):
     out = finished_on("8m")
     before = (out / "report.html").read_bytes()
@@ -99,6 +101,7 @@ def test_report_on_a_full_disk_leaves_the_page_it_had(finished_on, capsys):
     assert not [name for name in os.listdir(out) if name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_whatif_on_a_full_disk_leaves_no_summary_for_its_flips(finished_on, tmp_path, capsys):
     out = finished_on("8m")
     proposal = tmp_path / "proposed.txt"

@@ -22,6 +22,7 @@ def _argv(logs: Path, out: Path, *extra: str) -> list[str]:
             f"--out={out}", "--default-host=www.example.com", "--dns=off", *extra]
 
 
+@pytest.mark.slow
 def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -61,6 +62,7 @@ def test_a_field_map_that_cannot_work_is_refused_at_launch(tmp_path, capsys):
     assert said.startswith("crawl-audit: --log-format jsonl: a mapping needs 'ts', 'client_ip'") and "\n" not in said
 
 
+@pytest.mark.slow
 def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp_path, capsys):
     log = tmp_path / "haproxy.log"
     log.write_text('66.249.66.1:33317 [02/Nov/2026:11:00:00.655] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a HTTP/1.1"\n')
@@ -73,6 +75,7 @@ def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp
     assert "--log-timezone: unknown time zone 'Mars/Olympus'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_servers_own_format_string_is_read_and_a_broken_one_refused_at_launch(tmp_path, capsys):
     log = tmp_path / "vhost.log"
     log.write_text(f'www.example.com 66.249.66.1 [2026-11-02T10:00:00+00:00] "GET /a HTTP/1.1" 200 "{GOOGLEBOT}"\n')
@@ -86,6 +89,7 @@ def test_the_servers_own_format_string_is_read_and_a_broken_one_refused_at_launc
     assert said.startswith("crawl-audit: ") and "lacks the client address" in said and "\n" not in said
 
 
+@pytest.mark.slow
 def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
     import lzma
 
@@ -104,6 +108,7 @@ def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
 
 
+@pytest.mark.slow
 def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry(tmp_path, capsys):
     entry = {"timestamp": "2026-11-02T10:00:00.123456789Z", "httpRequest": {
         "remoteIp": "66.249.66.1:9989", "requestMethod": "GET", "requestUrl": "https://www.example.com/a",
@@ -122,6 +127,7 @@ def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry
     assert {v["client_ip"] for v in verdicts} == {"66.249.66.1:9989"} and {v["identity"] for v in verdicts} <= {"verified", "unverified"}
 
 
+@pytest.mark.slow
 def test_a_cloudfront_real_time_log_is_read_with_its_field_list_and_a_broken_list_refused(tmp_path, capsys):
     log = tmp_path / "realtime.log"
     log.write_text(f"1793613600.123\t66.249.66.1\tGET\twww.example.com\t/a\t{GOOGLEBOT.replace(' ', '%20')}\n")

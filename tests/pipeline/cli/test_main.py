@@ -104,6 +104,7 @@ def test_run_refuses_bad_identity_flags_at_launch_with_every_other_problem(tmp_p
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path):
     """`crawl-audit run ... | head -c 1`: exit 0 and nothing on stderr, though the report was still
     being printed (unbuffered, so each print meets the closed pipe at once)."""

@@ -49,6 +49,7 @@ def _gone(group: int, seconds: float) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "to_group", "speedups"),
     [

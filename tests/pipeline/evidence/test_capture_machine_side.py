@@ -34,6 +34,7 @@ def site_resolver(tmp_path):
         yield f"127.0.0.1:{server.port}"
 
 
+@pytest.mark.slow
 def test_a_resolver_that_does_not_answer_records_nothing(tmp_path, capsys, silent_resolver):
     into = tmp_path / "captures"
     status = cli.main(["history", "capture", "site.example", "--into", str(into), "--dns-server", silent_resolver, "--timeout", "1"])
@@ -45,6 +46,7 @@ def test_a_resolver_that_does_not_answer_records_nothing(tmp_path, capsys, silen
     assert not into.exists() or not [path for path in into.rglob("*") if path.is_file()]
 
 
+@pytest.mark.slow
 def test_a_site_that_does_not_answer_is_recorded_as_unreachable(tmp_path, capsys, site_resolver):
     """The resolver answers; 127.0.0.1:443, where nothing listens, refuses: the site's state."""
     into = tmp_path / "captures"

@@ -76,6 +76,7 @@ STEPS = [
 ]
 
 
+@pytest.mark.slow
 def test_each_change_of_outcome_is_one_capture_and_every_fetch_is_logged(tls, server, script, tmp_path):
     client = _client(tls, server, timeout=1.0)
     results = []

@@ -44,6 +44,7 @@ def captures(tls, tmp_path):
     return tmp_path / "captures"
 
 
+@pytest.mark.slow
 def test_a_request_between_two_captures_is_judged_by_both_candidates(captures, tmp_path, capsys):
     assert sorted(p.name for p in (captures / "site.example").iterdir()) == [
         "20261102T100000Z.txt", "20261102T120000Z.txt", "observations.log"

@@ -47,6 +47,7 @@ def test_connect_to_keeps_the_host_in_the_request_and_the_certificate_check(tls,
     )
 
 
+@pytest.mark.slow
 def test_the_deadline_holds_while_headers_drip(tls, server):
     started = time.monotonic()
     with pytest.raises(FetchError, match=r"no complete answer from https://site.example/slow-headers within 1s"):
@@ -54,6 +55,7 @@ def test_the_deadline_holds_while_headers_drip(tls, server):
     assert time.monotonic() - started < 1.5
 
 
+@pytest.mark.slow
 def test_the_deadline_holds_when_the_tls_handshake_never_comes(tls):
     with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never speaks
         silent.bind(("127.0.0.1", 0))

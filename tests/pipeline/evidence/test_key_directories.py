@@ -92,6 +92,7 @@ def sign(private, kid: str, agent: str, authority: str, created: datetime, lifet
     return f"sig1={params}", f"sig1=:{base64.b64encode(private.sign(base)).decode()}:"
 
 
+@pytest.mark.slow
 def test_key_directories_are_snapshotted_with_a_size_cap(world):
     _, _, ranges, (status, out, taken) = world
     day = taken_on(ranges, "openai")
@@ -104,6 +105,7 @@ def test_key_directories_are_snapshotted_with_a_size_cap(world):
     assert f"huge: NOT SAVED\n  {world[0]}/huge{DIRECTORY} is larger than {ranges_update.MAX_KEY_DIRECTORY_BYTES} bytes" in out
 
 
+@pytest.mark.slow
 def test_signed_requests_through_run_and_verify(world, tmp_path, capsys):
     base, registry, ranges, _ = world
     day, keys_day = NOW.date().isoformat(), taken_on(ranges, "openai")

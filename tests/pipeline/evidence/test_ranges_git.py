@@ -137,6 +137,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 def test_run_and_verify_judge_requests_before_between_and_after_the_snapshots(mirror, tmp_path, capsys):
     ranges = tmp_path / "ranges"
     for path, source in (("google/common-crawlers.json", "google-common-crawlers"), ("openai/gptbot.txt", "openai-gptbot")):

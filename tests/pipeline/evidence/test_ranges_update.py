@@ -177,6 +177,7 @@ def test_a_redirect_to_another_scheme_is_not_followed(tmp_path, server, update_r
     assert [path for _, path, _ in server.seen] == ["/to-http.json"]
 
 
+@pytest.mark.slow
 def test_a_dripping_server_is_cut_off_at_the_overall_deadline(tmp_path, server, update_ranges):
     # One byte every 0.5 s: each socket read succeeds, so only an overall deadline stops it.
     started = time.monotonic()

@@ -201,6 +201,7 @@ def test_every_problem_of_a_captures_folder_is_listed(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_run_stops_at_launch_listing_every_problem_of_the_table(tmp_path, capsys):
     table = _table(tmp_path, *BAD_TABLE)
     (tmp_path / "access.log").write_text(

@@ -101,6 +101,7 @@ def test_each_change_is_a_version_with_its_first_capture_and_the_last_before_it(
     assert {host for host, _, _ in server.seen} == {"archive.example"}
 
 
+@pytest.mark.slow
 def test_requests_are_one_at_a_time_with_a_delay(tls, server, archive, tmp_path):
     wayback.import_wayback(_archive(tls, server, delay=0.2), "site.example", tmp_path)
     gaps = [later - earlier for earlier, later in zip(archive.times, archive.times[1:])]

@@ -111,6 +111,7 @@ def _expected_verdicts(folder: Path) -> list[tuple]:
     return [(f"{log}:{n}", *expected) for n, (_, expected) in enumerate(CASES, start=1) if expected]
 
 
+@pytest.mark.slow
 def test_every_verdict_of_the_fixture(fixture_dir):
     settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
@@ -129,6 +130,7 @@ def test_every_verdict_of_the_fixture(fixture_dir):
         )
 
 
+@pytest.mark.slow
 def test_run_writes_parquet_that_reads_back(fixture_dir, capsys):
     assert run_audit(_argv(fixture_dir, "--format=parquet")) == 0
     table = pq.read_table(fixture_dir / "out" / "verdicts")
@@ -155,6 +157,7 @@ def _fixture_verdicts(folder: Path) -> list[dict]:
     return [record for kind, record in audited if kind == VERDICT]
 
 
+@pytest.mark.slow
 def test_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_dir):
     verdicts = _fixture_verdicts(fixture_dir)
     coder = VerdictBatchCoder()
@@ -171,6 +174,7 @@ def test_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_
         assert isinstance(beam.coders.registry.get_coder(VerdictBatch), VerdictBatchCoder)
 
 
+@pytest.mark.slow
 def test_jsonl_output_and_summary_add_up(fixture_dir):
     run_audit(_argv(fixture_dir))
     verdicts = read_jsonl(fixture_dir / "out" / "verdicts")

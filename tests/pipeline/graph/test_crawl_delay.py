@@ -121,6 +121,7 @@ scenario_strategy = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None)
 @given(st.lists(scenario_strategy, min_size=1, max_size=4))
 def test_pipeline_violations_equal_the_brute_force(scenarios):
@@ -132,6 +133,7 @@ def test_pipeline_violations_equal_the_brute_force(scenarios):
     _run_audits(dict(by_size))
 
 
+@pytest.mark.slow
 def test_pairs_across_window_boundaries_are_compared_in_batch():
     key = KEYS[0]
     # 10:59:58 -> 11:00:03 straddles the hour; 11:00:03 -> 11:00:06 is inside it.
@@ -140,6 +142,7 @@ def test_pairs_across_window_boundaries_are_compared_in_batch():
     assert [gap for *_, gap, _ in violations] == [5.0, 3.0]
 
 
+@pytest.mark.slow
 def test_the_bundled_sample_has_48_bingbot_violations(sample_run_parquet):
     """samples/README.md: bingbot keeps under its delay 38 times on www (10 s) and 10 on the shop (5 s)."""
     violations = pq.read_table(sample_run_parquet / "crawl_delay_violations").to_pylist()

@@ -191,6 +191,7 @@ def test_a_live_answer_keeps_every_ptr_name_and_only_confirms_crawler_suffixes(d
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", answer.resolved_at)
 
 
+@pytest.mark.slow
 def test_a_silent_server_is_asked_once_per_attempt_and_never_makes_a_spoof(silent):
     resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", silent.port), timeout=0.5, retries=1)
     started = time.monotonic()
@@ -200,6 +201,7 @@ def test_a_silent_server_is_asked_once_per_attempt_and_never_makes_a_spoof(silen
     assert silent.asked == ["10.2.0.192.in-addr.arpa."] * 2  # retries + 1, never a third
 
 
+@pytest.mark.slow
 def test_many_addresses_on_a_dead_server_are_asked_at_once_not_one_after_another(silent):
     """One after another, an address's second attempt would come before the next address's first;
     at once, every first attempt is out before any timeout, which is far longer than starting them."""
@@ -268,6 +270,7 @@ def _audit(folder: Path, resolve: beam.PTransform | None, out: str) -> list[dict
     return sorted(rows, key=lambda r: int(r["source"].rsplit(":", 1)[1]))
 
 
+@pytest.mark.slow
 def test_the_pipeline_resolves_each_address_once_and_replays_identically(dns_server, tmp_path):
     lines = _pipeline_log(tmp_path)
     record = tmp_path / "dns-answers.jsonl"
@@ -330,6 +333,7 @@ def test_dns_questions_parse_every_line_that_may_claim_a_provable_crawler():
     assert auditor.dns_questions(("access.log", 1, lines)) == {"192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5"}
 
 
+@pytest.mark.slow
 def test_dns_trouble_is_counted(silent, servfail):
     def counters(server_port: int, timeout: float) -> dict[str, int]:
         resolver = LiveResolver(rdns_suffixes(REGISTRY), ("127.0.0.1", server_port), timeout=timeout, retries=0)
@@ -347,6 +351,7 @@ def test_dns_trouble_is_counted(silent, servfail):
     assert counters(servfail.port, timeout=30.0) == {"dns_addresses": 3, "dns_errors": 3}
 
 
+@pytest.mark.slow
 def test_an_address_missing_from_the_snapshot_is_unverified(tmp_path):
     _pipeline_log(tmp_path)
     verdicts = _audit(tmp_path, ResolveDistinct(SnapshotResolver({})), "empty.jsonl")
@@ -354,6 +359,7 @@ def test_an_address_missing_from_the_snapshot_is_unverified(tmp_path):
     assert verdicts[0]["identity_evidence"].startswith("PTR of 192.0.2.10: not-in-snapshot")
 
 
+@pytest.mark.slow
 def test_dns_off_keeps_the_range_only_verdicts(tmp_path):
     _pipeline_log(tmp_path)
     verdicts = _audit(tmp_path, dns_lookups(_identity([]), REGISTRY), "off.jsonl")
@@ -421,6 +427,7 @@ def test_a_trusted_proxy_network_too_broad_is_a_one_line_error_at_launch(spec, t
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_client_behind_a_mapped_proxy_network_is_its_own_address(dns_server, tmp_path):
     """A genuine Googlebot behind `::ffff:10.0.0.0/104` is verified; a direct client naming
     Googlebot's address in X-Forwarded-For is judged by its own address."""
@@ -461,6 +468,7 @@ def test_verify_command_live(dns_server, tmp_path, capsys):
     assert result["evidence"].startswith("PTR crawl-192-0-2-30.evilgooglebot.com not under")
 
 
+@pytest.mark.slow
 def test_a_googlebot_claim_from_a_zone_scoped_address_is_unverified_in_a_live_run(dns_server, tmp_path):
     """One line from `fe80::1%eth0` neither stops the run nor asks DNS; the other lines are judged."""
     log = tmp_path / "access.log"
@@ -497,6 +505,7 @@ def test_verify_reads_a_zone_id_and_a_port_as_the_audit_does(dns_server, tmp_pat
     assert json.loads(capsys.readouterr().out)["evidence"].startswith("PTR crawl-192-0-2-10.googlebot.com -> A 192.0.2.10")
 
 
+@pytest.mark.slow
 def test_a_live_resolver_answers_an_address_without_a_reverse_name_without_asking(dns_server):
     mark = dns_server.mark()
     answer = dns_server.resolver().resolve("fe80::1%eth0")
@@ -504,6 +513,7 @@ def test_a_live_resolver_answers_an_address_without_a_reverse_name_without_askin
     assert dns_server.queries_since(mark) == []
 
 
+@pytest.mark.slow
 def test_verify_command_from_a_snapshot_and_with_dns_off(tmp_path, capsys):
     snapshot = tmp_path / "answers.jsonl"
     snapshot.write_text(json.dumps({
@@ -534,6 +544,7 @@ def test_verify_command_errors(tmp_path, capsys):
     assert "--at: not a date or time: 'yesterday'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_verify_command_uses_the_range_snapshots_around_the_given_time(tmp_path, capsys):
     folder = tmp_path / "google-common-crawlers"
     folder.mkdir()
@@ -598,6 +609,7 @@ def _ptr_queries(server: Dnsmasq, mark: int) -> list[str]:
     return [name for kind, name in server.queries_since(mark) if kind == "PTR"]
 
 
+@pytest.mark.slow
 def test_the_worker_cache_asks_once_per_ttl_and_hands_each_new_answer_out_once(dns_server):
     clock = _Clock()
     cache = CachingResolver(dns_server.resolver(), ttl=600, capacity=100, clock=clock)
@@ -624,6 +636,7 @@ def _reverse(address: str) -> str:
     return ".".join(reversed(address.split("."))) + ".in-addr.arpa"
 
 
+@pytest.mark.slow
 def test_threads_of_a_worker_share_one_lookup_per_address(dns_server):
     cache = CachingResolver(dns_server.resolver(), ttl=600, capacity=100)
     try:
@@ -643,6 +656,7 @@ def test_threads_of_a_worker_share_one_lookup_per_address(dns_server):
         cache.close()
 
 
+@pytest.mark.slow
 def test_the_worker_cache_keeps_the_most_recently_used_answers(dns_server):
     cache = CachingResolver(dns_server.resolver(), ttl=600, capacity=4)
     try:
@@ -675,6 +689,7 @@ def test_a_dead_resolver_fills_a_bounded_queue_and_nothing_waits_past_the_wait(s
         cache.close()
 
 
+@pytest.mark.slow
 def test_a_dead_resolver_delays_a_bundle_by_one_budget_and_is_unverified(silent):
     """The streaming audit DoFn, called as a runner calls it: two batches of new addresses in one
     bundle wait one lookup budget in all; their claims are unverified, never spoofed."""
@@ -712,6 +727,7 @@ def _table_rows(folder: Path) -> list[dict]:
     return [json.loads(line) for part in sorted(folder.glob("*.jsonl")) for line in part.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_streaming_live_dns_asks_each_address_once_and_a_batch_run_replays_its_record(dns_server, tmp_path):
     """The folder source on the embedded portable runner with `--dns live`: files of YandexBot
     claims arrive while it runs; each address is asked once, the genuine one verified and the

@@ -50,6 +50,7 @@ def audit_with(records: list[str], tmp_path: Path, capsys) -> tuple[dict[str, di
     return verdicts, said
 
 
+@pytest.mark.slow
 def test_a_resolver_denying_range_proven_addresses_proves_nothing_spoofed(tmp_path, capsys):
     verdicts, said = audit_with(DENY_ALL, tmp_path, capsys)
     assert verdicts[REAL]["identity"] == "verified"
@@ -61,6 +62,7 @@ def test_a_resolver_denying_range_proven_addresses_proves_nothing_spoofed(tmp_pa
     assert "fix: --dns-server HOST:PORT" in said
 
 
+@pytest.mark.slow
 def test_a_resolver_that_knows_the_crawler_still_proves_the_fakes(tmp_path, capsys):
     verdicts, said = audit_with(KNOWS, tmp_path, capsys)
     assert verdicts[REAL]["identity"] == "verified"

@@ -74,6 +74,7 @@ def _argv(folder: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_crawl_decision_and_indexing_facet_stay_separate(fixture_dir):
     settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
@@ -84,6 +85,7 @@ def test_crawl_decision_and_indexing_facet_stay_separate(fixture_dir):
         assert_that(facets, equal_to(EXPECTED))
 
 
+@pytest.mark.slow
 def test_report_lists_unseen_noindex_and_expired_pages(fixture_dir, capsys):
     run_audit(_argv(fixture_dir))
     findings = report.load(str(fixture_dir / "out")).indexing_findings

@@ -58,6 +58,7 @@ def _run(folder: Path, *extra: str) -> Path:
     return folder / "out"
 
 
+@pytest.mark.slow
 def test_truncated_addresses_in_the_written_verdicts(tmp_path):
     out = _run(tmp_path, "--truncate-addresses")
     addresses = {(v["client_kind"], v["identity"]): v["client_ip"] for v in read_jsonl(out / "verdicts")}
@@ -69,6 +70,7 @@ def _verdicts(out: Path) -> dict[tuple[str, str], dict]:
     return {(v["ts"][:10], v["path"] + " " + (v["crawler"] or "")): v for v in read_jsonl(out / "verdicts")}
 
 
+@pytest.mark.slow
 def test_conflicts_follow_the_version_in_effect(run):
     verdicts = _verdicts(run)
     assert len(verdicts) == len(REQUESTS)

@@ -178,6 +178,7 @@ def _run_with_stderr_on_a_terminal(command: list[str]) -> tuple[int, str, str]:
     return process.wait(timeout=60), received[piped].decode(), received[leader].decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_a_run_on_a_terminal_shows_progress_on_stderr_and_the_same_report_on_stdout(tmp_path):
     out = tmp_path / "out"
     status, stdout, terminal = _run_with_stderr_on_a_terminal(_sample_run(out))
@@ -195,6 +196,7 @@ def test_a_run_on_a_terminal_shows_progress_on_stderr_and_the_same_report_on_std
     assert re.search(r"lines read +20,529\n", stdout)
 
 
+@pytest.mark.slow
 def test_a_run_piped_with_progress_auto_prints_no_progress_line(tmp_path):
     result = subprocess.run(_sample_run(tmp_path / "out", "--progress", "auto"), cwd=REPO,
                             capture_output=True, text=True, timeout=600)
@@ -203,6 +205,7 @@ def test_a_run_piped_with_progress_auto_prints_no_progress_line(tmp_path):
     assert "\r" not in result.stderr
 
 
+@pytest.mark.slow
 def test_worker_processes_report_through_the_folder_their_environment_names(monkeypatch):
     monkeypatch.setattr(progress, "FIRST_DRAW_SECONDS", 0.0)
     stream = FakeStream(tty=True)

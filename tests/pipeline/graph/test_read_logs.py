@@ -61,6 +61,7 @@ PIECES_OF_TEXT = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=PIECES_OF_TEXT, piece_bytes=st.integers(1, 12), scan_bytes=st.sampled_from([1, 3, 7, 1 << 20]))
 def test_pieces_read_the_lines_of_the_whole_file(parts, piece_bytes, scan_bytes, tmp_path, monkeypatch):
@@ -147,6 +148,7 @@ def test_the_last_piece_reads_what_was_written_after_the_cut(tmp_path):
     assert read[-1] == (101, decoded(b"written later"))
 
 
+@pytest.mark.slow
 def test_a_run_over_one_plain_file_in_pieces_writes_the_tables_of_reading_it_whole(tmp_path, monkeypatch):
     """The bundled sample as one plain access.log: read in pieces, in worker processes too, the
     run's tables and report counts are those of reading it whole in one process."""
@@ -186,6 +188,7 @@ def iis_argv(log: Path, out: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_pieces_of_a_w3c_file_audited_in_any_order_read_each_line_under_its_own_fields(tmp_path):
     log = iis_log(tmp_path / "u_ex261102.log")
     settings, _ = run_settings(iis_argv(log, tmp_path / "out"))
@@ -205,6 +208,7 @@ def test_pieces_of_a_w3c_file_audited_in_any_order_read_each_line_under_its_own_
     assert statuses(reversed(pieces)) == whole
 
 
+@pytest.mark.slow
 def test_a_w3c_file_in_pieces_reads_each_line_under_its_own_fields(tmp_path, monkeypatch):
     """Every piece reads its lines under the `#Fields:` line in force where it starts, as reading
     the file whole does."""

@@ -92,6 +92,7 @@ def _scenario_logs() -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("processes", [[], ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]])
 def test_each_verdict_is_judged_by_what_its_crawler_had_fetched(tmp_path, processes):
     verdicts = _run(tmp_path, _write_logs(tmp_path / "logs", _scenario_logs()), "out", *processes)
@@ -124,6 +125,7 @@ def test_each_verdict_is_judged_by_what_its_crawler_had_fetched(tmp_path, proces
     assert summary["ClaudeBot", "verified"]["before_refetch"] == 1
 
 
+@pytest.mark.slow
 def test_past_the_grace_without_a_refetch_it_is_a_plain_violation(tmp_path):
     logs = _write_logs(tmp_path / "logs", {"one.log": [
         log_line(HOST, _at(1), "/robots.txt", CLAUDEBOT, ip=CLAUDEBOT_IP),
@@ -133,6 +135,7 @@ def test_past_the_grace_without_a_refetch_it_is_a_plain_violation(tmp_path):
     assert stale["decision"] == "disallowed" and stale["unread_for_s"] == 25 * 3600.0
 
 
+@pytest.mark.slow
 def test_a_later_run_starts_from_the_earlier_runs_fetches(tmp_path):
     first = _write_logs(tmp_path / "day1", {"day1.log": [
         log_line(HOST, _at(1), "/robots.txt", CLAUDEBOT, ip=CLAUDEBOT_IP),
@@ -166,6 +169,7 @@ def test_a_prior_run_without_a_fetch_table_is_one_line_error(tmp_path, capsys):
     assert line.startswith("crawl-audit: ") and "no complete run" in line
 
 
+@pytest.mark.slow
 def test_the_pipeline_agrees_with_a_scan_of_every_earlier_fetch(tmp_path):
     rng = random.Random(28)
     crawlers = [(BINGBOT, BINGBOT_IP), (CLAUDEBOT, CLAUDEBOT_IP), (GOOGLEBOT, GOOGLE_IP), (GOOGLEBOT, ELSEWHERE)]
@@ -272,6 +276,7 @@ EVENTS = st.lists(
 SCENARIO_SPACING = timedelta(days=10)
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None)
 @given(scenarios=st.lists(EVENTS, min_size=1, max_size=3))
 def test_a_stream_agrees_with_a_scan_of_every_earlier_fetch(scenarios):
@@ -326,6 +331,7 @@ def test_a_stream_agrees_with_a_scan_of_every_earlier_fetch(scenarios):
     _followed_on_stream(auditor, stream, check, versions=versions)
 
 
+@pytest.mark.slow
 def test_a_fetch_later_than_the_allowed_lateness_is_a_dead_letter_and_counts_from_then_on():
     auditor = _stream_auditor()
     before = _audited(auditor, 1, log_line(HOST, _at(12), "/new", BINGBOT))
@@ -351,6 +357,7 @@ def test_a_fetch_later_than_the_allowed_lateness_is_a_dead_letter_and_counts_fro
     _followed_on_stream(auditor, stream, check)
 
 
+@pytest.mark.slow
 def test_a_stream_starts_from_the_fetches_an_earlier_run_carried_over():
     auditor = _stream_auditor()
     request = _audited(auditor, 1, log_line(HOST, _at(12), "/new", CLAUDEBOT, ip=CLAUDEBOT_IP))

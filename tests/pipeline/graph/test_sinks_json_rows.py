@@ -1,6 +1,8 @@
 """JSON Lines rows: the fast encoder writes what shaping a row and encoding it with `json` writes."""
 from __future__ import annotations
 
+import pytest
+
 import json
 from datetime import datetime, timezone
 
@@ -46,6 +48,7 @@ def _value(column):
 verdicts = st.fixed_dictionaries({name: _value(column) for name, column in VERDICT_COLUMNS.items()})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(verdicts)
 def test_a_verdict_in_its_shape_is_written_as_the_shaped_standard_encoding(verdict):
@@ -56,6 +59,7 @@ def test_a_verdict_in_its_shape_is_written_as_the_shaped_standard_encoding(verdi
     assert JsonRows(records.VERDICTS).line(verdict) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(verdicts, st.randoms())
 def test_a_row_out_of_shape_is_shaped_first(verdict, random):

@@ -2,6 +2,8 @@
 empty table still has its file."""
 from __future__ import annotations
 
+import pytest
+
 import json
 from datetime import datetime, timezone
 
@@ -35,6 +37,7 @@ def _write(out, rows: dict, tables: tuple, documents=()) -> None:
         created | WriteWholeTables(str(out), tables, documents)
 
 
+@pytest.mark.slow
 def test_each_table_is_one_file_and_an_empty_one_is_there_with_no_rows(tmp_path):
     summary = [_summary_row(f"bot{n}") for n in range(5)]
     _write(
@@ -52,6 +55,7 @@ def test_each_table_is_one_file_and_an_empty_one_is_there_with_no_rows(tmp_path)
     assert json.loads((tmp_path / "counts.json").read_text("utf-8")) == {"lines": 7, "verdicts": 5}
 
 
+@pytest.mark.slow
 def test_a_parquet_table_in_parts_keeps_its_schema_with_or_without_rows(tmp_path):
     for name, rows in (("some", [VERSION]), ("none", [])):
         with TestPipeline() as pipeline:

@@ -36,7 +36,7 @@ from pipeline.graph.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOr
 from matcher.line_auditor import VERDICT, LineAuditor
 from pipeline.tables.schema import bigquery_schema
 from crawl_delay_reference import KEYS, T0, brute_force, verdict, violation_tuple, window_tuple
-from helpers import REPO, run_audit, run_settings, stream_graph
+from helpers import REPO, run_audit, run_settings, sample_slice, stream_graph
 
 MINUTE = timedelta(minutes=1)
 BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -82,6 +82,7 @@ KEY = KEYS[0]
 ARRIVALS = [0, 55, 50, 63, 58, 125]  # seconds after 10:00, in arrival order
 
 
+@pytest.mark.slow
 def test_out_of_order_arrival_and_pairs_across_windows_match_the_sorted_order():
     v = {s: verdict(KEY, s, 10.0) for s in ARRIVALS}
     stream = (
@@ -103,6 +104,7 @@ def test_out_of_order_arrival_and_pairs_across_windows_match_the_sorted_order():
     run_stream(stream, MINUTE, timedelta(seconds=30), expected)
 
 
+@pytest.mark.slow
 def test_late_data_beyond_the_allowed_lateness_is_dead_lettered_not_dropped():
     v = {s: verdict(KEY, s, 10.0) for s in (*ARRIVALS, 59)}
     stream = (
@@ -171,6 +173,7 @@ def test_a_late_request_is_counted():
     assert (fn.requests.value, fn.late.value) == (2, 1)
 
 
+@pytest.mark.slow
 def test_streaming_and_batch_give_the_same_result_on_the_same_input():
     rng = random.Random(20261102)
     verdicts = [
@@ -247,6 +250,7 @@ def test_a_poll_passes_over_fifos_and_devices_without_opening_them(site):
     assert sorted(Path(out.value).name for out in poll(str(folder / "*.log")).outputs) == ["a.log", "d.log"]
 
 
+@pytest.mark.slow
 def test_a_fifo_among_the_logs_never_blocks_a_streaming_run_and_watch_for_ends_it(site):
     """For real, from the command line: `--watch-for` ends the job though a FIFO sits among the files."""
     folder = site / "incoming"
@@ -276,6 +280,7 @@ def _rows(folder: Path) -> list[dict]:
     return [json.loads(line) for part in folder.glob("part-*.jsonl") for line in part.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_the_folder_source_audits_files_that_appear_while_it_runs(site):
     """Runs for real on the embedded portable runner (FnApiRunner underneath, started without
     blocking): files are added after the start and their results appear while it runs. Its
@@ -398,6 +403,7 @@ def _stream_argv(site: Path, *flags: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_the_refreshing_graph_builds(site):
     # PeriodicImpulse does not run on the local runners, so the refresh is checked by construction.
     pipeline = stream_graph(
@@ -426,6 +432,7 @@ def test_the_refreshing_graph_builds(site):
 # ---- Deployment graphs, built offline
 
 
+@pytest.mark.slow
 def test_the_pubsub_to_bigquery_graph_builds_offline(site):
     pytest.importorskip("google.cloud.bigquery", reason="needs the [gcp] extra")
     pipeline = stream_graph(
@@ -554,6 +561,7 @@ def test_the_schema_command_prints_the_derived_schemas(capsys):
 # ---- Bounded worker state
 
 
+@pytest.mark.slow
 def test_a_long_stream_of_table_refreshes_keeps_the_worker_bounded():
     """Months of refreshes, each changing every host's current robots.txt: the worker keeps one
     parsed history per host, at most `max_histories` of them, and its memory stops growing."""
@@ -633,9 +641,10 @@ def _tables(out: Path) -> dict[str, list]:
     return tables
 
 
+@pytest.mark.slow
 def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
-    """The bundled sample's files appear in the watched folder a day at a time while the stream
-    runs; its verdicts (each judged by the robots.txt its crawler had fetched), dead letters,
+    """The bundled sample's files (the first quarter of each, `helpers.sample_slice`) appear in the
+    watched folder a day at a time while the stream runs; its verdicts (each judged by the robots.txt its crawler had fetched), dead letters,
     violations, windows and robots.txt fetches are a batch run's over the same files."""
     incoming = tmp_path / "incoming"
     incoming.mkdir()
@@ -646,9 +655,10 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     ]
     pipeline = stream_graph(argv)
     result = pipeline.run()
+    sliced = sample_slice(tmp_path / "sample")
     for day in ("2026-11-02", "2026-11-03", "2026-11-04"):
         time.sleep(2)
-        for sample in sorted((REPO / "samples" / "logs").glob(f"*.{day}.log.gz")):
+        for sample in sorted(sliced.glob(f"*.{day}.log.gz")):
             staged = tmp_path / sample.name
             staged.write_bytes(sample.read_bytes())
             staged.rename(incoming / sample.name)

@@ -70,6 +70,7 @@ def _stand_in(address: str, outcome: str, folder: Path) -> subprocess.CompletedP
     return subprocess.run(command, env=environment, cwd=folder, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "outcome, status", [("return", 0), ("exit", 3), ("raise", 1), ("killed", 1)], ids=str
 )
@@ -82,6 +83,7 @@ def test_a_forked_worker_is_its_stand_in_as_far_as_anyone_can_tell(server, tmp_p
         assert "RuntimeError: the harness broke" in finished.stderr
 
 
+@pytest.mark.slow
 def test_stand_ins_are_served_side_by_side(server, tmp_path):
     environment = {**os.environ, "WORK_OUTCOME": "return"}
     command = [sys.executable, "-I", "-S", str(_STAND_IN), server]
@@ -102,6 +104,7 @@ def test_a_stand_in_without_a_server_fails(tmp_path):
     assert b"FileNotFoundError" in finished.stderr
 
 
+@pytest.mark.slow
 def test_the_fork_server_of_a_run_is_stopped_and_leaves_nothing_behind():
     with worker_forks.fork_server() as command:
         assert command is not None and "worker_stand_in.py" in command
@@ -110,6 +113,7 @@ def test_the_fork_server_of_a_run_is_stopped_and_leaves_nothing_behind():
     assert not Path(address).parent.exists()
 
 
+@pytest.mark.slow
 def test_a_local_run_in_worker_processes_forks_them_from_the_server(tmp_path):
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     with workers.forked_workers(preload=()) as runner:
@@ -127,6 +131,7 @@ def test_a_local_run_in_worker_processes_forks_them_from_the_server(tmp_path):
             assert_that(parents, equal_to([True]))
 
 
+@pytest.mark.slow
 def test_workers_import_the_audit_s_own_packages_from_a_folder_that_has_its_own(tmp_path, monkeypatch):
     # A user's project folder may well hold a `pipeline` or `matcher` package of its own.
     for name in ("pipeline", "matcher"):
@@ -142,6 +147,7 @@ def test_workers_import_the_audit_s_own_packages_from_a_folder_that_has_its_own(
             assert_that(shown, equal_to([printable("a\x1bb")]))
 
 
+@pytest.mark.slow
 def test_a_worker_leaves_what_the_server_imported_out_of_its_collections():
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     with workers.forked_workers(preload=("pipeline.graph.build",)) as runner:

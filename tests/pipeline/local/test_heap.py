@@ -36,6 +36,7 @@ def _arenas(mode: str) -> int:
     return sum(1 for line in done.stderr.splitlines() if line.startswith("Arena "))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(heap._mallopt() is None, reason="the C library has no mallopt (not glibc)")
 def test_a_capped_process_keeps_two_heaps_however_many_threads_allocate():
     assert _arenas("uncapped") > heap.ARENAS

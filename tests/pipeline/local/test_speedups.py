@@ -24,6 +24,7 @@ def _plan(tmp_path: Path, sizes: list[int], *flags: str, suffix: str = ".log"):
     return settings, options, files
 
 
+@pytest.mark.slow
 def test_large_local_input_is_read_in_forked_worker_processes_one_per_core(tmp_path, monkeypatch):
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
     settings, options, files = _plan(tmp_path, [LARGE, LARGE, LARGE], "--runner=FnApiRunner")
@@ -36,6 +37,7 @@ def test_large_local_input_is_read_in_forked_worker_processes_one_per_core(tmp_p
     assert not spill.exists()
 
 
+@pytest.mark.slow
 def test_one_large_plain_file_is_read_in_worker_processes_too(tmp_path, monkeypatch):
     """It is read in pieces, as many files are."""
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)

@@ -2,6 +2,8 @@
 bundle or process wrote it, and the folder goes when the run is over."""
 from __future__ import annotations
 
+import pytest
+
 import os
 from collections import defaultdict
 
@@ -37,6 +39,7 @@ def test_spilled_values_come_back_by_key_whichever_bundle_wrote_them(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_grouping_on_disk_groups_as_group_by_key_does_and_removes_its_folder():
     pairs = [(KEYS[n % len(KEYS)], f"value {n}".encode()) for n in range(200)]
     expected = {key: sorted(value for k, value in pairs if k == key) for key in KEYS}

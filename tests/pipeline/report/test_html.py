@@ -168,6 +168,7 @@ def whatif_out(sample_run, tmp_path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_whatif_counts_every_flip_of_the_host_and_writes_them(whatif_out, tmp_path, capsys):
     proposed = tmp_path / "robots-next.txt"
     proposed.write_text(PROPOSAL)
@@ -195,6 +196,7 @@ def test_whatif_counts_every_flip_of_the_host_and_writes_them(whatif_out, tmp_pa
     assert htmldom.number(rows[2][1]) == digest["flipped"]["allowed-to-disallowed"]
 
 
+@pytest.mark.slow
 def test_whatif_reads_a_parquet_run_alike(whatif_out, sample_run_parquet, tmp_path):
     proposed = tmp_path / "robots-next.txt"
     proposed.write_text(PROPOSAL)
@@ -206,6 +208,7 @@ def test_whatif_reads_a_parquet_run_alike(whatif_out, sample_run_parquet, tmp_pa
     assert (parquet_copy / "whatif" / "flips.jsonl").read_text() == (whatif_out / "whatif" / "flips.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_whatif_takes_only_the_requests_in_the_time_range(whatif_out, tmp_path, capsys):
     proposed = tmp_path / "robots-next.txt"
     proposed.write_text(PROPOSAL)
@@ -249,6 +252,7 @@ def _describe_run(out: Path) -> None:
     (out / run_folder.MANIFEST).write_text(json.dumps(manifest))
 
 
+@pytest.mark.slow
 def test_the_report_stays_small_however_many_hosts_crawlers_and_paths(tmp_path):
     """Top-N lists and per-bucket totals: a run with 400 hosts, 300 crawlers, 40,000 distinct
     paths over 90 days gives a page of the same size class as the sample's."""

@@ -46,6 +46,7 @@ def section(dom_text: str, ident: str) -> str:
     return dom_text[start:dom_text.index("</section>", start)]
 
 
+@pytest.mark.slow
 def test_disallowed_requests_of_a_crawler_leave_out_those_spoofing_it(chromium, sample_run, tmp_path):
     dom_text, console = browse(chromium, sample_run / "report.html", tmp_path / "profile", "--dump-dom")
     assert console == []
@@ -56,6 +57,7 @@ def test_disallowed_requests_of_a_crawler_leave_out_those_spoofing_it(chromium, 
     assert "Googlebot: 56" not in text
 
 
+@pytest.mark.slow
 def test_a_spoofed_claim_is_listed_apart_with_its_identity(chromium, burst_report, tmp_path):
     dom_text, console = browse(chromium, burst_report / "report.html", tmp_path / "profile", "--dump-dom")
     assert console == []
@@ -64,6 +66,7 @@ def test_a_spoofed_claim_is_listed_apart_with_its_identity(chromium, burst_repor
     assert "Claimed bingbot, not proven: 5 requests disallowed of any kind (spoofed 5)" in text
 
 
+@pytest.mark.slow
 def test_a_zero_second_gap_draws_a_visible_bar(chromium, burst_report, tmp_path):
     dom_text, _ = browse(chromium, burst_report / "report.html", tmp_path / "profile", "--dump-dom")
     chart = section(dom_text, "crawl-delay")
@@ -72,6 +75,7 @@ def test_a_zero_second_gap_draws_a_visible_bar(chromium, burst_report, tmp_path)
     assert "0 s" in htmldom.read(chart).text
 
 
+@pytest.mark.slow
 def test_two_robots_versions_are_two_colours_and_numbered(chromium, burst_report, tmp_path):
     dom_text, _ = browse(chromium, burst_report / "report.html", tmp_path / "profile", "--dump-dom")
     strip = section(dom_text, "robots-versions")
@@ -81,6 +85,7 @@ def test_two_robots_versions_are_two_colours_and_numbered(chromium, burst_report
     assert numbers == ["1", "2"]
 
 
+@pytest.mark.slow
 def test_host_names_do_not_wrap_inside_a_name(chromium, burst_report, tmp_path):
     """The page as written, plus a script (the page's own policy runs none) that counts the
     lines each host cell takes in a narrow window."""

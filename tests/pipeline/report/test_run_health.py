@@ -73,6 +73,7 @@ def banner(chromium_path: str, out: Path, profile: Path) -> tuple[str, list[str]
     return dom.text, [attrs["data-check"] for tag, attrs in dom.elements if tag == "li"]
 
 
+@pytest.mark.slow
 def test_a_combined_log_without_default_host_says_so_and_names_the_flag(tmp_path, capsys, chromium):
     said, out = audit(tmp_path, capsys)
     section = health_section(said)
@@ -87,6 +88,7 @@ def test_a_combined_log_without_default_host_says_so_and_names_the_flag(tmp_path
     assert "run health: every check passed" in fixed
 
 
+@pytest.mark.slow
 def test_a_host_the_table_does_not_have_lists_the_closest_spelling(tmp_path, capsys, chromium):
     said, out = audit(tmp_path, capsys, host="www.mysite.test", fmt="host_combined")
     section = health_section(said)
@@ -98,6 +100,7 @@ def test_a_host_the_table_does_not_have_lists_the_closest_spelling(tmp_path, cap
     assert "www.mysite.test: 40 requests; the table's closest: mysite.test" in text
 
 
+@pytest.mark.slow
 def test_a_wrong_log_format_names_the_format_that_reads_the_lines(tmp_path, capsys, chromium):
     said, out = audit(tmp_path, capsys, fmt="common")
     section = health_section(said)
@@ -108,6 +111,7 @@ def test_a_wrong_log_format_names_the_format_that_reads_the_lines(tmp_path, caps
     assert "Fix: --log-format combined" in text
 
 
+@pytest.mark.slow
 def test_requests_before_the_first_robots_version_say_the_table_is_too_young(tmp_path, capsys, chromium):
     said, out = audit(tmp_path, capsys, "--default-host=mysite.test", start=datetime(2026, 11, 5, 8, tzinfo=timezone.utc))
     section = health_section(said)
@@ -118,6 +122,7 @@ def test_requests_before_the_first_robots_version_say_the_table_is_too_young(tmp
     assert checks == ["before-history"]
 
 
+@pytest.mark.slow
 def test_no_range_snapshot_and_dns_off_says_update_ranges_or_dns_live(tmp_path, capsys, chromium):
     empty = tmp_path / "ranges"
     empty.mkdir()
@@ -131,17 +136,20 @@ def test_no_range_snapshot_and_dns_off_says_update_ranges_or_dns_live(tmp_path, 
     assert "crawl-audit update-ranges" in text and "--dns live" in text
 
 
+@pytest.mark.slow
 def test_fail_on_turns_a_chosen_check_into_an_exit_code(tmp_path, capsys):
     said, _ = audit(tmp_path, capsys, "--fail-on=no-host", expect=1)
     assert "[no-host]" in said
     assert "run health: failing on no-host" in said
 
 
+@pytest.mark.slow
 def test_fail_on_ignores_a_check_that_found_nothing(tmp_path, capsys):
     said, _ = audit(tmp_path, capsys, "--default-host=mysite.test", "--fail-on=no-host,dead-letters")
     assert "run health: every check passed" in said
 
 
+@pytest.mark.slow
 def test_fail_on_any_fails_for_every_check(tmp_path, capsys):
     audit(tmp_path, capsys, "--fail-on=any", fmt="common", expect=1)
 
@@ -157,6 +165,7 @@ def test_fail_on_an_unknown_check_is_refused_before_work(tmp_path, capsys):
 
 
 
+@pytest.mark.slow
 def test_a_stream_says_at_launch_what_it_will_not_be_able_to_judge(tmp_path, capsys):
     """A stream has no closing summary: building one says which crawlers have a range source
     without a snapshot within the window of today, with DNS off, and a --default-host the robots table lacks."""

@@ -72,6 +72,7 @@ def _proposal(tmp_path: Path) -> Path:
     return proposal
 
 
+@pytest.mark.slow
 def test_report_replaces_a_planted_report_html_link_and_leaves_its_target_alone(out, tmp_path, capsys):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
@@ -110,6 +111,7 @@ def test_report_follows_no_link_to_a_table(out, tmp_path, capsys, planted):
     _refused(capsys, ["report", str(out)], f"{shown} is a symbolic link")
 
 
+@pytest.mark.slow
 def test_report_refuses_a_fifo_table_without_waiting_for_a_writer(out):
     part = _part(out, "robots_versions")
     part.unlink()

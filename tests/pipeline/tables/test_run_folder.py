@@ -68,6 +68,7 @@ def _manifest(folder: Path) -> dict:
     return json.loads((folder / MANIFEST).read_text())
 
 
+@pytest.mark.slow
 def test_a_run_writes_a_manifest_that_lists_every_file(audited_site):
     site = audited_site
     out = site / "out"
@@ -103,6 +104,7 @@ def test_a_used_out_is_refused_without_overwrite(site_with_run, capsys):
     assert sorted(p.name for p in site.iterdir()) == ["access.log", "out", "robots.jsonl"]
 
 
+@pytest.mark.slow
 def test_overwrite_replaces_a_run_whole_whatever_its_format(site_with_run, capsys):
     site = site_with_run
     assert run_audit(_argv(site, "--format=parquet", "--overwrite")) == 0
@@ -129,6 +131,7 @@ def test_overwrite_removes_only_what_a_run_wrote(site, audited_site, capsys):
     assert (out / "verdicts" / "mine.txt").exists()
 
 
+@pytest.mark.slow
 def test_a_run_that_fails_half_way_leaves_nothing(site, monkeypatch):
     real_write = graph.write_outputs
 
@@ -179,6 +182,7 @@ def test_a_batch_out_must_be_a_local_folder():
         RunFolder.prepare("gs://bucket/out", overwrite=False)
 
 
+@pytest.mark.slow
 def test_a_run_killed_outright_leaves_no_out_folder(site):
     """kill -9 while the pipeline runs: `out` never appears; the partial folder beside it is no run."""
     line = LINES[0]
