@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -21,17 +24,24 @@ def silent_resolver():
         yield f"127.0.0.1:{sink.getsockname()[1]}"
 
 
-@pytest.fixture
-def site_resolver(tmp_path):
-    """dnsmasq answering site.example with 127.0.0.1, on whose closed port no server listens."""
+@contextmanager
+def _dnsmasq(folder: Path, records: list[str]) -> Iterator[str]:
+    """HOST:PORT of a dnsmasq serving `records`, site.example among them."""
     binary = dnsmasq_binary()
     if binary is None:
         if os.environ.get("CI") == "true":
             pytest.fail("dnsmasq not found; CI=true requires it")
         pytest.skip("dnsmasq not found (Debian package dnsmasq-base)")
-    (tmp_path / "dns").mkdir()
-    with running_dnsmasq(binary, tmp_path / "dns", ["--host-record=site.example,127.0.0.1"], probe="site.example") as server:
+    folder.mkdir()
+    with running_dnsmasq(binary, folder, records, probe="site.example") as server:
         yield f"127.0.0.1:{server.port}"
+
+
+@pytest.fixture
+def site_resolver(tmp_path):
+    """dnsmasq answering site.example with 127.0.0.1, on whose closed port no server listens."""
+    with _dnsmasq(tmp_path / "dns", ["--host-record=site.example,127.0.0.1"]) as address:
+        yield address
 
 
 @pytest.mark.slow
@@ -60,15 +70,8 @@ def test_a_site_that_does_not_answer_is_recorded_as_unreachable(tmp_path, capsys
 @pytest.fixture
 def nxdomain_resolver(tmp_path):
     """dnsmasq answering NXDOMAIN for every name but site.example (127.0.0.1, where nothing listens)."""
-    binary = dnsmasq_binary()
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("dnsmasq not found; CI=true requires it")
-        pytest.skip("dnsmasq not found (Debian package dnsmasq-base)")
-    (tmp_path / "dns").mkdir()
-    records = ["--address=/#/", "--host-record=site.example,127.0.0.1"]
-    with running_dnsmasq(binary, tmp_path / "dns", records, probe="site.example") as server:
-        yield f"127.0.0.1:{server.port}"
+    with _dnsmasq(tmp_path / "dns", ["--address=/#/", "--host-record=site.example,127.0.0.1"]) as address:
+        yield address
 
 
 @pytest.mark.slow
