@@ -46,6 +46,8 @@ __all__ = [
     "DNS_ANSWERS_TABLE",
     "CHANGES",
     "CHANGES_TABLE",
+    "SERVED",
+    "SERVED_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
@@ -112,6 +114,10 @@ VERDICTS = (
         " as evidence; it never picks the robots.txt",
     ),
     Column("status", "int", "HTTP response status"),
+    Column(
+        "bytes", "int",
+        "response size as logged (`-`, a response without a body, counts as 0); null when the log has no size field",
+    ),
     Column("user_agent", "string", "User-Agent as logged"),
     Column("source", "string", "log file and line number", False),
     Column("crawler", "string", "crawler claimed by the User-Agent (registry name or product token)"),
@@ -274,6 +280,22 @@ SUMMARY = (
         "preference_conflicts", "int",
         "requests (of any decision) whose crawler's purpose a usage preference in force refused", False,
     ),
+    Column("bytes", "int", "the requests' response sizes summed; null when none of them logged a size"),
+)
+
+SERVED = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic (as in summary)"),
+    Column("identity", "string", "identity status", False),
+    Column("decision", "string", "the verdicts' decision", False),
+    Column(
+        "status_class", "string",
+        "1xx | 2xx | 3xx | 4xx | 5xx by the first digit of a status of 100-599, other for any other logged value,"
+        " none when the log wrote no status",
+        False,
+    ),
+    Column("requests", "int", "requests; per crawler, identity and decision they add up to summary's", False),
+    Column("bytes", "int", "their response sizes summed; null when none of them logged a size"),
 )
 
 _CRAWL_DELAY_KEY = (
@@ -398,6 +420,8 @@ WHATIF_FLIPS_TABLE = "whatif_flips"
 DNS_ANSWERS_TABLE = "dns_answers"
 # One row per host, robots.txt change, crawler and identity that requested a path the change turned.
 CHANGES_TABLE = "changes"
+# One row per host, crawler, identity, decision and status class: what the server answered.
+SERVED_TABLE = "served"
 # Not a record table: one JSON object, the lines read and where each went.
 COUNTS_TABLE = "counts"
 # Not a record table either: one JSON object, what the HTML report counts of the verdicts
@@ -418,6 +442,7 @@ TABLES = {
     WHATIF_FLIPS_TABLE: WHATIF_FLIPS,
     DNS_ANSWERS_TABLE: DNS_ANSWERS,
     CHANGES_TABLE: CHANGES,
+    SERVED_TABLE: SERVED,
 }
 
 

@@ -25,6 +25,7 @@ from itertools import islice
 
 from matcher.health import identity_note
 from matcher.records import rfc3339
+from matcher.served import answer
 from matcher.timerange import LATEST, parse_timestamp, shifted
 
 __all__ = [
@@ -68,7 +69,7 @@ AUTOMATED = "automated"
 AGENT = "agent"
 # Client kinds the crawler sections leave out: each has its own section.
 _NOT_CRAWLERS = frozenset({AUTOMATED, AGENT})
-_ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", *_DAY_AT})
+_ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", "disallowed_answers", *_DAY_AT})
 
 
 def label(verdict: Mapping) -> str:
@@ -194,6 +195,8 @@ class ReportCounts:
     # and UTC day; and what stood in the way of an identity, by crawler, note and day
     unjudged: Counter = field(default_factory=Counter)  # (reason, host, day)
     identity_notes: Counter = field(default_factory=Counter)  # (label, note, day)
+    # what the server answered the crawlers' disallowed requests (`matcher.served.answer`)
+    disallowed_answers: Counter = field(default_factory=Counter)  # (label, identity, answer)
     # (label, identity) -> its totals and top rows
     disallowed: dict[tuple[str, str], CrawlerDisallowed] = field(default_factory=dict)
 
@@ -236,6 +239,8 @@ class ReportCounts:
                 continue
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
+            if is_disallowed(verdict):
+                self.disallowed_answers[name, verdict["identity"], answer(verdict["status"])] += 1
             if verdict["decision"] == "unknown":
                 self.unjudged[verdict["reason"], verdict["host"], day] += 1
             note = identity_note(verdict["identity"], verdict["identity_method"], verdict["identity_evidence"])
@@ -258,6 +263,7 @@ class ReportCounts:
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
             ("automated_disallowed", self.automated_disallowed), ("llms_txt", self.llms_txt),
             ("conflicts", self.conflicts), ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
+            ("disallowed_answers", self.disallowed_answers),
         )
 
     def to_json(self) -> dict:

@@ -195,7 +195,7 @@ class PresetParser:
             target,
             path,
             None if status in ("-", None) or status.startswith("-") else int(status),
-            None if size in ("-", None) else int(size.lstrip("+")),
+            None if size is None else 0 if size == "-" else int(size.lstrip("+")),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),

@@ -41,6 +41,7 @@ from matcher.records import (
     REPORT_COUNTS_TABLE,
     ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    SERVED_TABLE,
     SIGNATURE_REUSE_TABLE,
     SUMMARY_TABLE,
     VERDICTS_TABLE,
@@ -62,6 +63,7 @@ from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines, first_lines
 from pipeline.graph.robots_fetches import FollowRobotsFetches, FollowRobotsFetchesOnStream
 from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
+from pipeline.graph.served import Served
 from pipeline.graph.signature_reuse import SignatureReuse
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
@@ -76,7 +78,7 @@ DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 GROWING_TABLES = (
     DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE, CHANGES_TABLE,
 )
-WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE)
+WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE, SERVED_TABLE)
 
 
 def build(
@@ -119,6 +121,7 @@ def build(
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
+    outputs[SERVED_TABLE] = verdict_batches | "Served" >> Served()
     outputs[CHANGES_TABLE] = verdict_batches | "AuditChanges" >> AuditChanges(
         robots, followed["histories"], auditor.registry
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import difflib
 import hashlib
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from html import escape
 from pathlib import Path
@@ -27,8 +27,10 @@ from pipeline.report import robots_readers
 from pipeline.report import health
 from pipeline.tables.files import write_member, write_whole
 from pipeline.report.figures import (
-    ALL_DISALLOWED, CLAIMED, DECISIONS, HEADINGS, IDENTITY_ORDER, Figures, Split, figures, identity_words,
+    ALL_DISALLOWED, CLAIMED, DECISIONS, HEADINGS, IDENTITY_ORDER, Figures, Split, byte_size, figures, identity_words,
+    total as figures_total,
 )
+from matcher.served import OTHER_REFUSAL, REFUSALS, SERVED
 from pipeline.report.data import TOP_ADDRESSES, CrawlerDisallowed, Disallowed, ReportData, gather
 
 SECTIONS = (
@@ -113,7 +115,7 @@ def render(data: ReportData) -> str:
     figs = figures(data.summary.rows)
     sections = [
         _overview(data),
-        _crawlers(figs),
+        _crawlers(figs, data),
         _timeline(data),
         _disallowed(data),
         _spoofing(data),
@@ -241,7 +243,7 @@ def _overview(data: ReportData) -> str:
     )
 
 
-_SPLIT_HEADERS = ("requests",) + tuple(HEADINGS[column] for column in DECISIONS)
+_SPLIT_HEADERS = ("requests", "bytes") + tuple(HEADINGS[column] for column in DECISIONS)
 _DISALLOWED_NOTE = (
     " Disallowed: plainly, by the robots.txt the crawler had or should have had. Within grace: disallowed"
     " by the version in effect, allowed by one the crawler may still have cached. Before refetch:"
@@ -254,14 +256,20 @@ def _split_table(name: str, splits: Sequence[Split], ident: str, total: str) -> 
     """Requests per crawler and identity split by every decision, with the total row."""
     return _table(
         (name, "identity") + _SPLIT_HEADERS,
-        [(s.name, identity_words(s.identity)) + s.cells() for s in splits],
+        [(s.name, identity_words(s.identity)) + _split_cells(s) for s in splits],
         2,
         ident,
-        (total, "") + tuple(sum(column) for column in zip(*(s.cells() for s in splits))),
+        (total, "") + _split_cells(figures_total(total, splits)),
     )
 
 
-def _crawlers(figs: Figures) -> str:
+def _split_cells(split: Split) -> tuple:
+    """requests, the bytes sent, then each decision."""
+    requests, *decisions = split.cells()
+    return (requests, byte_size(split.bytes), *decisions)
+
+
+def _crawlers(figs: Figures, data: ReportData) -> str:
     rows = figs.crawlers
     shown = rows[:TOP_CRAWLERS]
     chart = charts.stacked_bars(
@@ -283,6 +291,7 @@ def _crawlers(figs: Figures) -> str:
             _split_table("claimed crawler", figs.claims, "claims-table", "all claims not proven"),
         ]
     parts.append(_purposes(figs))
+    parts.append(_disallowed_answers(data))
     return _section(
         "crawlers",
         "Per crawler and identity: requests and how robots.txt decided them; each row's decisions add up"
@@ -292,13 +301,57 @@ def _crawlers(figs: Figures) -> str:
     )
 
 
+def _disallowed_answers(data: ReportData) -> str:
+    """Per crawler, what the server answered its own disallowed requests: robots.txt says no, and
+    the server may still have sent the page, or refused it at the edge."""
+    per_crawler: dict[str, Counter] = defaultdict(Counter)
+    for (crawler, identity, answered), n in data.counts.disallowed_answers.items():
+        if identity not in CLAIMED:
+            per_crawler[crawler][answered] += n
+    if not per_crawler:
+        return ""
+    ranked = sorted(per_crawler.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    items = "".join(
+        f'<li data-answers="{escape(crawler)}">{escape(_answers_sentence(crawler, answers))}</li>'
+        for crawler, answers in ranked[:TOP_CRAWLERS]
+    )
+    return (
+        "<h3>What the server answered disallowed requests</h3>"
+        '<p class="note">Each crawler\'s own requests of any disallowed decision: served (2xx) although'
+        " robots.txt disallowed them, or refused (4xx, with 401, 403, 451 and 429 named); per status class"
+        " in served/.</p>"
+        + _more(len(ranked), TOP_CRAWLERS, "crawlers")
+        + f"<ul>{items}</ul>"
+    )
+
+
+def _answers_sentence(crawler: str, answers: Counter) -> str:
+    """`GPTBot: 120 disallowed of any kind: 100 still served, 15 refused (403 12, 429 3), 5 otherwise answered (3xx 5)`."""
+    refused = [(str(code), answers[str(code)]) for code in REFUSALS if answers[str(code)]]
+    if answers[OTHER_REFUSAL]:
+        refused.append((OTHER_REFUSAL, answers[OTHER_REFUSAL]))
+    others = sorted(
+        ((kind, n) for kind, n in answers.items() if n and kind != SERVED and kind not in dict(refused)),
+        key=lambda kv: kv[0],
+    )
+    text = (
+        f"{crawler}: {sum(answers.values()):,} {ALL_DISALLOWED}: {answers[SERVED]:,} still served,"
+        f" {sum(n for _, n in refused):,} refused"
+    )
+    if refused:
+        text += " (" + ", ".join(f"{kind} {n:,}" for kind, n in refused) + ")"
+    if others:
+        text += f", {sum(n for _, n in others):,} otherwise answered (" + ", ".join(f"{k} {n:,}" for k, n in others) + ")"
+    return text
+
+
 def _purposes(figs: Figures) -> str:
     """The crawlers' own requests per purpose; a crawler of several purposes counts under each."""
     return (
         '<h3>By purpose</h3><p class="note">What the registry says each crawler fetches for'
         " (docs/semantics.md § Purpose), of the crawlers' own requests; a crawler of several purposes is"
         " counted under each.</p>"
-        + _table(("purpose",) + _SPLIT_HEADERS, [(s.name,) + s.cells() for s in figs.purposes], 1, "purpose-table")
+        + _table(("purpose",) + _SPLIT_HEADERS, [(s.name,) + _split_cells(s) for s in figs.purposes], 1, "purpose-table")
     )
 
 

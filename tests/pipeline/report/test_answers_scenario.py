@@ -1,0 +1,160 @@
+"""What the server answered and sent, audited end to end: `crawl-audit run` once on a site whose
+robots.txt starts disallowing /new, where GPTBot is served /new before the change and refused
+403 after it, ClaudeBot is served a disallowed /private, bingbot is refused 451 and 429, and a
+spoofed Googlebot is refused 401. The verdicts, the summary, the served table, the closing
+summary and report.html (as run and as `report` rebuilds it) are read back row by row."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+import htmldom
+from helpers import BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, crawl_audit, log_line, read_jsonl, run_audit, write_jsonl
+from matcher import records
+from pipeline.tables import reading as tables
+from pipeline.tables.run_folder import read_manifest
+
+HOST = "www.example.com"
+T0 = datetime(2026, 11, 2, tzinfo=timezone.utc)
+BEFORE = "User-agent: *\nDisallow: /private\n"
+AFTER = "User-agent: *\nDisallow: /private\nDisallow: /new\n"
+CLAUDEBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)"
+CLAUDEBOT_IP = "216.73.216.10"
+GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+GPTBOT_IP = "20.171.206.5"
+ELSEWHERE = "203.0.113.9"  # in no crawler's range: a Googlebot from here is spoofed
+
+
+def at(hours: float) -> datetime:
+    return T0 + timedelta(hours=hours)
+
+
+# (hours, path, agent, address, status, size as logged)
+REQUESTS = [
+    (1, "/robots.txt", GPTBOT, GPTBOT_IP, 200, "40"),
+    (2, "/new", GPTBOT, GPTBOT_IP, 200, "1000"),  # allowed then, and served
+    (10.5, "/robots.txt", GPTBOT, GPTBOT_IP, 200, "60"),  # re-reads the change
+    (12, "/new", GPTBOT, GPTBOT_IP, 403, "-"),  # disallowed now, and refused at the edge
+    (13, "/new", GPTBOT, GPTBOT_IP, 403, "150"),
+    (3, "/private/a", CLAUDEBOT, CLAUDEBOT_IP, 200, "2048"),  # disallowed, still served
+    (4, "/private/b", BINGBOT, BINGBOT_IP, 451, "300"),
+    (5, "/private/c", BINGBOT, BINGBOT_IP, 429, "-"),
+    (6, "/private/d", GOOGLEBOT, ELSEWHERE, 401, "20"),  # a claim not proven: not Googlebot's own
+]
+
+
+def scenario_argv(folder: Path) -> list[str]:
+    lines = []
+    for hours, path, agent, ip, status, size in REQUESTS:
+        line = log_line(HOST, at(hours), path, agent, ip=ip, status=status)
+        lines.append(line.replace(f'" {status} 512 "', f'" {status} {size} "'))
+    (folder / "access.log").write_text("".join(line + "\n" for line in lines))
+    write_jsonl(folder / "robots.jsonl", [
+        {"host": HOST, "effective_from": "2026-11-02T00:00:00Z", "status": 200, "body": BEFORE},
+        {"host": HOST, "effective_from": "2026-11-02T10:00:00Z", "status": 200, "body": AFTER},
+    ])
+    return [
+        f"--logs={folder / 'access.log'}", "--log-format=host_combined", f"--robots={folder / 'robots.jsonl'}",
+        f"--ranges={REPO / 'samples/ranges'}", "--runner=FnApiRunner",
+    ]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("answers")
+    out = folder / "out"
+    closing = io.StringIO()
+    with contextlib.redirect_stdout(closing):
+        assert run_audit([*scenario_argv(folder), f"--out={out}"]) == 0
+    (out / "report.html").rename(folder / "first.html")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert crawl_audit(["report", str(out), "--html", str(out / "report.html")]) == 0
+    return {
+        "out": out, "closing": closing.getvalue(),
+        "first": (folder / "first.html").read_text(encoding="utf-8"),
+        "page": (out / "report.html").read_text(encoding="utf-8"),
+    }
+
+
+@pytest.mark.slow
+def test_each_verdict_carries_the_logged_size_and_a_dash_is_nothing_sent(run):
+    verdicts = {(v["crawler"], v["path"], v["ts"]): v["bytes"] for v in read_jsonl(run["out"] / "verdicts", "part*")}
+    assert verdicts[("GPTBot", "/new", "2026-11-02T12:00:00Z")] == 0
+    assert verdicts[("GPTBot", "/new", "2026-11-02T13:00:00Z")] == 150
+    assert verdicts[("ClaudeBot", "/private/a", "2026-11-02T03:00:00Z")] == 2048
+    assert sorted(verdicts.values()) == sorted(0 if r[5] == "-" else int(r[5]) for r in REQUESTS)
+
+
+@pytest.mark.slow
+def test_the_served_table_row_by_row(run):
+    rows = {
+        (r["crawler"], r["identity"], r["decision"], r["status_class"]): (r["requests"], r["bytes"])
+        for r in tables.rows(run["out"], records.SERVED_TABLE)
+        if r["host"] == HOST
+    }
+    assert rows == {
+        ("GPTBot", "verified", "allowed", "2xx"): (3, 1100),
+        ("GPTBot", "verified", "disallowed", "4xx"): (2, 150),
+        ("ClaudeBot", "verified", "disallowed", "2xx"): (1, 2048),
+        ("bingbot", "verified", "disallowed", "4xx"): (2, 300),
+        ("Googlebot", "spoofed", "disallowed", "4xx"): (1, 20),
+    }
+    assert "served" in read_manifest(str(run["out"]))["tables"]
+
+
+@pytest.mark.slow
+def test_served_requests_add_up_to_the_summary_per_crawler_identity_and_decision(run):
+    summary = list(tables.rows(run["out"], records.SUMMARY_TABLE))
+    expected: Counter = Counter()
+    for row in summary:
+        for decision, column in records.DECISION_COLUMNS:
+            if row[column]:
+                expected[row["crawler"], row["identity"], decision] += row[column]
+    served: Counter = Counter()
+    for row in tables.rows(run["out"], records.SERVED_TABLE):
+        served[row["crawler"], row["identity"], row["decision"]] += row["requests"]
+    assert served == expected and served
+    assert {(r["crawler"], r["identity"]): r["bytes"] for r in summary} == {
+        ("GPTBot", "verified"): 1250, ("ClaudeBot", "verified"): 2048, ("bingbot", "verified"): 300,
+        ("Googlebot", "spoofed"): 20,
+    }
+
+
+def _crawler_table(page: str) -> dict:
+    header, rows, _ = htmldom.read(page).table("crawler-table")
+    return {(r[0], r[1]): r[header.index("bytes")] for r in rows}
+
+
+@pytest.mark.slow
+def test_bytes_are_shown_beside_requests_in_the_text_and_on_the_page(run):
+    assert _crawler_table(run["page"]) == {
+        ("GPTBot", "verified"): "1,250", ("ClaudeBot", "verified"): "2,048", ("bingbot", "verified"): "300",
+    }
+    header_line = next(line for line in run["closing"].split("\n") if line.startswith("crawler "))
+    assert re.split(r"\s{2,}", header_line.strip())[:4] == ["crawler", "identity", "requests", "bytes"]
+    gptbot = next(line for line in run["closing"].split("\n") if line.startswith("GPTBot "))
+    assert re.split(r"\s{2,}", gptbot.strip())[2:4] == ["5", "1,250"]
+    purpose_header, *_ = htmldom.read(run["page"]).tables["purpose-table"]
+    assert purpose_header[:3] == ["purpose", "requests", "bytes"]
+
+
+@pytest.mark.slow
+def test_the_crawler_section_says_what_the_server_answered_disallowed_requests(run):
+    for page in (run["first"], run["page"]):  # as run, and as `report` rebuilds it
+        answers = {
+            name: htmldom.read(item).text
+            for name, item in re.findall(r'<li data-answers="([^"]*)">(.*?)</li>', page)
+        }
+        assert answers == {
+            "GPTBot": "GPTBot: 2 disallowed of any kind: 0 still served, 2 refused (403 2)",
+            "bingbot": "bingbot: 2 disallowed of any kind: 0 still served, 2 refused (451 1, 429 1)",
+            "ClaudeBot": "ClaudeBot: 1 disallowed of any kind: 1 still served, 0 refused",
+        }
+        section = page[page.index('<section id="crawlers"'):page.index('<section id="timeline"')]
+        assert 'data-answers="GPTBot"' in section
