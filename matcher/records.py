@@ -48,6 +48,8 @@ __all__ = [
     "CHANGES_TABLE",
     "SERVED",
     "SERVED_TABLE",
+    "REFERRALS",
+    "REFERRALS_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
@@ -404,6 +406,19 @@ CHANGES = (
     ),
 )
 
+REFERRALS = (
+    Column("host", "string", "site host the visit was made to"),
+    Column("operator", "string", "the operator whose service the Referer or utm_source names (registry referrers)", False),
+    Column("day", "string", "UTC day of the visits, YYYY-MM-DD", False),
+    Column("via", "string", "referer | utm_source: what named it (a visit naming it both ways counts once, as referer)", False),
+    Column(
+        "visits", "int",
+        "requests that got no verdict (neither a crawler, an automated client nor undeclared crawler traffic)"
+        " referred so",
+        False,
+    ),
+)
+
 # Table names: each is a folder of a run, a BigQuery table and a key of the audit graph's outputs.
 VERDICTS_TABLE = "verdicts"
 DEAD_LETTERS_TABLE = "dead_letters"
@@ -422,6 +437,8 @@ DNS_ANSWERS_TABLE = "dns_answers"
 CHANGES_TABLE = "changes"
 # One row per host, crawler, identity, decision and status class: what the server answered.
 SERVED_TABLE = "served"
+# One row per host, operator, day and way: the visits an operator's service sent.
+REFERRALS_TABLE = "referrals"
 # Not a record table: one JSON object, the lines read and where each went.
 COUNTS_TABLE = "counts"
 # Not a record table either: one JSON object, what the HTML report counts of the verdicts
@@ -443,6 +460,7 @@ TABLES = {
     DNS_ANSWERS_TABLE: DNS_ANSWERS,
     CHANGES_TABLE: CHANGES,
     SERVED_TABLE: SERVED,
+    REFERRALS_TABLE: REFERRALS,
 }
 
 

@@ -72,6 +72,7 @@ class ReportData:
     llms_txt: Counter = field(default_factory=Counter)  # (crawler, identity, path) -> n
     conflicts: Counter = field(default_factory=Counter)  # (crawler, identity, conflict, host, path, version) -> n
     robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
+    referrals: list[dict] = field(default_factory=list)  # the run's referrals rows
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
         """The robots.txt versions of the `top` hosts with most requests (then by name)."""
@@ -120,6 +121,8 @@ def gather(out: str) -> ReportData:
     # A run from before the table was written has none: its section says no fetch was recorded.
     if records.ROBOTS_FETCHES_TABLE in read_manifest(out)["tables"]:
         data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
+    if records.REFERRALS_TABLE in read_manifest(out)["tables"]:
+        data.referrals = list(tables.rows(out, records.REFERRALS_TABLE))
     counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():

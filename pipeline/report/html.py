@@ -43,6 +43,7 @@ SECTIONS = (
     ("automated", "Automated clients"),
     ("agents", "Signed agents"),
     ("llms-txt", "llms.txt"),
+    ("referrals", "Referrals"),
     ("crawl-delay", "Crawl-delay"),
     ("robots-versions", "robots.txt versions"),
     ("robots-readers", "Who reads your robots.txt"),
@@ -123,6 +124,7 @@ def render(data: ReportData) -> str:
         _automated(data, figs),
         _agents(figs),
         _llms_txt(data),
+        _referrals(data),
         _crawl_delay(data),
         _robots_versions(data),
         _robots_readers(data),
@@ -416,6 +418,36 @@ def _preference_conflicts(data: ReportData) -> str:
         6,
     )
     return _section("preferences", intro, summary, "<h3>By path</h3>", paths, _more(len(data.conflicts), TOP_ROWS, "paths"))
+
+
+def _referrals(data: ReportData) -> str:
+    """Per operator, its verified crawlers' requests beside the visits its services sent."""
+    visits: dict[str, Counter] = defaultdict(Counter)
+    for row in data.referrals:
+        visits[row["operator"]][row["via"]] += row["visits"]
+    crawled = data.counts.verified_by_operator
+    operators = sorted(set(visits) | set(crawled), key=lambda o: (-crawled[o], -sum(visits[o].values()), o))
+    if not operators:
+        return _section("referrals", "No verified crawler request, and no visit an operator's service referred.")
+    rows = []
+    for operator in operators[:TOP_CRAWLERS]:
+        sent = sum(visits[operator].values())
+        ratio = f"{crawled[operator] / sent:,.1f} : 1" if sent else "no visit seen"
+        rows.append((operator, crawled[operator], visits[operator]["referer"], visits[operator]["utm_source"], sent, ratio))
+    return _section(
+        "referrals",
+        "Per operator, its verified crawlers' requests beside the visits its services sent: requests that"
+        " got no verdict (not a crawler, an automated client nor undeclared crawler traffic) whose Referer"
+        " or utm_source names one of the operator's services (config/crawlers.yaml, referrers). A visit"
+        " named both ways counts once, by its Referer. The ratio is crawler requests per visit sent."
+        " Nothing but these counts is kept of a visit (referrals/).",
+        _more(len(operators), TOP_CRAWLERS, "operators"),
+        _table(
+            ("operator", "verified crawler requests", "visits by Referer", "visits by utm_source", "visits",
+             "crawler requests per visit"),
+            rows, 1, "referrals-table",
+        ),
+    )
 
 
 def _llms_txt(data: ReportData) -> str:

@@ -1,8 +1,11 @@
-"""What the server answered and sent, audited end to end: `crawl-audit run` once on a site whose
-robots.txt starts disallowing /new, where GPTBot is served /new before the change and refused
-403 after it, ClaudeBot is served a disallowed /private, bingbot is refused 451 and 429, and a
-spoofed Googlebot is refused 401. The verdicts, the summary, the served table, the closing
-summary and report.html (as run and as `report` rebuilds it) are read back row by row."""
+"""What the server answered and sent, and what readers the operators sent back, audited end to
+end: `crawl-audit run` once on a site whose robots.txt starts disallowing /new, where GPTBot is
+served /new before the change and refused 403 after it, ClaudeBot is served a disallowed
+/private, bingbot is refused 451 and 429, and a spoofed Googlebot is refused 401; browsers arrive
+from ChatGPT, Google, Perplexity and Claude by Referer and by utm_source, and an automated client
+and undeclared OpenAI traffic carry such a Referer too. The verdicts, the summary, the served and
+referrals tables, the closing summary and report.html (as run and as `report` rebuilds it) are
+read back row by row."""
 from __future__ import annotations
 
 import contextlib
@@ -29,6 +32,9 @@ CLAUDEBOT_IP = "216.73.216.10"
 GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 GPTBOT_IP = "20.171.206.5"
 ELSEWHERE = "203.0.113.9"  # in no crawler's range: a Googlebot from here is spoofed
+OTHER_HOST = "other.example.com"
+BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+READER = "198.51.100.20"
 
 
 def at(hours: float) -> datetime:
@@ -49,11 +55,28 @@ REQUESTS = [
 ]
 
 
+# (hours, host, path, referer, agent, address): visits, and requests that are not visits
+VISITS = [
+    (14, HOST, "/", "https://chatgpt.com/", BROWSER, READER),
+    (14.1, HOST, "/a", "https://www.chatgpt.com/c/abc?x=1", BROWSER, READER),  # www. removed
+    (15, HOST, "/b?utm_source=ChatGPT.com", "-", BROWSER, READER),  # case aside
+    (15.2, HOST, "/c?utm_source=chatgpt.com", "https://chatgpt.com/", BROWSER, READER),  # both: once
+    (16, HOST, "/", "https://www.google.co.uk/", BROWSER, READER),  # a country domain
+    (17, HOST, "/", "https://notchatgpt.com/", BROWSER, READER),  # not at a label boundary
+    (18, HOST, "/d?ref=x&utm_source=perplexity", "-", BROWSER, READER),
+    (30, HOST, "/", "https://claude.ai/chat/1", BROWSER, READER),  # the next day
+    (19, OTHER_HOST, "/", "https://chatgpt.com/", "curl/8.4.0", READER),  # an automated client
+    (19, OTHER_HOST, "/", "https://chatgpt.com/", BROWSER, GPTBOT_IP),  # undeclared OpenAI traffic
+]
+
+
 def scenario_argv(folder: Path) -> list[str]:
     lines = []
     for hours, path, agent, ip, status, size in REQUESTS:
         line = log_line(HOST, at(hours), path, agent, ip=ip, status=status)
         lines.append(line.replace(f'" {status} 512 "', f'" {status} {size} "'))
+    for hours, host, path, referer, agent, ip in VISITS:
+        lines.append(log_line(host, at(hours), path, agent, ip=ip).replace('"-" "', f'"{referer}" "'))
     (folder / "access.log").write_text("".join(line + "\n" for line in lines))
     write_jsonl(folder / "robots.jsonl", [
         {"host": HOST, "effective_from": "2026-11-02T00:00:00Z", "status": 200, "body": BEFORE},
@@ -88,7 +111,7 @@ def test_each_verdict_carries_the_logged_size_and_a_dash_is_nothing_sent(run):
     assert verdicts[("GPTBot", "/new", "2026-11-02T12:00:00Z")] == 0
     assert verdicts[("GPTBot", "/new", "2026-11-02T13:00:00Z")] == 150
     assert verdicts[("ClaudeBot", "/private/a", "2026-11-02T03:00:00Z")] == 2048
-    assert sorted(verdicts.values()) == sorted(0 if r[5] == "-" else int(r[5]) for r in REQUESTS)
+    assert sorted(verdicts.values()) == sorted([0 if r[5] == "-" else int(r[5]) for r in REQUESTS] + [512, 512])
 
 
 @pytest.mark.slow
@@ -122,7 +145,7 @@ def test_served_requests_add_up_to_the_summary_per_crawler_identity_and_decision
     assert served == expected and served
     assert {(r["crawler"], r["identity"]): r["bytes"] for r in summary} == {
         ("GPTBot", "verified"): 1250, ("ClaudeBot", "verified"): 2048, ("bingbot", "verified"): 300,
-        ("Googlebot", "spoofed"): 20,
+        ("Googlebot", "spoofed"): 20, ("curl", "unverifiable"): 512, ("OpenAI", "undeclared"): 512,
     }
 
 
@@ -135,6 +158,7 @@ def _crawler_table(page: str) -> dict:
 def test_bytes_are_shown_beside_requests_in_the_text_and_on_the_page(run):
     assert _crawler_table(run["page"]) == {
         ("GPTBot", "verified"): "1,250", ("ClaudeBot", "verified"): "2,048", ("bingbot", "verified"): "300",
+        ("OpenAI", "undeclared"): "512",
     }
     header_line = next(line for line in run["closing"].split("\n") if line.startswith("crawler "))
     assert re.split(r"\s{2,}", header_line.strip())[:4] == ["crawler", "identity", "requests", "bytes"]
@@ -158,3 +182,37 @@ def test_the_crawler_section_says_what_the_server_answered_disallowed_requests(r
         }
         section = page[page.index('<section id="crawlers"'):page.index('<section id="timeline"')]
         assert 'data-answers="GPTBot"' in section
+
+
+@pytest.mark.slow
+def test_the_referrals_table_row_by_row(run):
+    rows = {
+        (r["host"], r["operator"], r["day"], r["via"]): r["visits"]
+        for r in tables.rows(run["out"], records.REFERRALS_TABLE)
+    }
+    assert rows == {
+        (HOST, "OpenAI", "2026-11-02", "referer"): 3,
+        (HOST, "OpenAI", "2026-11-02", "utm_source"): 1,
+        (HOST, "Google", "2026-11-02", "referer"): 1,
+        (HOST, "Perplexity", "2026-11-02", "utm_source"): 1,
+        (HOST, "Anthropic", "2026-11-03", "referer"): 1,
+    }
+    manifest = read_manifest(str(run["out"]))
+    assert "referrals" in manifest["tables"]
+    # The visits are lines no verdict was written for: every line is still accounted for.
+    counts = manifest["counts"]
+    assert counts["skipped"] == 8 and counts["lines"] == len(REQUESTS) + len(VISITS)
+
+
+@pytest.mark.slow
+def test_the_referrals_section_puts_each_operator_s_crawling_beside_its_visits(run):
+    for page in (run["first"], run["page"]):
+        header, *rows = htmldom.read(page).tables["referrals-table"]
+        assert header[0] == "operator"
+        assert {row[0]: row[1:] for row in rows} == {
+            "OpenAI": ["5", "3", "1", "4", "1.2 : 1"],
+            "Anthropic": ["1", "1", "0", "1", "1.0 : 1"],
+            "Microsoft": ["2", "0", "0", "0", "no visit seen"],
+            "Google": ["0", "1", "0", "1", "0.0 : 1"],
+            "Perplexity": ["0", "0", "1", "1", "0.0 : 1"],
+        }
