@@ -264,6 +264,7 @@ def audit(
         "target_host": request.target_host if request.target_host != host else None,
         "status": request.status,
         "bytes": request.size,
+        "retry_after": request.retry_after,
         "user_agent": request.user_agent,
         "source": source,
         "crawler": claim.crawler,

@@ -50,6 +50,8 @@ __all__ = [
     "SERVED_TABLE",
     "REFERRALS",
     "REFERRALS_TABLE",
+    "BACKOFF",
+    "BACKOFF_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
@@ -120,6 +122,7 @@ VERDICTS = (
         "bytes", "int",
         "response size as logged (`-`, a response without a body, counts as 0); null when the log has no size field",
     ),
+    Column("retry_after", "string", "the Retry-After response header as logged; null when not logged"),
     Column("user_agent", "string", "User-Agent as logged"),
     Column("source", "string", "log file and line number", False),
     Column("crawler", "string", "crawler claimed by the User-Agent (registry name or product token)"),
@@ -419,6 +422,23 @@ REFERRALS = (
     ),
 )
 
+BACKOFF = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler (registry name or product token); null for undeclared"),
+    Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
+    Column("identity", "string", "identity status; spoofed traffic is its own sequence", False),
+    Column("at", "timestamp", "the request the server answered 429 or 503", False),
+    Column("status", "int", "429 | 503", False),
+    Column("retry_after_s", "float", "seconds the logged Retry-After asked to wait (seconds or HTTP-date); null when absent or unreadable"),
+    Column("next_request_after_s", "float", "seconds to the crawler's next request to the host; null when none"),
+    Column(
+        "backed_off", "bool",
+        "with Retry-After: the next request came no sooner; without: the gap is at least max(2 x the median of its"
+        " gaps on the host in the hour before, 10 s); null when no next request or no earlier gap",
+    ),
+    Column("source", "string", "log file and line of the answered request", False),
+)
+
 # Table names: each is a folder of a run, a BigQuery table and a key of the audit graph's outputs.
 VERDICTS_TABLE = "verdicts"
 DEAD_LETTERS_TABLE = "dead_letters"
@@ -439,6 +459,8 @@ CHANGES_TABLE = "changes"
 SERVED_TABLE = "served"
 # One row per host, operator, day and way: the visits an operator's service sent.
 REFERRALS_TABLE = "referrals"
+# One row per 429 or 503 answered to a crawler: did it back off?
+BACKOFF_TABLE = "backoff"
 # Not a record table: one JSON object, the lines read and where each went.
 COUNTS_TABLE = "counts"
 # Not a record table either: one JSON object, what the HTML report counts of the verdicts
@@ -461,6 +483,7 @@ TABLES = {
     CHANGES_TABLE: CHANGES,
     SERVED_TABLE: SERVED,
     REFERRALS_TABLE: REFERRALS,
+    BACKOFF_TABLE: BACKOFF,
 }
 
 

@@ -41,6 +41,7 @@ from matcher.records import (
     REPORT_COUNTS_TABLE,
     ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    BACKOFF_TABLE,
     REFERRALS_TABLE,
     SERVED_TABLE,
     SIGNATURE_REUSE_TABLE,
@@ -54,6 +55,7 @@ from pipeline.evidence.page_directives import read_page_directives
 from pipeline.evidence.resolvers import LiveResolver
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph import robots_refresh, stream_sources
+from pipeline.graph.backoff import BackoffAudit
 from pipeline.graph.between_captures import BetweenCaptures
 from pipeline.graph.changes import AuditChanges
 from pipeline.graph.crawl_delay import CrawlDelayAudit
@@ -82,6 +84,7 @@ GROWING_TABLES = (
 )
 WHOLE_TABLES = (
     SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE, SERVED_TABLE, REFERRALS_TABLE,
+    BACKOFF_TABLE,
 )
 
 
@@ -127,6 +130,7 @@ def build(
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
     outputs[SERVED_TABLE] = verdict_batches | "Served" >> Served()
     outputs[REFERRALS_TABLE] = outputs[REFERRAL_COUNTS] | "Referrals" >> Referrals()
+    outputs[BACKOFF_TABLE] = verdict_batches | "BackoffAudit" >> BackoffAudit()
     outputs[CHANGES_TABLE] = verdict_batches | "AuditChanges" >> AuditChanges(
         robots, followed["histories"], auditor.registry
     )

@@ -45,6 +45,7 @@ SECTIONS = (
     ("llms-txt", "llms.txt"),
     ("referrals", "Referrals"),
     ("crawl-delay", "Crawl-delay"),
+    ("backoff", "Back-off"),
     ("robots-versions", "robots.txt versions"),
     ("robots-readers", "Who reads your robots.txt"),
     ("indexing", "Indexing"),
@@ -126,6 +127,7 @@ def render(data: ReportData) -> str:
         _llms_txt(data),
         _referrals(data),
         _crawl_delay(data),
+        _backoff(data),
         _robots_versions(data),
         _robots_readers(data),
         _indexing(data),
@@ -446,6 +448,37 @@ def _referrals(data: ReportData) -> str:
             ("operator", "verified crawler requests", "visits by Referer", "visits by utm_source", "visits",
              "crawler requests per visit"),
             rows, 1, "referrals-table",
+        ),
+    )
+
+
+_BACKOFF_OUTCOMES = ((True, "backed off"), (False, "did not"), (None, "unknown"))
+
+
+def _backoff(data: ReportData) -> str:
+    """Per crawler, identity and host, the 429 and 503 answers and whether it slowed down after each."""
+    if not data.backoff:
+        return _section("backoff", "No crawler was answered 429 or 503.")
+    totals: dict[tuple, Counter] = defaultdict(Counter)
+    for row in data.backoff:
+        key = (row["crawler"] or row["operator"] or "(none)", identity_words(row["identity"]), row["host"])
+        totals[key]["status", row["status"]] += 1
+        totals[key]["backed_off", row["backed_off"]] += 1
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1]["backed_off", False], -kv[1].total(), kv[0]))
+    rows = [
+        (*key, counts["status", 429], counts["status", 503], *(counts["backed_off", o] for o, _ in _BACKOFF_OUTCOMES))
+        for key, counts in ranked[:TOP_ROWS]
+    ]
+    return _section(
+        "backoff",
+        "Each 429 (too many requests) or 503 (unavailable) answered to a crawler, and whether its next"
+        " request to the host came later: with a Retry-After, no sooner than it asked; without one, at"
+        " least twice the crawler's median gap of the hour before and at least 10 s. Unknown: no next"
+        " request, or no earlier gap to measure its pace by (backoff/ has every answer).",
+        _more(len(ranked), TOP_ROWS, "rows"),
+        _table(
+            ("crawler", "identity", "host", "429", "503", *(words for _, words in _BACKOFF_OUTCOMES)),
+            rows, 3, "backoff-table",
         ),
     )
 

@@ -5,7 +5,8 @@ served /new before the change and refused 403 after it, ClaudeBot is served a di
 from ChatGPT, Google, Perplexity and Claude by Referer and by utm_source, and an automated client
 and undeclared OpenAI traffic carry such a Referer too. The verdicts, the summary, the served and
 referrals tables, the closing summary and report.html (as run and as `report` rebuilds it) are
-read back row by row."""
+read back row by row. On another host a crawler keeps hammering after a 503 and after a 429
+that asked it to wait, and another waits after a 429, with and without Retry-After."""
 from __future__ import annotations
 
 import contextlib
@@ -70,6 +71,25 @@ VISITS = [
 ]
 
 
+API_HOST = "api.example.com"
+HAMMER = "Mozilla/5.0 (compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot)"
+HAMMER_IP = "192.0.2.50"  # no Amazon range: not proven
+POLITE = "CCBot/2.0 (https://commoncrawl.org/faq/)"
+POLITE_IP = "192.0.2.51"
+# (seconds after 20:00, agent, address, status, Retry-After as logged)
+BACKOFF = [
+    (0, HAMMER, HAMMER_IP, 200, "-"), (5, HAMMER, HAMMER_IP, 200, "-"), (10, HAMMER, HAMMER_IP, 200, "-"),
+    (15, HAMMER, HAMMER_IP, 503, "-"),  # gaps of 5 s: waiting means 10 s; it comes back in 1 s
+    (16, HAMMER, HAMMER_IP, 429, "120"),  # asked to wait two minutes; back in 4 s
+    (20, HAMMER, HAMMER_IP, 200, "-"),
+    (0, POLITE, POLITE_IP, 200, "-"), (5, POLITE, POLITE_IP, 200, "-"), (10, POLITE, POLITE_IP, 200, "-"),
+    (15, POLITE, POLITE_IP, 429, "-"),  # back in 30 s: at least max(2 x 5 s, 10 s)
+    (45, POLITE, POLITE_IP, 429, "Mon, 02 Nov 2026 20:01:45 GMT"),  # asked to wait 60 s; it does
+    (105, POLITE, POLITE_IP, 503, "-"),  # no next request: unknown
+]
+LOG_FORMAT = 'apache:%v %h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" "%{Retry-After}o"'
+
+
 def scenario_argv(folder: Path) -> list[str]:
     lines = []
     for hours, path, agent, ip, status, size in REQUESTS:
@@ -77,13 +97,17 @@ def scenario_argv(folder: Path) -> list[str]:
         lines.append(line.replace(f'" {status} 512 "', f'" {status} {size} "'))
     for hours, host, path, referer, agent, ip in VISITS:
         lines.append(log_line(host, at(hours), path, agent, ip=ip).replace('"-" "', f'"{referer}" "'))
+    lines = [line + ' "-"' for line in lines]
+    for seconds, agent, ip, status, retry_after in BACKOFF:
+        line = log_line(API_HOST, at(20) + timedelta(seconds=seconds), "/v1/items", agent, ip=ip, status=status)
+        lines.append(f'{line} "{retry_after}"')
     (folder / "access.log").write_text("".join(line + "\n" for line in lines))
     write_jsonl(folder / "robots.jsonl", [
         {"host": HOST, "effective_from": "2026-11-02T00:00:00Z", "status": 200, "body": BEFORE},
         {"host": HOST, "effective_from": "2026-11-02T10:00:00Z", "status": 200, "body": AFTER},
     ])
     return [
-        f"--logs={folder / 'access.log'}", "--log-format=host_combined", f"--robots={folder / 'robots.jsonl'}",
+        f"--logs={folder / 'access.log'}", f"--log-format={LOG_FORMAT}", f"--robots={folder / 'robots.jsonl'}",
         f"--ranges={REPO / 'samples/ranges'}", "--runner=FnApiRunner",
     ]
 
@@ -111,7 +135,7 @@ def test_each_verdict_carries_the_logged_size_and_a_dash_is_nothing_sent(run):
     assert verdicts[("GPTBot", "/new", "2026-11-02T12:00:00Z")] == 0
     assert verdicts[("GPTBot", "/new", "2026-11-02T13:00:00Z")] == 150
     assert verdicts[("ClaudeBot", "/private/a", "2026-11-02T03:00:00Z")] == 2048
-    assert sorted(verdicts.values()) == sorted([0 if r[5] == "-" else int(r[5]) for r in REQUESTS] + [512, 512])
+    assert sorted(verdicts.values()) == sorted([0 if r[5] == "-" else int(r[5]) for r in REQUESTS] + [512] * (2 + len(BACKOFF)))
 
 
 @pytest.mark.slow
@@ -146,6 +170,7 @@ def test_served_requests_add_up_to_the_summary_per_crawler_identity_and_decision
     assert {(r["crawler"], r["identity"]): r["bytes"] for r in summary} == {
         ("GPTBot", "verified"): 1250, ("ClaudeBot", "verified"): 2048, ("bingbot", "verified"): 300,
         ("Googlebot", "spoofed"): 20, ("curl", "unverifiable"): 512, ("OpenAI", "undeclared"): 512,
+        ("Amazonbot", "unverified"): 6 * 512, ("CCBot", "unverified"): 6 * 512,
     }
 
 
@@ -201,7 +226,7 @@ def test_the_referrals_table_row_by_row(run):
     assert "referrals" in manifest["tables"]
     # The visits are lines no verdict was written for: every line is still accounted for.
     counts = manifest["counts"]
-    assert counts["skipped"] == 8 and counts["lines"] == len(REQUESTS) + len(VISITS)
+    assert counts["skipped"] == 8 and counts["lines"] == len(REQUESTS) + len(VISITS) + len(BACKOFF)
 
 
 @pytest.mark.slow
@@ -215,4 +240,32 @@ def test_the_referrals_section_puts_each_operator_s_crawling_beside_its_visits(r
             "Microsoft": ["2", "0", "0", "0", "no visit seen"],
             "Google": ["0", "1", "0", "1", "0.0 : 1"],
             "Perplexity": ["0", "0", "1", "1", "0.0 : 1"],
+        }
+
+
+@pytest.mark.slow
+def test_the_backoff_table_row_by_row(run):
+    rows = sorted(
+        (r["crawler"], r["at"], r["status"], r["retry_after_s"], r["next_request_after_s"], r["backed_off"])
+        for r in tables.rows(run["out"], records.BACKOFF_TABLE)
+    )
+    assert rows == [
+        ("Amazonbot", "2026-11-02T20:00:15Z", 503, None, 1.0, False),
+        ("Amazonbot", "2026-11-02T20:00:16Z", 429, 120.0, 4.0, False),
+        ("CCBot", "2026-11-02T20:00:15Z", 429, None, 30.0, True),
+        ("CCBot", "2026-11-02T20:00:45Z", 429, 60.0, 60.0, True),
+        ("CCBot", "2026-11-02T20:01:45Z", 503, None, None, None),
+        ("bingbot", "2026-11-02T05:00:00Z", 429, None, None, None),  # its last request to the host
+    ]
+
+
+@pytest.mark.slow
+def test_the_backoff_section_counts_each_crawler_s_answers(run):
+    for page in (run["first"], run["page"]):
+        header, *rows = htmldom.read(page).tables["backoff-table"]
+        assert header == ["crawler", "identity", "host", "429", "503", "backed off", "did not", "unknown"]
+        assert {row[0]: row[3:] for row in rows} == {
+            "Amazonbot": ["1", "1", "0", "2", "0"],
+            "CCBot": ["2", "1", "2", "0", "1"],
+            "bingbot": ["1", "0", "0", "0", "1"],
         }
