@@ -74,10 +74,12 @@ class Referrers:
             re.compile(_COUNTRY_DOMAIN.format(names="|".join(map(re.escape, sorted(engines))))) if engines else None
         )
         # Every line a referral can be read from holds one of these, case aside: a cheap test
-        # before a line the audit skipped is parsed in full.
-        parts = {host.split(".")[0] for host in self._hosts} | set(engines) | {UTM_SOURCE}
-        parts |= {value.split(".")[0] for value in self._utm}
-        self.needles = tuple(sorted(part for part in parts if part))
+        # before a line the audit skipped is parsed in full. A utm_source match needs the key; a
+        # Referer match its host's first label, or an engine's name, which a host under the
+        # engine's domain holds already. Few needles: each is a scan of the line.
+        parts = {UTM_SOURCE, *engines}
+        parts |= {host.split(".")[0] for host in self._hosts if not any(engine in host for engine in engines)}
+        self.needles = tuple(sorted(p for p in parts if p and not any(o != p and o in p for o in parts)))
 
     def __bool__(self) -> bool:
         return bool(self.referrers)
@@ -85,7 +87,10 @@ class Referrers:
     def may_refer(self, line: str) -> bool:
         """False when a log line surely names no referrer."""
         lowered = line.lower()
-        return any(needle in lowered for needle in self.needles)
+        for needle in self.needles:
+            if needle in lowered:
+                return True
+        return False
 
     def of_host(self, host: str | None) -> str | None:
         """The operator whose service `host` (a host form of `referer_host`) is, or None."""
