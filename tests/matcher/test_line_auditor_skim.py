@@ -246,7 +246,7 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     """What the report counts, from the verdict rows the run wrote, one row at a time."""
     sections = (
         "hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents", "automated_disallowed", "llms_txt",
-        "conflicts", "unjudged", "identity_notes", "disallowed_answers", "verified_by_operator",
+        "conflicts", "unjudged", "identity_notes", "disallowed_timeline", "disallowed_answers", "verified_by_operator",
     )
     counts = {name: Counter() for name in sections}
     for row in tables.rows(str(out), records.VERDICTS_TABLE):
@@ -270,11 +270,13 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
                 counts["automated_disallowed"][disallowed] += 1
             continue
         counts["hosts"][(row["host"],)] += 1
-        counts["timeline"][crawler, hour.replace(tzinfo=None).isoformat() + "Z"] += 1
+        hour_text = hour.replace(tzinfo=None).isoformat() + "Z"
+        counts["timeline"][crawler, hour_text] += 1
         if row["identity"] == "verified" and row["operator"] is not None:
             counts["verified_by_operator"][(row["operator"],)] += 1
         if disallowed:
             counts["disallowed"][disallowed] += 1
+            counts["disallowed_timeline"][crawler, hour_text] += 1
             status = row["status"]
             if status in (401, 403, 451, 429):
                 answered = str(status)
