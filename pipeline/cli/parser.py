@@ -144,12 +144,7 @@ def _identity_commands(commands) -> None:
         " first-parent history, renames followed; the day's last change wins) and for the tip's day. PATH holds"
         " the operator's JSON or one prefix a line.",
     )
-    imported.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
-    imported.add_argument(
-        "paths", nargs="+", metavar="PATH",
-        help="the range file's path inside the repository today; more paths: where it lived before, when a"
-        " rename is not found on its own",
-    )
+    _git_file_arguments(imported, "the range file")
     imported.add_argument("--branch", help="the branch to read (default: the repository's HEAD branch)")
     imported.add_argument(
         "--source", dest="git_source", required=True, metavar="NAME", help="the registry's range source the file is"
@@ -201,12 +196,7 @@ def _history_commands(commands) -> None:
         description="Write one version of HOST's robots.txt per change on the branch's first-parent history,"
         " dated when it reached the branch (a merge's committer time), renames followed back from PATH.",
     )
-    git.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
-    git.add_argument(
-        "paths", nargs="+", metavar="PATH",
-        help="the robots.txt's path inside the repository today; more paths: where it lived before, when a"
-        " rename is not found on its own",
-    )
+    _git_file_arguments(git, "the robots.txt")
     git.add_argument("--host", required=True, help="the host that serves this robots.txt")
     git.add_argument("--into", required=True, help="captures folder")
     git.add_argument("--branch", help="the branch that is deployed (default: the repository's HEAD branch)")
@@ -431,3 +421,13 @@ def settings_of(argv: list[str]):
     """The settings and Beam options of `crawl-audit run ARGV`, as the command line reads them."""
     args, beam_args = parser().parse_known_args(["run", *argv])
     return run.read_run(args, beam_args)
+
+
+def _git_file_arguments(command: argparse.ArgumentParser, what: str) -> None:
+    """REPO and PATH..., as both `import-git` commands take them."""
+    command.add_argument("repo", metavar="REPO", help="the git repository (a working copy or a bare clone)")
+    command.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help=f"{what}'s path inside the repository today; more paths: where it lived before, when a"
+        " rename is not found on its own",
+    )
