@@ -1,18 +1,29 @@
-"""The change audit of a batch run as a transform: verdict batches -> `changes` rows
-(`matcher.changes`), made once every verdict is in, since a change's periods end at the host's
-last logged request."""
+"""The change audit as a transform: verdict batches -> `changes` rows (`matcher.changes`).
+
+A change's periods end at the host's next change or at its last logged request, so a row is
+complete only once every verdict is in. A batch run makes each row once, at the end (`final`
+true). A stream cannot wait for its end: each host's requests to affected paths, its first and
+last request and its crawlers' robots.txt fetch times accumulate in one value per host in the
+global window, which writes the rows so far every `--changes-every` of processing time (early
+panes, `final` false) and the rows a batch run writes once the input has ended (a bounded
+stream, or a drained job: the last pane, `final` true). Both make a row with the same
+`matcher.changes.change_row`."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import timedelta
 
 import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import trigger, window
 
 from matcher.agents import Registry
-from matcher.audit import Claim, fetch_key
+from matcher.audit import Claim, fetch_key, fetch_key_of, fetch_of
 from matcher.changes import ChangeKey, RobotsChange, change_row, host_changes, requests_of
 from matcher.line_auditor import RobotsByHost
-from matcher.robots_fetches import FetchHistory, FetchKey
-from matcher.timerange import micros
+from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
+from matcher.timerange import from_micros, micros
 
 Changes = Mapping[str, tuple[RobotsChange, ...]]
 
@@ -114,11 +125,155 @@ def rows_of(
     registry: Registry,
 ) -> Iterator[dict]:
     key, requests = keyed
-    host, at, _, crawler, identity = key
+    host, at = key[:2]
     (change,) = [change for change in changes[host] if micros(change.at) == at]
-    claim = _claim({"crawler": crawler, "tokens": ()}, registry)
-    history = fetches.get(fetch_key(claim, identity, host))
+    history = fetches.get(_fetch_key_of_change(key, registry))
     fetch_times = [] if history is None else [fetch.ts for fetch in history.fetches]
     row = change_row(key, requests, spans[host], change.next_at, fetch_times)
     if row is not None:
-        yield row
+        yield {**row, "final": True}
+
+
+def _fetch_key_of_change(key: ChangeKey, registry: Registry) -> FetchKey | None:
+    """Whose robots.txt fetches a change key's crawler re-read the change by (as `robots_fetches`)."""
+    host, _, _, crawler, identity = key
+    return fetch_key(_claim({"crawler": crawler, "tokens": ()}, registry), identity, host)
+
+
+class AuditChangesOnStream(beam.PTransform):
+    """A stream's verdict batches, each judged by what its crawler held -> `changes` rows, pane by
+    pane (see the module docstring). `robots` is the robots table the audit reads, `every` how
+    often an early pane is written (0: none), `prior` the (key, RobotsFetch) pairs carried over
+    from an earlier run, which a batch run counts among the fetches too."""
+
+    def __init__(
+        self, robots: beam.PCollection, registry: Registry, every: timedelta,
+        prior: Iterable[tuple[FetchKey, RobotsFetch]] = (),
+    ):
+        super().__init__()
+        self._robots = robots
+        self._registry = registry
+        self._every = every
+        self._prior: dict[FetchKey, frozenset[int]] = {}
+        for key, fetch in prior:
+            self._prior[key] = self._prior.get(key, frozenset()) | {micros(fetch.ts)}
+
+    def expand(self, verdict_batches):
+        changes = self._robots | "HostChanges" >> beam.Map(changes_by_host)
+        # Beam counts the delay in whole seconds.
+        early = trigger.AfterProcessingTime(math.ceil(self._every.total_seconds())) if self._every else None
+        return (
+            verdict_batches
+            | "PartsOfHosts" >> beam.FlatMap(parts_of_hosts, beam.pvalue.AsSingleton(changes), self._registry)
+            | "PaneAfterPane"
+            >> beam.WindowInto(
+                window.GlobalWindows(),
+                trigger=trigger.AfterWatermark(early=early),
+                accumulation_mode=trigger.AccumulationMode.ACCUMULATING,
+                # Stamped at the window's end, the accumulated values hold back no watermark.
+                timestamp_combiner=window.TimestampCombiner.OUTPUT_AT_EOW,
+            )
+            | "HostSoFar" >> beam.CombinePerKey(HostSoFar())
+            | "ChangeRowsOfPane" >> beam.ParDo(ChangeRowsOfPaneFn(self._registry, self._prior))
+        )
+
+
+class HostParts:
+    """What the change audit of one host has seen: its first and last request (`span`, micros), its
+    crawlers' robots.txt fetch times by fetch key, the requests to paths a change turned by change
+    key (micros, decision), and each change's next change (micros, None: none known) by its time."""
+
+    __slots__ = ("span", "fetches", "requests", "next_at")
+
+    def __init__(self):
+        self.span: tuple[int, int] | None = None
+        self.fetches: dict[FetchKey, set[int]] = {}
+        self.requests: dict[ChangeKey, list[tuple[int, str]]] = {}
+        self.next_at: dict[int, int | None] = {}
+
+    def __getstate__(self):
+        return self.span, self.fetches, self.requests, self.next_at
+
+    def __setstate__(self, state):
+        self.span, self.fetches, self.requests, self.next_at = state
+
+    def saw(self, ts: int) -> None:
+        self.span = (ts, ts) if self.span is None else (min(self.span[0], ts), max(self.span[1], ts))
+
+    def add(self, other: HostParts) -> HostParts:
+        """This host's parts with `other`'s added; `other` is left as it was."""
+        if other.span is not None:
+            self.saw(other.span[0])
+            self.saw(other.span[1])
+        for key, times in other.fetches.items():
+            self.fetches.setdefault(key, set()).update(times)
+        for key, requests in other.requests.items():
+            self.requests.setdefault(key, []).extend(requests)
+        for at, next_at in other.next_at.items():
+            # A next change once known stays known; a table re-read may only bring it nearer.
+            known = self.next_at.get(at)
+            self.next_at[at] = next_at if known is None else known if next_at is None else min(known, next_at)
+        return self
+
+
+def parts_of_hosts(verdicts: list[dict], changes: Changes, registry: Registry) -> Iterator[tuple[str, HostParts]]:
+    """Per host of the batch, what its change audit needs of it."""
+    parts: dict[str, HostParts] = {}
+    for verdict in verdicts:
+        host = verdict["host"]
+        if host is None:
+            continue
+        of_host = parts.get(host)
+        if of_host is None:
+            of_host = parts[host] = HostParts()
+            for change in changes.get(host, ()):
+                of_host.next_at[micros(change.at)] = None if change.next_at is None else micros(change.next_at)
+        ts = micros(verdict["ts"])
+        of_host.saw(ts)
+        key = fetch_key_of(verdict, registry) if fetch_of(verdict) is not None else None
+        if key is not None:
+            of_host.fetches.setdefault(key, set()).add(ts)
+    for key, request in affected_requests(verdicts, changes, registry):
+        parts[key[0]].requests.setdefault(key, []).append(request)
+    return iter(parts.items())
+
+
+class HostSoFar(beam.CombineFn):
+    def create_accumulator(self):
+        return HostParts()
+
+    def add_input(self, parts, other):
+        return parts.add(other)
+
+    def merge_accumulators(self, accumulators):
+        merged = HostParts()
+        for parts in accumulators:
+            merged.add(parts)
+        return merged
+
+    def extract_output(self, parts):
+        return parts
+
+
+class ChangeRowsOfPaneFn(beam.DoFn):
+    """(host, its parts so far) -> its `changes` rows, `final` in the last pane, once the input ended."""
+
+    def __init__(self, registry: Registry, prior: Mapping[FetchKey, frozenset[int]]):
+        self._registry = registry
+        self._prior = prior
+        self.early_rows = Metrics.counter(self.__class__, "early_rows")
+        self.final_rows = Metrics.counter(self.__class__, "final_rows")
+
+    def process(self, element, pane=beam.DoFn.PaneInfoParam):
+        _, parts = element
+        final = pane.is_last
+        for key, requests in parts.requests.items():
+            whose = _fetch_key_of_change(key, self._registry)
+            fetched = sorted({*parts.fetches.get(whose, ()), *self._prior.get(whose, ())})
+            next_at = parts.next_at.get(key[1])
+            row = change_row(
+                key, requests, parts.span, None if next_at is None else from_micros(next_at), list(map(from_micros, fetched))
+            )
+            if row is not None:
+                (self.final_rows if final else self.early_rows).inc()
+                yield {**row, "final": final}

@@ -95,6 +95,8 @@ class StreamingSettings:
     poll_interval: timedelta
     watch_for: timedelta | None
     robots_refresh: timedelta
+    # How often, in processing time, a stream writes the change audit's rows so far (0: never early).
+    changes_every: timedelta
     pubsub_subscription: str | None
     pubsub_timestamp_attribute: str | None
     kafka_bootstrap: str | None
@@ -197,6 +199,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             poll_interval=args.poll_interval,
             watch_for=args.watch_for,
             robots_refresh=args.robots_refresh,
+            changes_every=args.changes_every,
             pubsub_subscription=args.pubsub_subscription,
             pubsub_timestamp_attribute=args.pubsub_timestamp_attribute,
             kafka_bootstrap=args.kafka_bootstrap,
