@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import timedelta
+from itertools import repeat
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms import trigger, window
 
 from matcher.agents import Registry
-from matcher.audit import Claim, fetch_key, fetch_key_of, fetch_of
+from matcher.audit import Claim, fetch_key, fetch_key_of, is_robots_fetch
 from matcher.changes import ChangeKey, RobotsChange, change_row, host_changes, requests_of
 from matcher.line_auditor import RobotsByHost
 from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
@@ -178,17 +179,60 @@ class AuditChangesOnStream(beam.PTransform):
         )
 
 
+class ChangeRequests:
+    """A change key's requests so far. Those before the change are kept one by one (micros,
+    decision): how far back the before-period reaches depends on how long the after-period turns
+    out. Those after it are kept as a count and the latest time per decision, so a change's state
+    stops growing once the watermark is past it: every one of them falls in the after-period
+    (`requests_of` keys a request after a change to that change alone, whose period ends at the
+    next), and `change_row` reads of them only their decision and the latest time."""
+
+    __slots__ = ("at", "before", "after")
+
+    def __init__(self, at: int):
+        self.at = at
+        self.before: list[tuple[int, str]] = []
+        self.after: dict[str, tuple[int, int]] = {}  # decision -> (requests, latest micros)
+
+    def __getstate__(self):
+        return self.at, self.before, self.after
+
+    def __setstate__(self, state):
+        self.at, self.before, self.after = state
+
+    def add(self, ts: int, decision: str) -> None:
+        if ts < self.at:
+            self.before.append((ts, decision))
+        else:
+            self._after(decision, 1, ts)
+
+    def merge(self, other: ChangeRequests) -> None:
+        self.before.extend(other.before)
+        for decision, (count, latest) in other.after.items():
+            self._after(decision, count, latest)
+
+    def _after(self, decision: str, count: int, latest: int) -> None:
+        known, last = self.after.get(decision, (0, latest))
+        self.after[decision] = (known + count, max(last, latest))
+
+    def requests(self) -> Iterator[tuple[int, str]]:
+        """The requests as `change_row` takes them: those after the change each at its decision's latest time."""
+        yield from self.before
+        for decision, (count, latest) in self.after.items():
+            yield from repeat((latest, decision), count)
+
+
 class HostParts:
     """What the change audit of one host has seen: its first and last request (`span`, micros), its
     crawlers' robots.txt fetch times by fetch key, the requests to paths a change turned by change
-    key (micros, decision), and each change's next change (micros, None: none known) by its time."""
+    key, and each change's next change (micros, None: none known) by its time."""
 
     __slots__ = ("span", "fetches", "requests", "next_at")
 
     def __init__(self):
         self.span: tuple[int, int] | None = None
         self.fetches: dict[FetchKey, set[int]] = {}
-        self.requests: dict[ChangeKey, list[tuple[int, str]]] = {}
+        self.requests: dict[ChangeKey, ChangeRequests] = {}
         self.next_at: dict[int, int | None] = {}
 
     def __getstate__(self):
@@ -200,6 +244,9 @@ class HostParts:
     def saw(self, ts: int) -> None:
         self.span = (ts, ts) if self.span is None else (min(self.span[0], ts), max(self.span[1], ts))
 
+    def requested(self, key: ChangeKey, ts: int, decision: str) -> None:
+        self._of(key).add(ts, decision)
+
     def add(self, other: HostParts) -> HostParts:
         """This host's parts with `other`'s added; `other` is left as it was."""
         if other.span is not None:
@@ -208,12 +255,18 @@ class HostParts:
         for key, times in other.fetches.items():
             self.fetches.setdefault(key, set()).update(times)
         for key, requests in other.requests.items():
-            self.requests.setdefault(key, []).extend(requests)
+            self._of(key).merge(requests)
         for at, next_at in other.next_at.items():
             # A next change once known stays known; a table re-read may only bring it nearer.
             known = self.next_at.get(at)
             self.next_at[at] = next_at if known is None else known if next_at is None else min(known, next_at)
         return self
+
+    def _of(self, key: ChangeKey) -> ChangeRequests:
+        requests = self.requests.get(key)
+        if requests is None:
+            requests = self.requests[key] = ChangeRequests(key[1])
+        return requests
 
 
 def parts_of_hosts(verdicts: list[dict], changes: Changes, registry: Registry) -> Iterator[tuple[str, HostParts]]:
@@ -230,11 +283,11 @@ def parts_of_hosts(verdicts: list[dict], changes: Changes, registry: Registry) -
                 of_host.next_at[micros(change.at)] = None if change.next_at is None else micros(change.next_at)
         ts = micros(verdict["ts"])
         of_host.saw(ts)
-        key = fetch_key_of(verdict, registry) if fetch_of(verdict) is not None else None
+        key = fetch_key_of(verdict, registry) if is_robots_fetch(verdict["path"]) else None
         if key is not None:
             of_host.fetches.setdefault(key, set()).add(ts)
-    for key, request in affected_requests(verdicts, changes, registry):
-        parts[key[0]].requests.setdefault(key, []).append(request)
+    for key, (ts, decision) in affected_requests(verdicts, changes, registry):
+        parts[key[0]].requested(key, ts, decision)
     return iter(parts.items())
 
 
@@ -271,9 +324,8 @@ class ChangeRowsOfPaneFn(beam.DoFn):
             whose = _fetch_key_of_change(key, self._registry)
             fetched = sorted({*parts.fetches.get(whose, ()), *self._prior.get(whose, ())})
             next_at = parts.next_at.get(key[1])
-            row = change_row(
-                key, requests, parts.span, None if next_at is None else from_micros(next_at), list(map(from_micros, fetched))
-            )
+            end = None if next_at is None else from_micros(next_at)
+            row = change_row(key, requests.requests(), parts.span, end, [from_micros(ts) for ts in fetched])
             if row is not None:
                 (self.final_rows if final else self.early_rows).inc()
                 yield {**row, "final": final}

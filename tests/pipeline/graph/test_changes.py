@@ -8,6 +8,8 @@ from datetime import datetime, timedelta, timezone
 
 import apache_beam as beam
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
@@ -21,7 +23,8 @@ from helpers import BINGBOT, BINGBOT_IP, REPO, log_line
 from matcher.history import RobotsVersion
 from matcher.line_auditor import VERDICT, LineAuditor, robots_by_host
 from matcher.timerange import micros
-from pipeline.graph.changes import AuditChangesOnStream, HostParts, HostSoFar
+from matcher.changes import change_row
+from pipeline.graph.changes import AuditChangesOnStream, HostParts
 
 HOST = "www.example.com"
 T0 = datetime(2026, 11, 2, tzinfo=timezone.utc)
@@ -86,29 +89,50 @@ def test_an_unbounded_stream_writes_the_rows_so_far_then_the_final_rows_once_its
         ]))
 
 
-def test_a_host_s_parts_add_up_whatever_their_grouping():
-    key = (HOST, micros(T0 + 10 * HOUR), "restricts", "bingbot", "verified")
-    fetch = (HOST, "bingbot", "verified")
+DECISIONS = ("allowed", "disallowed", "disallowed-within-grace", "disallowed-before-refetch", "disallowed-between-captures")
+KEY = (HOST, micros(T0 + 10 * HOUR), "restricts", "bingbot", "verified")
 
-    def part(ts_hours: float, requests=(), fetched=(), next_at=None) -> HostParts:
-        parts = HostParts()
-        parts.saw(micros(T0 + ts_hours * HOUR))
-        parts.requests = {key: list(requests)} if requests else {}
-        parts.fetches = {fetch: set(fetched)} if fetched else {}
-        parts.next_at = {key[1]: next_at}
-        return parts
 
-    a = part(2, [(micros(T0 + 2 * HOUR), "allowed")], [1])
-    b = part(12, [(micros(T0 + 12 * HOUR), "disallowed")], [5], next_at=micros(T0 + 40 * HOUR))
-    c = part(30, fetched=[7])
-    combine = HostSoFar()
-    one = combine.extract_output(combine.merge_accumulators([
-        combine.add_input(combine.create_accumulator(), a),
-        combine.add_input(combine.add_input(combine.create_accumulator(), c), b),
-    ]))
-    assert one.span == (micros(T0 + 2 * HOUR), micros(T0 + 30 * HOUR))
-    assert sorted(one.requests[key]) == [(micros(T0 + 2 * HOUR), "allowed"), (micros(T0 + 12 * HOUR), "disallowed")]
-    assert one.fetches[fetch] == {1, 5, 7}
-    # A next change known in any part is known in the whole; the inputs are left as they were.
-    assert one.next_at == {key[1]: micros(T0 + 40 * HOUR)}
-    assert a.span == (micros(T0 + 2 * HOUR),) * 2 and len(a.requests[key]) == 1
+@settings(max_examples=200, deadline=None)
+@given(
+    requests=st.lists(st.tuples(st.integers(0, 40 * 60), st.sampled_from(DECISIONS)), max_size=30),
+    cuts=st.lists(st.integers(0, 30), max_size=4),
+    fetched=st.lists(st.integers(0, 40 * 60), max_size=4),
+    next_at=st.one_of(st.none(), st.integers(10 * 60 + 1, 40 * 60)),
+)
+def test_a_host_s_parts_give_the_row_of_its_requests_however_they_were_grouped(requests, cuts, fetched, next_at):
+    """Split into parts as batches split them, added up in any grouping, the parts give the row
+    `change_row` gives of the requests themselves."""
+    def minute(m: int) -> int:
+        return micros(T0 + timedelta(minutes=m))
+
+    # Only requests a change's key takes: before it, or after it and before the next change.
+    requests = [(minute(m), decision) for m, decision in requests if next_at is None or m < next_at]
+    host_requests = [minute(0), minute(40 * 60)]
+    span = (min(host_requests), max(host_requests))
+    pieces = [requests[a:b] for a, b in zip([0, *sorted(cuts)], [*sorted(cuts), len(requests)])]
+    parts = []
+    for n, piece in enumerate(pieces):
+        part = HostParts()
+        for ts, decision in piece:
+            part.saw(ts)
+            part.requested(KEY, ts, decision)
+        part.next_at[KEY[1]] = None if next_at is None or n % 2 else minute(next_at)
+        parts.append(part)
+    ends = parts[0] if parts else HostParts()
+    for ts in host_requests:
+        ends.saw(ts)
+    halves = [HostParts(), HostParts()]
+    for n, part in enumerate(parts):
+        halves[n % 2].add(part)
+    whole = HostParts().add(halves[1]).add(halves[0])
+    assert whole.span == span
+    if not requests:
+        assert KEY not in whole.requests
+        return
+    assert whole.next_at[KEY[1]] == (None if next_at is None else minute(next_at))
+    times = [T0 + timedelta(minutes=m) for m in sorted(fetched)]
+    end = None if next_at is None else T0 + timedelta(minutes=next_at)
+    assert change_row(KEY, whole.requests[KEY].requests(), whole.span, end, times) == change_row(
+        KEY, requests, span, end, times
+    )
