@@ -4,7 +4,8 @@ starts disallowing /new (and stops disallowing /old), with a crawler that re-rea
 (GPTBot), a Googlebot that never fetches it, a spoofed Googlebot and an Applebot its address does
 not prove. The closing summary, `report` and report.html are read back: every split by decision
 adds up to its requests, claims not proven stay apart, and the text and the page show the same
-figures."""
+figures. The same log in a watched folder, audited by a bounded stream, writes the batch's
+`changes` rows once its input ends."""
 from __future__ import annotations
 
 import contextlib
@@ -321,6 +322,7 @@ def test_the_changes_table_has_a_bigquery_and_a_json_schema(capsys):
     fields = {field["name"]: field for field in json.loads(capsys.readouterr().out)}
     assert fields["change_at"]["type"] == "TIMESTAMP" and fields["change_at"]["mode"] == "REQUIRED"
     assert fields["first_robots_fetch_after"]["mode"] == "NULLABLE"
+    assert (fields["final"]["type"], fields["final"]["mode"]) == ("BOOL", "REQUIRED")
     assert {"requests_before", "requests_after", "within_grace", "before_refetch", "violations", "between_captures"} <= set(fields)
 
 
