@@ -190,11 +190,14 @@ def idle_baseline(seconds: float, poll_interval: float, robots: Path, every: flo
 
 
 def table_rows(folder: Path) -> list[str]:
-    """A table's rows as sorted JSON texts, sources cut to the file name."""
+    """A table's rows as sorted JSON texts, sources cut to the file name; of the change audit, the
+    final rows (a stream's early panes are its counts so far)."""
     rows = []
     for part in folder.rglob("*.jsonl"):
         for line in part.read_text().splitlines():
             row = json.loads(line)
+            if row.get("final") is False:
+                continue
             for key in ("source", "prev_source"):
                 if row.get(key):
                     row[key] = Path(row[key]).name

@@ -380,6 +380,12 @@ CHANGES = (
         "last_newly_disallowed_request", "timestamp",
         "the after-period's last request to a newly disallowed path; null when none (and for opens)",
     ),
+    Column(
+        "final", "bool",
+        "true: the periods are complete (a batch run, or a stream whose input ended); false: a stream's early pane,"
+        " the counts so far, replaced by the key's later rows",
+        False,
+    ),
 )
 
 # Table names: each is a folder of a run, a BigQuery table and a key of the audit graph's outputs.

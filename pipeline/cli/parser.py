@@ -370,6 +370,11 @@ def _run_command(commands) -> None:
     streaming.add_argument(
         "--robots-refresh", type=arguments.duration, metavar="DURATION", default="10m", help="re-read --robots this often (0: read once at launch)"
     )
+    streaming.add_argument(
+        "--changes-every", type=arguments.duration, metavar="DURATION",
+        help="write the change audit's rows so far this often, with final false (0: only when the input ends;"
+        " default 10m, 0 on the local runners)",
+    )
     streaming.add_argument("--pubsub-subscription", help="read log lines from this subscription")
     streaming.add_argument(
         "--pubsub-timestamp-attribute",

@@ -53,7 +53,7 @@ from pipeline.evidence.resolvers import LiveResolver
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph import robots_refresh, stream_sources
 from pipeline.graph.between_captures import BetweenCaptures
-from pipeline.graph.changes import AuditChanges
+from pipeline.graph.changes import AuditChanges, AuditChangesOnStream
 from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
@@ -68,7 +68,7 @@ from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
 # the between-captures changes, the reused signatures, the robots versions and the report's counts).
-RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE)
+RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, CHANGES_TABLE)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 # Besides the verdicts, the tables of a batch run that grow with its log or its robots history,
@@ -171,10 +171,14 @@ def _build_streaming(
     # Crawl-delay reads the verdicts as audited: nothing it uses changes with what a crawler had
     # fetched, so it does not wait for that.
     outputs = _with_crawl_delay(outputs, settings, bounded=False, late_fetches=followed[DEAD_LETTERS_TABLE])
+    changes = followed[VERDICT_BATCHES] | "AuditChanges" >> AuditChangesOnStream(
+        robots, auditor.registry, settings.stream.changes_every, prior
+    )
     return {
         **outputs,
         VERDICT_BATCHES: followed[VERDICT_BATCHES],
         ROBOTS_FETCHES_TABLE: followed[ROBOTS_FETCHES_TABLE],
+        CHANGES_TABLE: changes,
     }
 
 

@@ -26,6 +26,9 @@ LOCAL_RUNNERS = frozenset({None, "DirectRunner", "SwitchingDirectRunner", "FnApi
 # would hold the audit back forever (Beam 2.77), or that refuse such a side input outright
 # (Prism: "Unbounded GlobalWindow Triggered SideInput ... not currently supported", apache/beam#31438).
 _NO_REFRESH_RUNNERS = LOCAL_RUNNERS | {"BundleBasedDirectRunner", "PrismRunner"}
+# How often a stream writes the change audit's rows so far where the runner can: the local runners
+# keep no processing-time clock for a trigger (the FnApiRunner fails on one, Beam 2.77).
+CHANGES_EVERY = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ class StreamingSettings:
     poll_interval: timedelta
     watch_for: timedelta | None
     robots_refresh: timedelta
+    # How often, in processing time, a stream writes the change audit's rows so far (0: never early).
+    changes_every: timedelta
     pubsub_subscription: str | None
     pubsub_timestamp_attribute: str | None
     kafka_bootstrap: str | None
@@ -140,6 +145,14 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
         problems.append(
             "--robots-refresh needs Dataflow or Flink: on the local runners the refreshed table never"
             " reaches the audit; use --robots-refresh 0 (read once at launch)"
+        )
+    changes_every = args.changes_every
+    if changes_every is None:
+        changes_every = timedelta(0) if runs_locally else CHANGES_EVERY
+    elif streaming and changes_every and runs_locally:
+        problems.append(
+            "--changes-every needs Dataflow or Flink: the local runners cannot time early rows;"
+            " use --changes-every 0 (the change audit written when the input ends)"
         )
     log_format = args.log_format
     if log_format == AUTO and args.field_map:
@@ -197,6 +210,7 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
             poll_interval=args.poll_interval,
             watch_for=args.watch_for,
             robots_refresh=args.robots_refresh,
+            changes_every=changes_every,
             pubsub_subscription=args.pubsub_subscription,
             pubsub_timestamp_attribute=args.pubsub_timestamp_attribute,
             kafka_bootstrap=args.kafka_bootstrap,

@@ -546,6 +546,18 @@ def test_a_local_streaming_run_refuses_a_robots_refresh_it_could_never_deliver(s
     assert "use --robots-refresh 0" in capsys.readouterr().err
 
 
+def test_early_change_panes_are_written_where_the_runner_keeps_a_clock(site, capsys):
+    folder = (f"--logs={site / 'incoming' / '*'}", f"--out={site / 'out'}")
+    flink, _ = run_settings(_stream_argv(site, *folder, "--runner=FlinkRunner"))
+    local, _ = run_settings(_stream_argv(site, *folder, "--runner=FnApiRunner", "--robots-refresh=0"))
+    assert (flink.stream.changes_every, local.stream.changes_every) == (timedelta(minutes=10), timedelta(0))
+    asked, _ = run_settings(_stream_argv(site, *folder, "--runner=FlinkRunner", "--changes-every=1h"))
+    assert asked.stream.changes_every == timedelta(hours=1)
+    argv = _stream_argv(site, *folder, "--runner=FnApiRunner", "--robots-refresh=0", "--changes-every=5m")
+    assert run_audit(argv) == 2
+    assert "use --changes-every 0" in capsys.readouterr().err
+
+
 def test_the_schema_command_prints_the_derived_schemas(capsys):
     from pipeline.cli.main import main
 
@@ -645,13 +657,14 @@ def _tables(out: Path) -> dict[str, list]:
 def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     """The bundled sample's files (the first quarter of each, `helpers.sample_slice`) appear in the
     watched folder a day at a time while the stream runs; its verdicts (each judged by the robots.txt its crawler had fetched), dead letters,
-    violations, windows and robots.txt fetches are a batch run's over the same files."""
+    violations, windows, robots.txt fetches and change audit are a batch run's over the same files."""
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     logs = str(incoming / "*.log.gz")
     argv = [
         "--streaming", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK",
-        "--poll-interval=0.3s", "--watch-for=15s", "--robots-refresh=0", *_sample_run_argv(logs, tmp_path / "stream"),
+        "--poll-interval=0.3s", "--watch-for=15s", "--robots-refresh=0", "--changes-every=0",
+        *_sample_run_argv(logs, tmp_path / "stream"),
     ]
     pipeline = stream_graph(argv)
     result = pipeline.run()
@@ -669,5 +682,6 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     streamed, batched = _tables(tmp_path / "stream"), _tables(tmp_path / "batch")
     assert len(batched["verdicts"]) > 1000 and batched["crawl_delay_violations"] and batched["crawl_delay_windows"]
     assert batched["robots_fetches"] and any('"robots_fetch": {' in row for row in batched["verdicts"])
+    assert batched["changes"]
     for table in graph.RECORD_TABLES:
         assert streamed[table] == batched[table], table

@@ -4,21 +4,26 @@ starts disallowing /new (and stops disallowing /old), with a crawler that re-rea
 (GPTBot), a Googlebot that never fetches it, a spoofed Googlebot and an Applebot its address does
 not prove. The closing summary, `report` and report.html are read back: every split by decision
 adds up to its requests, claims not proven stay apart, and the text and the page show the same
-figures."""
+figures. The same log in a watched folder, audited by a bounded stream, writes the batch's
+`changes` rows once its input ends."""
 from __future__ import annotations
 
 import contextlib
 import json
 import io
 import re
+from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
+from operator import itemgetter
 from pathlib import Path
 
 import pytest
 
 import htmldom
 from browser import browse, chromium  # noqa: F401 (chromium: a fixture)
-from helpers import BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, crawl_audit, log_line, read_jsonl, run_audit, write_jsonl
+from helpers import (
+    BINGBOT, BINGBOT_IP, GOOGLEBOT, REPO, crawl_audit, log_line, read_jsonl, run_audit, stream_graph, write_jsonl,
+)
 from matcher import records
 from pipeline.cli import main as cli
 from pipeline.tables import reading as tables
@@ -234,13 +239,15 @@ def test_the_before_refetch_requests_are_counted_where_the_owner_looks(run):
 # ---- the change audit
 
 
-def _rows(out: Path) -> dict[tuple[str, str, str], dict]:
+def _rows(rows: Iterable[dict]) -> dict[tuple[str, str, str], dict]:
     found = {}
-    for row in tables.rows(out, "changes"):
+    for row in rows:
         key = (row["direction"], row["crawler"], row["identity"])
         assert key not in found
         assert (row["host"], tables.moment(row["change_at"])) == (HOST, CHANGE)
-        found[key] = {name: value for name, value in row.items() if name not in ("host", "change_at", "direction", "crawler", "identity")}
+        found[key] = {
+            name: value for name, value in row.items() if name not in ("host", "change_at", "direction", "crawler", "identity")
+        }
     return found
 
 
@@ -255,6 +262,7 @@ def _expected(before, after, grace, refetch, violations, fetch_after, last) -> d
         "requests_before": before, "requests_after": after, "within_grace": grace, "before_refetch": refetch,
         "violations": violations, "between_captures": 0,
         "first_robots_fetch_after": _moment(fetch_after), "last_newly_disallowed_request": _moment(last),
+        "final": True,
     }
 
 
@@ -277,7 +285,28 @@ EXPECTED_CHANGES = {
 
 @pytest.mark.slow
 def test_the_changes_table_says_row_by_row_what_each_crawler_did_after_the_change(run):
-    assert _rows(run["out"]) == EXPECTED_CHANGES
+    assert _rows(tables.rows(run["out"], "changes")) == EXPECTED_CHANGES
+
+
+@pytest.fixture(scope="module")
+def streamed(tmp_path_factory) -> Path:
+    """The scenario's log in a watched folder, audited by a bounded stream (the folder watched for
+    a few seconds, then the input ends); the folder it wrote."""
+    folder = tmp_path_factory.mktemp("change-stream")
+    argv = scenario_argv(folder, "--streaming", "--runner=PortableRunner", "--job_endpoint=embed",
+                         "--environment_type=LOOPBACK", "--poll-interval=0.2s", "--watch-for=3s",
+                         "--robots-refresh=0", "--changes-every=0", f"--out={folder / 'out'}")
+    stream_graph([arg for arg in argv if arg != "--runner=FnApiRunner"]).run().wait_until_finish()
+    return folder / "out"
+
+
+@pytest.mark.slow
+def test_a_bounded_stream_writes_the_batch_s_changes_rows_when_its_input_ends(run, streamed):
+    rows = read_jsonl(streamed / "changes")
+    assert rows and all(row["final"] for row in rows)
+    assert _rows(rows) == EXPECTED_CHANGES
+    key = itemgetter("direction", "crawler", "identity")
+    assert sorted(rows, key=key) == sorted(read_jsonl(run["out"] / "changes"), key=key)
 
 
 @pytest.mark.slow
@@ -293,6 +322,7 @@ def test_the_changes_table_has_a_bigquery_and_a_json_schema(capsys):
     fields = {field["name"]: field for field in json.loads(capsys.readouterr().out)}
     assert fields["change_at"]["type"] == "TIMESTAMP" and fields["change_at"]["mode"] == "REQUIRED"
     assert fields["first_robots_fetch_after"]["mode"] == "NULLABLE"
+    assert (fields["final"]["type"], fields["final"]["mode"]) == ("BOOL", "REQUIRED")
     assert {"requests_before", "requests_after", "within_grace", "before_refetch", "violations", "between_captures"} <= set(fields)
 
 
