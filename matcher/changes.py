@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from matcher import robots
+from matcher.bounded import BoundedCache
 from matcher.history import RobotsVersion
 from matcher.timerange import from_micros, micros
 
@@ -38,6 +39,9 @@ RESTRICTS = "restricts"
 OPENS = "opens"
 # (host, change_at in microseconds, direction, crawler, identity): plain values, so Beam can key by it.
 ChangeKey = tuple[str, int, str, str, str]
+# Per change, within the budget of docs/architecture.md § Memory.
+_REMEMBERED_DIRECTIONS = 1024
+_REMEMBERED_DIRECTION_CHARS = 1 << 16
 # What the after-period counts by decision, and its column.
 _AFTER_COLUMNS = {
     "disallowed-within-grace": "within_grace",
@@ -56,8 +60,14 @@ class RobotsChange:
     previous: RobotsVersion
     new: RobotsVersion
     next_at: datetime | None
-    # Both bodies parsed, on first use; not pickled (a worker parses them again, once).
+    # Both bodies parsed on first use; not pickled (a worker parses them again, once).
     _files: list = field(default_factory=list, init=False, repr=False)
+    # A crawler's direction on a path, kept once decided: a host's requests repeat their paths.
+    _directions: BoundedCache = field(
+        default_factory=lambda: BoundedCache(_REMEMBERED_DIRECTIONS, key_chars=_REMEMBERED_DIRECTION_CHARS),
+        init=False,
+        repr=False,
+    )
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_files": []}
@@ -68,6 +78,12 @@ class RobotsChange:
 
     def direction(self, tokens: Sequence[str], catch_all: bool, path: str) -> str | None:
         """`restricts` or `opens` when the change turned this crawler's decision on `path`, else None."""
+        key = (path, catch_all, tuple(tokens))
+        if key not in self._directions:
+            self._directions[key] = self._decided_direction(key[2], catch_all, path)
+        return self._directions[key]
+
+    def _decided_direction(self, tokens: tuple[str, ...], catch_all: bool, path: str) -> str | None:
         if not self._files:
             self._files.extend(robots.parse(version.body or b"") for version in (self.previous, self.new))
         before, after = (parsed.decide_path(tokens, path, catch_all).allowed for parsed in self._files)

@@ -11,9 +11,10 @@ stream, or a drained job: the last pane, `final` true). Both make a row with the
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import timedelta
-from itertools import repeat
+from itertools import chain, repeat
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
@@ -105,9 +106,11 @@ def _claim(verdict: dict, registry: Registry) -> Claim:
 
 def affected_requests(
     verdicts: list[dict], changes: Changes, registry: Registry
-) -> Iterator[tuple[ChangeKey, tuple[int, str]]]:
-    """The crawler requests of the batch to paths a change of their host turned, keyed by change,
-    direction, crawler and identity."""
+) -> Iterator[tuple[ChangeKey, list[tuple[int, str]]]]:
+    """The crawler requests of the batch to paths a change of their host turned, as their times
+    and decisions, gathered per change, direction, crawler and identity: one element per key and
+    batch rather than per request is what keeps the shuffle small."""
+    found: dict[ChangeKey, list[tuple[int, str]]] = defaultdict(list)
     for verdict in verdicts:
         of_host = changes.get(verdict["host"])
         if of_host is None or verdict["crawler"] is None or verdict["client_kind"] != "crawler":
@@ -115,22 +118,23 @@ def affected_requests(
         claim = _claim(verdict, registry)
         for change, direction in requests_of(of_host, verdict["ts"], claim.tokens, claim.catch_all, verdict["path"] or "/"):
             key = (change.host, micros(change.at), direction, verdict["crawler"], verdict["identity"])
-            yield key, (micros(verdict["ts"]), verdict["decision"])
+            found[key].append((micros(verdict["ts"]), verdict["decision"]))
+    return iter(found.items())
 
 
 def rows_of(
-    keyed: tuple[ChangeKey, list[tuple[int, str]]],
+    keyed: tuple[ChangeKey, Iterable[list[tuple[int, str]]]],
     spans: Mapping[str, tuple[int, int]],
     changes: Changes,
     fetches: Mapping[FetchKey, FetchHistory],
     registry: Registry,
 ) -> Iterator[dict]:
-    key, requests = keyed
+    key, gathered = keyed
     host, at = key[:2]
     (change,) = [change for change in changes[host] if micros(change.at) == at]
     history = fetches.get(_fetch_key_of_change(key, registry))
     fetch_times = [] if history is None else [fetch.ts for fetch in history.fetches]
-    row = change_row(key, requests, spans[host], change.next_at, fetch_times)
+    row = change_row(key, chain.from_iterable(gathered), spans[host], change.next_at, fetch_times)
     if row is not None:
         yield {**row, "final": True}
 
@@ -286,8 +290,9 @@ def parts_of_hosts(verdicts: list[dict], changes: Changes, registry: Registry) -
         key = fetch_key_of(verdict, registry) if is_robots_fetch(verdict["path"]) else None
         if key is not None:
             of_host.fetches.setdefault(key, set()).add(ts)
-    for key, (ts, decision) in affected_requests(verdicts, changes, registry):
-        parts[key[0]].requested(key, ts, decision)
+    for key, requests in affected_requests(verdicts, changes, registry):
+        for ts, decision in requests:
+            parts[key[0]].requested(key, ts, decision)
     return iter(parts.items())
 
 

@@ -228,3 +228,37 @@ def test_what_a_worker_remembers_of_the_lines_keeps_to_its_budget():
     # each of the four caches holds at most REMEMBERED_ADDRESSES entries, and a pair of lines
     # here added one entry to each of three and two readings of an address
     assert per_address * REMEMBERED_ADDRESSES <= ADDRESS_CACHES_BUDGET
+
+
+CHANGE_DIRECTIONS_BUDGET = 512 << 10
+
+
+def test_a_robots_change_remembers_its_directions_within_its_budget():
+    """docs/architecture.md § Memory: a change keeps the direction of the paths asked of it up to
+    its budget, however many distinct paths a log asks for and however long."""
+    from matcher.changes import _REMEMBERED_DIRECTION_CHARS, _REMEMBERED_DIRECTIONS, host_changes
+
+    start = datetime(2026, 11, 2, tzinfo=timezone.utc)
+    versions = [
+        RobotsVersion("example.com", start, 200, b"User-agent: *\nDisallow: /private\n"),
+        RobotsVersion("example.com", start + timedelta(days=1), 200, b"User-agent: *\nDisallow: /\n"),
+    ]
+    random = Random(11)
+
+    def filled(length: int, count: int) -> float:
+        (change,) = host_changes(versions)
+        change.direction(("gptbot",), True, "/")  # parsed before measuring
+        paths = ["/" + _distinct_words(random, length - 1) for _ in range(count)]
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for path in paths:
+            change.direction(("gptbot", "chatgpt-user"), True, path)
+        held = tracemalloc.get_traced_memory()[1] - before  # at its fullest
+        tracemalloc.stop()
+        assert len(change._directions) <= _REMEMBERED_DIRECTIONS
+        return held
+
+    average = _REMEMBERED_DIRECTION_CHARS // _REMEMBERED_DIRECTIONS
+    assert filled(average, _REMEMBERED_DIRECTIONS - 1) <= CHANGE_DIRECTIONS_BUDGET
+    # paths longer than the average fill the characters first, and the cache empties
+    assert filled(4 * average, 4 * _REMEMBERED_DIRECTIONS) <= CHANGE_DIRECTIONS_BUDGET
