@@ -147,7 +147,7 @@ def parser_for(
 
     `default_host` fills the host of lines whose server logged none (`fields.request_host`). `mapping` (our field -> dotted source path) is
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
-    `zone` is the zone of times written without one (ZONELESS_FORMATS).
+    `zone` is the zone of times written without one (ZONELESS_FORMATS, a W3C log's `date-local`).
     """
     envelope, plus, inner = format_name.partition("+")
     if plus and envelope in ENVELOPES:
@@ -174,7 +174,7 @@ def parser_for(
     if format_name in LAYOUTS:
         return PresetParser(format_name, LAYOUTS[format_name], host, zone)
     if format_name in DEFAULT_FIELDS:
-        return W3CParser(format_name, host)
+        return W3CParser(format_name, host, zone)
     if format_name == "jsonl" or format_name in PRESETS:
         if format_name == "jsonl" and not mapping:
             raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
