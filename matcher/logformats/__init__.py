@@ -21,8 +21,8 @@ or raises `LogParseError`, whose `reason` is the dead-letter reason code:
     bad-status        the status is not an HTTP status code
 
 None of these is a crawler fetching a page, so none can receive a robots verdict.
-Four of them (`no-request`, `not-http`, `asterisk-form`, `authority-form`:
-`record.NOT_REQUEST_REASONS`) are lines the server wrote as it should that hold no
+Six of them (`blank`, `no-request`, `not-http`, `asterisk-form`, `authority-form` and a
+W3C log's `directive`: `record.NOT_REQUEST_REASONS`) are lines that hold no
 request for a resource: they are counted apart as not-requests, by reason. The
 others are dead letters, counted and kept with their raw text.
 

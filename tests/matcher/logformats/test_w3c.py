@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from matcher.logformats import LogParseError, parser_for
+from matcher.logformats.record import is_not_request
 
 UTC = timezone.utc
 GOOGLEBOT_IIS = "Mozilla/5.0+(compatible;+Googlebot/2.1;++http://www.google.com/bot.html)"
@@ -69,6 +70,15 @@ def test_tab_separated_values_keep_their_spaces():
     fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status x-edge-location"
     _, record = _read([fields, "2026-11-02\t10:00:00\t66.249.66.1\tGET\t/a  b\t200\tX"])
     assert record.path == "/a  b"
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t", "\r\n"])
+def test_a_blank_line_in_a_w3c_file_is_no_request_and_no_error(blank):
+    fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status"
+    line = "2026-11-02 10:00:00 66.249.66.1 GET /a 200"
+    _, first, between, second = _read([fields, line, blank, line])
+    assert between == "blank" and is_not_request(between)
+    assert first == second and first.path == "/a"
 
 
 @pytest.mark.parametrize(("fields", "values", "host", "path"), [
