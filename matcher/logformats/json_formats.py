@@ -169,24 +169,53 @@ PERCENT_ENCODED: Mapping[str, frozenset[str]] = MappingProxyType({
 LOGGED_URL_PRESETS = frozenset({"gcp_lb"})
 
 
+# One key of a field path: in [brackets] or "quotes" it may hold dots and bars (Zeek's `id.orig_h`);
+# a bare key is anything up to the next dot or bar that does not open with either.
+_KEY = re.compile(r'\[([^\]]+)\]|"([^"]+)"|([^.|\["][^.|]*)')
+
+
+def field_paths(source: str) -> tuple[tuple[str, ...], ...] | None:
+    """A mapping's source -> its alternative paths, each a tuple of keys; None when it is no path.
+
+    `a.b|c` is the path a.b, else c. A key in brackets or double quotes is taken as written, dots
+    and bars included: `[id.orig_h]`, `request."x.y"`. Every key is non-empty."""
+    alternatives: list[tuple[str, ...]] = []
+    keys: list[str] = []
+    position = 0
+    while True:
+        found = _KEY.match(source, position)
+        if found is None:
+            return None
+        keys.append(next(group for group in found.groups() if group is not None))
+        position = found.end()
+        if position == len(source):
+            alternatives.append(tuple(keys))
+            return tuple(alternatives)
+        if source[position] == "|":
+            alternatives.append(tuple(keys))
+            keys = []
+        elif source[position] != ".":
+            return None  # text right after a closing bracket or quote
+        position += 1
+
+
 def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...], ...]]:
-    """Validate a field mapping and split its paths once: `a.b|c` is the path a.b, else c."""
+    """Validate a field mapping and split its paths once (`field_paths`)."""
     unknown = sorted(set(mapping) - set(JSON_FIELDS))
     if unknown:
         raise ValueError(f"unknown mapping fields {unknown}; known: {', '.join(JSON_FIELDS)}")
+    paths = {field: field_paths(source) if isinstance(source, str) else None for field, source in mapping.items()}
     for field, source in mapping.items():
-        if not isinstance(source, str) or not source or any(
-            "" in alternative.split(".") for alternative in source.split("|")
-        ):
-            raise ValueError(f"mapping for {field!r} must be a dotted field path, got {source!r}")
+        if paths[field] is None:
+            raise ValueError(
+                f"mapping for {field!r} must be a dotted field path, got {source!r}"
+                " (a key that holds a dot goes in brackets: [id.orig_h])"
+            )
     # A layout may log no method (the request is then one whose method is unknown), never no target.
     has_request = "request" in mapping or "target" in mapping
     if not {"ts", "client_ip"} <= set(mapping) or not has_request:
         raise ValueError("a mapping needs 'ts', 'client_ip', and 'request' or 'target' (with 'method' where logged)")
-    return {
-        field: tuple(tuple(alternative.split(".")) for alternative in source.split("|"))
-        for field, source in mapping.items()
-    }
+    return paths
 
 
 def _lookup(obj: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
