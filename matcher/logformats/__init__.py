@@ -63,7 +63,7 @@ from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import (
-    JSON_FIELDS, LOGGED_URL_PRESETS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping,
+    JSON_FIELDS, PRESETS, json_parser,
 )
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
 from matcher.logformats.cloudfront_realtime import REALTIME_KIND, RealtimeParser, compile_fields
@@ -176,13 +176,7 @@ def parser_for(
     if format_name in DEFAULT_FIELDS:
         return W3CParser(format_name, host, zone)
     if format_name == "jsonl" or format_name in PRESETS:
-        if format_name == "jsonl" and not mapping:
-            raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
-        merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
-        logged_url = format_name in LOGGED_URL_PRESETS and "host" not in merged
-        return JsonParser(
-            format_name, merged, check_mapping(merged), host, logged_url, PERCENT_ENCODED.get(format_name, frozenset())
-        )
+        return json_parser(format_name, mapping, host)
     raise ValueError(
         f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)},"
         " the server's own format string as apache:FORMAT or nginx:FORMAT,"

@@ -165,10 +165,6 @@ PERCENT_ENCODED: Mapping[str, frozenset[str]] = MappingProxyType({
 })
 
 
-# Presets whose target is the URL the server wrote down; a user mapping's target is as the client sent it.
-LOGGED_URL_PRESETS = frozenset({"gcp_lb"})
-
-
 # One key of a field path: in [brackets] or "quotes" it may hold dots and bars (Zeek's `id.orig_h`);
 # a bare key is anything up to the next dot or bar that does not open with either.
 _KEY = re.compile(r'\[([^\]]+)\]|"([^"]+)"|([^.|\["][^.|]*)')
@@ -216,6 +212,16 @@ def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...]
     if not {"ts", "client_ip"} <= set(mapping) or not has_request:
         raise ValueError("a mapping needs 'ts', 'client_ip', and 'request' or 'target' (with 'method' where logged)")
     return paths
+
+
+def json_parser(format_name: str, mapping: Mapping[str, str] | None, default_host: str | None) -> JsonParser:
+    """The parser of `jsonl` with `mapping`, or of a preset with `mapping` extending or overriding its own."""
+    if format_name == "jsonl" and not mapping:
+        raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
+    merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
+    return JsonParser(
+        format_name, merged, check_mapping(merged), default_host, PERCENT_ENCODED.get(format_name, frozenset())
+    )
 
 
 def _lookup(obj: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
@@ -284,9 +290,6 @@ class JsonParser:
     mapping: dict[str, str]  # plain dicts, not mapping proxies: parsers are pickled to workers
     paths: dict[str, tuple[tuple[str, ...], ...]]
     default_host: str | None
-    # The target field is the URL the server itself wrote down (a load balancer's requestUrl,
-    # built from the request it received): its host is the logged host.
-    target_is_logged_url: bool = False
     percent_encoded: frozenset[str] = frozenset()
 
     def _required(self, values: dict[str, Any], field: str) -> Any:
@@ -326,7 +329,11 @@ class JsonParser:
             if query and query != "-":
                 target = f"{target}?{query}"
         path, target_host = target_path(target)
-        host = target_host if self.target_is_logged_url else _json_str(values.get("host"), "host")
+        # A layout that logs no host logs the URL it names as where the request went (gcp_lb's
+        # requestUrl): its host is the logged host. A logged host wins over it.
+        host = _json_str(values.get("host"), "host")
+        if logged_host(host) is None:
+            host = target_host
         referer = _json_str(values.get("referer"), "referer")
         user_agent = _json_str(values.get("user_agent"), "user_agent") or ""
         if self.percent_encoded:
@@ -349,7 +356,7 @@ class JsonParser:
             _json_header_values(values.get("x_robots_tag")),
             logged_host(target_host),
             signed_headers(
-                host or target_host,
+                host,
                 _json_str(values.get("signature_agent"), "signature_agent"),
                 _json_str(values.get("signature_input"), "signature_input"),
                 _json_str(values.get("signature"), "signature"),

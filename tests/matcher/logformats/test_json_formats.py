@@ -140,3 +140,18 @@ def test_zeek_s_flat_keys_with_dots_are_named_in_brackets():
     nested = json.dumps({"ts": 1, "id": {"orig_h": "192.0.2.7"}, "method": "GET", "uri": "/"})
     assert parser_for("jsonl", mapping={**ZEEK_MAP, "client_ip": "id.orig_h"})(nested).client_ip == "192.0.2.7"
 
+
+@pytest.mark.parametrize("name", ["jsonl", "nginx_json", "caddy", "fastly"])
+def test_an_absolute_target_names_the_host_of_a_line_that_logs_none(name):
+    mapping = {"ts": "t", "client_ip": "ip", "method": "m", "target": "u", "host": "h"}
+    parse = parser_for(name, default_host="default.example", mapping=mapping)
+    line = {"t": 1793613600, "ip": "66.249.66.1", "m": "GET", "u": "https://www.example.com:443/a?b=1"}
+    record = parse(json.dumps(line))
+    assert (record.host, record.path, record.target_host) == ("www.example.com", "/a?b=1", "www.example.com")
+    assert parse(json.dumps({**line, "h": "-"})).host == "www.example.com"
+    # a logged host wins; the target's is kept as evidence
+    logged = parse(json.dumps({**line, "h": "shop.example.net"}))
+    assert (logged.host, logged.target_host) == ("shop.example.net", "www.example.com")
+    # an origin-form target names none: the default host stands
+    assert parse(json.dumps({**line, "u": "/a"})).host == "default.example"
+
