@@ -163,6 +163,9 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
 PERCENT_ENCODED: Mapping[str, frozenset[str]] = MappingProxyType({
     "akamai_ds2": frozenset({"user_agent", "referer"}),
 })
+# Presets whose target field is a path that may be written without its leading slash: DataStream 2
+# writes reqPath as `products/x.html`, the host apart in reqHost.
+SLASHLESS_PATHS = frozenset({"akamai_ds2"})
 
 
 # One key of a field path: in [brackets] or "quotes" it may hold dots and bars (Zeek's `id.orig_h`);
@@ -218,9 +221,11 @@ def json_parser(format_name: str, mapping: Mapping[str, str] | None, default_hos
     """The parser of `jsonl` with `mapping`, or of a preset with `mapping` extending or overriding its own."""
     if format_name == "jsonl" and not mapping:
         raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
-    merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
+    preset = PRESETS.get(format_name, {})
+    merged = {**preset, **(mapping or {})}
     return JsonParser(
-        format_name, merged, check_mapping(merged), default_host, PERCENT_ENCODED.get(format_name, frozenset())
+        format_name, merged, check_mapping(merged), default_host, PERCENT_ENCODED.get(format_name, frozenset()),
+        format_name in SLASHLESS_PATHS and merged.get("target") == preset.get("target"),
     )
 
 
@@ -291,6 +296,7 @@ class JsonParser:
     paths: dict[str, tuple[tuple[str, ...], ...]]
     default_host: str | None
     percent_encoded: frozenset[str] = frozenset()
+    slashless_path: bool = False  # a target without its leading slash is still a path
 
     def _required(self, values: dict[str, Any], field: str) -> Any:
         value = values.get(field)
@@ -325,6 +331,8 @@ class JsonParser:
         else:
             method = self._required_str(values, "method") if "method" in values else None
             target = self._required_str(values, "target")
+            if self.slashless_path and target[:1] != "/":
+                target = "/" + target
             query = _json_str(values.get("query"), "query")
             if query and query != "-":
                 target = f"{target}?{query}"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from matcher.logformats import JSON_FIELDS, PRESETS, parser_for
+from matcher.logformats import JSON_FIELDS, PRESETS, LogParseError, parser_for
 from matcher.logformats.json_formats import check_mapping, field_paths
 
 # Zeek's JSON http.log (docs.zeek.org, "http.log"): the connection's endpoints are flat keys with dots.
@@ -155,3 +155,17 @@ def test_an_absolute_target_names_the_host_of_a_line_that_logs_none(name):
     # an origin-form target names none: the default host stands
     assert parse(json.dumps({**line, "u": "/a"})).host == "default.example"
 
+
+def test_akamai_s_path_without_its_leading_slash_is_a_path_under_its_host():
+    parse = parser_for("akamai_ds2")
+    line = {"reqTimeSec": "1793613600", "cliIP": "66.249.66.1", "reqHost": "www.example.com", "reqMethod": "GET",
+            "reqPath": "products/x.html", "queryStr": "b=1", "statusCode": "200", "UA": "Googlebot%2F2.1"}
+    record = parse(json.dumps(line))
+    assert (record.host, record.target, record.path, record.user_agent) == (
+        "www.example.com", "/products/x.html?b=1", "/products/x.html?b=1", "Googlebot/2.1")
+    assert parse(json.dumps({**line, "reqPath": "/products/x.html"})).path == "/products/x.html?b=1"
+    # only the preset's own path field may drop its slash
+    own = parser_for("akamai_ds2", mapping={"target": "fullPath"})
+    with pytest.raises(LogParseError) as caught:
+        own(json.dumps({**line, "fullPath": "products/x.html"}))
+    assert caught.value.reason == "bad-target"
