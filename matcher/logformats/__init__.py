@@ -21,8 +21,8 @@ or raises `LogParseError`, whose `reason` is the dead-letter reason code:
     bad-status        the status is not an HTTP status code
 
 None of these is a crawler fetching a page, so none can receive a robots verdict.
-Four of them (`no-request`, `not-http`, `asterisk-form`, `authority-form`:
-`record.NOT_REQUEST_REASONS`) are lines the server wrote as it should that hold no
+Six of them (`blank`, `no-request`, `not-http`, `asterisk-form`, `authority-form` and a
+W3C log's `directive`: `record.NOT_REQUEST_REASONS`) are lines that hold no
 request for a resource: they are counted apart as not-requests, by reason. The
 others are dead letters, counted and kept with their raw text.
 
@@ -63,7 +63,7 @@ from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import (
-    JSON_FIELDS, LOGGED_URL_PRESETS, PERCENT_ENCODED, PRESETS, JsonParser, check_mapping,
+    JSON_FIELDS, PRESETS, json_parser,
 )
 from matcher.logformats.record import NOT_REQUEST_REASONS, LogParseError, LogRecord, Skim, is_not_request
 from matcher.logformats.cloudfront_realtime import REALTIME_KIND, RealtimeParser, compile_fields
@@ -147,7 +147,7 @@ def parser_for(
 
     `default_host` fills the host of lines whose server logged none (`fields.request_host`). `mapping` (our field -> dotted source path) is
     required for `jsonl`, extends or overrides a preset's, and is refused for text formats.
-    `zone` is the zone of times written without one (ZONELESS_FORMATS).
+    `zone` is the zone of times written without one (ZONELESS_FORMATS, a W3C log's `date-local`).
     """
     envelope, plus, inner = format_name.partition("+")
     if plus and envelope in ENVELOPES:
@@ -174,15 +174,9 @@ def parser_for(
     if format_name in LAYOUTS:
         return PresetParser(format_name, LAYOUTS[format_name], host, zone)
     if format_name in DEFAULT_FIELDS:
-        return W3CParser(format_name, host)
+        return W3CParser(format_name, host, zone)
     if format_name == "jsonl" or format_name in PRESETS:
-        if format_name == "jsonl" and not mapping:
-            raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
-        merged = {**PRESETS.get(format_name, {}), **(mapping or {})}
-        logged_url = format_name in LOGGED_URL_PRESETS and "host" not in merged
-        return JsonParser(
-            format_name, merged, check_mapping(merged), host, logged_url, PERCENT_ENCODED.get(format_name, frozenset())
-        )
+        return json_parser(format_name, mapping, host)
     raise ValueError(
         f"unknown log format {format_name!r}; known formats: {', '.join(FORMATS)},"
         " the server's own format string as apache:FORMAT or nginx:FORMAT,"

@@ -188,7 +188,7 @@ def logged_host(value: str | None) -> str | None:
 
 
 def cleaned_line(line: str) -> str:
-    """Strip line endings, stray blanks and a byte order mark; blank lines are errors."""
+    """Strip line endings, stray blanks and a byte order mark; a blank line is no request (`blank`)."""
     text = encodable(line.strip())
     if text[:1] == "\ufeff":
         text = text[1:].lstrip()

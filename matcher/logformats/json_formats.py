@@ -163,30 +163,70 @@ PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
 PERCENT_ENCODED: Mapping[str, frozenset[str]] = MappingProxyType({
     "akamai_ds2": frozenset({"user_agent", "referer"}),
 })
+# Presets whose target field is a path that may be written without its leading slash: DataStream 2
+# writes reqPath as `products/x.html`, the host apart in reqHost.
+SLASHLESS_PATHS = frozenset({"akamai_ds2"})
 
 
-# Presets whose target is the URL the server wrote down; a user mapping's target is as the client sent it.
-LOGGED_URL_PRESETS = frozenset({"gcp_lb"})
+# One key of a field path: in [brackets] or "quotes" it may hold dots and bars (Zeek's `id.orig_h`);
+# a bare key is anything up to the next dot or bar that does not open with either.
+_KEY = re.compile(r'\[([^\]]+)\]|"([^"]+)"|([^.|\["][^.|]*)')
+
+
+def field_paths(source: str) -> tuple[tuple[str, ...], ...] | None:
+    """A mapping's source -> its alternative paths, each a tuple of keys; None when it is no path.
+
+    `a.b|c` is the path a.b, else c. A key in brackets or double quotes is taken as written, dots
+    and bars included: `[id.orig_h]`, `request."x.y"`. Every key is non-empty."""
+    alternatives: list[tuple[str, ...]] = []
+    keys: list[str] = []
+    position = 0
+    while True:
+        found = _KEY.match(source, position)
+        if found is None:
+            return None
+        keys.append(next(group for group in found.groups() if group is not None))
+        position = found.end()
+        if position == len(source):
+            alternatives.append(tuple(keys))
+            return tuple(alternatives)
+        if source[position] == "|":
+            alternatives.append(tuple(keys))
+            keys = []
+        elif source[position] != ".":
+            return None  # text right after a closing bracket or quote
+        position += 1
 
 
 def check_mapping(mapping: Mapping[str, str]) -> dict[str, tuple[tuple[str, ...], ...]]:
-    """Validate a field mapping and split its paths once: `a.b|c` is the path a.b, else c."""
+    """Validate a field mapping and split its paths once (`field_paths`)."""
     unknown = sorted(set(mapping) - set(JSON_FIELDS))
     if unknown:
         raise ValueError(f"unknown mapping fields {unknown}; known: {', '.join(JSON_FIELDS)}")
+    paths = {field: field_paths(source) if isinstance(source, str) else None for field, source in mapping.items()}
     for field, source in mapping.items():
-        if not isinstance(source, str) or not source or any(
-            "" in alternative.split(".") for alternative in source.split("|")
-        ):
-            raise ValueError(f"mapping for {field!r} must be a dotted field path, got {source!r}")
+        if paths[field] is None:
+            raise ValueError(
+                f"mapping for {field!r} must be a dotted field path, got {source!r}"
+                " (a key that holds a dot goes in brackets: [id.orig_h])"
+            )
     # A layout may log no method (the request is then one whose method is unknown), never no target.
     has_request = "request" in mapping or "target" in mapping
     if not {"ts", "client_ip"} <= set(mapping) or not has_request:
         raise ValueError("a mapping needs 'ts', 'client_ip', and 'request' or 'target' (with 'method' where logged)")
-    return {
-        field: tuple(tuple(alternative.split(".")) for alternative in source.split("|"))
-        for field, source in mapping.items()
-    }
+    return paths
+
+
+def json_parser(format_name: str, mapping: Mapping[str, str] | None, default_host: str | None) -> JsonParser:
+    """The parser of `jsonl` with `mapping`, or of a preset with `mapping` extending or overriding its own."""
+    if format_name == "jsonl" and not mapping:
+        raise ValueError("format 'jsonl' needs a field mapping (our field -> source field path)")
+    preset = PRESETS.get(format_name, {})
+    merged = {**preset, **(mapping or {})}
+    return JsonParser(
+        format_name, merged, check_mapping(merged), default_host, PERCENT_ENCODED.get(format_name, frozenset()),
+        format_name in SLASHLESS_PATHS and merged.get("target") == preset.get("target"),
+    )
 
 
 def _lookup(obj: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
@@ -255,10 +295,8 @@ class JsonParser:
     mapping: dict[str, str]  # plain dicts, not mapping proxies: parsers are pickled to workers
     paths: dict[str, tuple[tuple[str, ...], ...]]
     default_host: str | None
-    # The target field is the URL the server itself wrote down (a load balancer's requestUrl,
-    # built from the request it received): its host is the logged host.
-    target_is_logged_url: bool = False
     percent_encoded: frozenset[str] = frozenset()
+    slashless_path: bool = False  # a target without its leading slash is still a path
 
     def _required(self, values: dict[str, Any], field: str) -> Any:
         value = values.get(field)
@@ -293,11 +331,17 @@ class JsonParser:
         else:
             method = self._required_str(values, "method") if "method" in values else None
             target = self._required_str(values, "target")
+            if self.slashless_path and target[:1] != "/":
+                target = "/" + target
             query = _json_str(values.get("query"), "query")
             if query and query != "-":
                 target = f"{target}?{query}"
         path, target_host = target_path(target)
-        host = target_host if self.target_is_logged_url else _json_str(values.get("host"), "host")
+        # A layout that logs no host logs the URL it names as where the request went (gcp_lb's
+        # requestUrl): its host is the logged host. A logged host wins over it.
+        host = _json_str(values.get("host"), "host")
+        if logged_host(host) is None:
+            host = target_host
         referer = _json_str(values.get("referer"), "referer")
         user_agent = _json_str(values.get("user_agent"), "user_agent") or ""
         if self.percent_encoded:
@@ -320,7 +364,7 @@ class JsonParser:
             _json_header_values(values.get("x_robots_tag")),
             logged_host(target_host),
             signed_headers(
-                host or target_host,
+                host,
                 _json_str(values.get("signature_agent"), "signature_agent"),
                 _json_str(values.get("signature_input"), "signature_input"),
                 _json_str(values.get("signature"), "signature"),

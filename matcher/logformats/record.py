@@ -105,10 +105,10 @@ class LogParseError(ValueError):
 
 # Reasons of lines the server wrote as it should that carry no request for a resource: a
 # connection closed before its request line (a 408 logged with "-"), bytes that are not HTTP (a
-# TLS handshake sent to port 80), `OPTIONS *`, `CONNECT host:443`, and a W3C log's own
-# `#Fields:`-style directives. They are counted apart as
-# not-requests, never taken for unreadable lines.
-NOT_REQUEST_REASONS = frozenset({"no-request", "not-http", "asterisk-form", "authority-form", "directive"})
+# TLS handshake sent to port 80), `OPTIONS *`, `CONNECT host:443`, a W3C log's own
+# `#Fields:`-style directives, and a blank line, which holds nothing a format could fail to read.
+# They are counted apart as not-requests, never taken for unreadable lines.
+NOT_REQUEST_REASONS = frozenset({"no-request", "not-http", "asterisk-form", "authority-form", "directive", "blank"})
 
 
 def is_not_request(reason: str) -> bool:

@@ -8,18 +8,19 @@ is read with the default fields of the layout (IIS's, or CloudFront's), so a bat
 middle of a file still reads; the field count must agree.
 
 Times are `date` + `time`, UTC by the W3C definition (IIS's W3C logs are UTC whatever the
-server's zone). Values are separated by spaces (IIS, NetScaler) or tabs (CloudFront); a value
-may be quoted (Incapsula). IIS writes a space in a value as `+`; CloudFront %-encodes values
-and keeps `+` as it is. Incapsula writes `cs-uri` without its scheme (`www.example.com/page.php`),
-and Matomo's importer reads it so: a `cs-uri` that begins with a host name and a slash is that
-host and that path.
+server's zone); IIS Advanced Logging may log only the server's clock, `date-local` + `time-local`,
+read in the zone it is given (`--log-timezone`). Values are separated by runs of spaces (IIS,
+NetScaler, writers that pad columns) or by tabs (CloudFront); a value may be quoted (Incapsula).
+IIS writes a space in a value as `+`; CloudFront %-encodes values and keeps `+` as it is.
+Incapsula writes `cs-uri` without its scheme (`www.example.com/page.php`), and Matomo's importer
+reads it so: a `cs-uri` that begins with a host name and a slash is that host and that path.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from types import MappingProxyType
 from urllib.parse import unquote, unquote_plus
 
@@ -34,17 +35,22 @@ from matcher.logformats.fields import (
 )
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import iso_timestamp, unix_seconds_timestamp
+from matcher.timerange import OutOfRange, to_utc
 
 # Each of our fields -> the W3C field names that carry it, the first present wins.
 W3C_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "date": ("date",),
-    "time": ("time",),
+    "date": ("date", "date-utc"),
+    "time": ("time", "time-utc"),
+    # IIS Advanced Logging's server-local clock, read in --log-timezone when no UTC time is logged.
+    "date_local": ("date-local",),
+    "time_local": ("time-local",),
     "client_ip": ("c-ip", "cs-ip", "c-ip-address"),
     "method": ("cs-method",),
     "stem": ("cs-uri-stem",),
     "query": ("cs-uri-query",),
     "uri": ("cs-uri",),
-    # CloudFront's cs(Host) is the distribution's own name; x-host-header is the site's Host.
+    # CloudFront's cs(Host) is the distribution's own name (`Columns.of` passes it over there);
+    # x-host-header is the site's Host.
     "host": ("x-host-header", "cs-host", "cs(host)", "s-sitename-host"),
     "status": ("sc-status",),
     "size": ("sc-bytes",),
@@ -88,24 +94,26 @@ class Columns:
     def of(cls, names: tuple[str, ...], sources: Mapping[str, tuple[str, ...]] = W3C_SOURCES,
            cloudfront: bool = False) -> Columns:
         lowered = [name.lower() for name in names]
+        cloudfront = cloudfront or "x-edge-location" in lowered
         index = {}
         for ours, candidates in sources.items():
             for source in candidates:
-                if source in lowered:
+                # CloudFront's cs(Host) is the distribution's own name, never the site's
+                if source in lowered and not (cloudfront and source == "cs(host)"):
                     index[ours] = lowered.index(source)
                     break
-        plus_is_space = not cloudfront and "x-edge-location" not in lowered
-        return cls(len(names), index, plus_is_space, bool({"signature_agent", "signature_input", "signature"} & set(index)))
+        signed = bool({"signature_agent", "signature_input", "signature"} & set(index))
+        return cls(len(names), index, not cloudfront, signed)
 
 
 def _values(text: str) -> list[str]:
-    """A data line's values: tab-separated when it holds a tab, else space-separated; a value in
-    double quotes may hold the separator."""
+    """A data line's values: tab-separated when it holds a tab, else separated by runs of spaces
+    (a writer that pads its columns); a value in double quotes may hold the separator."""
     separator = "\t" if "\t" in text else " "
     if '"' not in text:
-        return text.split(separator)
+        return text.split("\t") if separator == "\t" else [value for value in text.split(" ") if value]
     values, position = [], 0
-    while position <= len(text):
+    while True:
         if text.startswith('"', position):
             end = text.find('"', position + 1)
             if end < 0:
@@ -114,13 +122,17 @@ def _values(text: str) -> list[str]:
             position = end + 1
             if position < len(text) and text[position] != separator:
                 raise LogParseError("no-match", "a quoted W3C value runs into the next")
-            position += 1
         else:
             end = text.find(separator, position)
             end = len(text) if end < 0 else end
             values.append(text[position:end])
-            position = end + 1
-    return values
+            position = end
+        if position >= len(text):
+            return values
+        position += 1
+        if separator == " ":
+            while text.startswith(" ", position):
+                position += 1
 
 
 def _is_fields(directive: str) -> bool:
@@ -143,6 +155,7 @@ class W3CParser:
 
     name: str
     default_host: str | None
+    zone: tzinfo = timezone.utc  # of `date-local` and `time-local` (--log-timezone)
     columns: Columns = field(init=False)
     per_file = True  # the audit keeps one parser per file: the directives are the file's
 
@@ -163,11 +176,14 @@ class W3CParser:
                     raise LogParseError("no-match", "a #Fields directive that names no field")
                 self.columns = Columns.of(names)
             raise LogParseError("directive", f"W3C #{directive.strip()[:20]} directive")
-        return record_of(_values(text), self.columns, self.default_host)
+        return record_of(_values(text), self.columns, self.default_host, self.zone)
 
 
-def record_of(values: list[str], columns: Columns, default_host: str | None) -> LogRecord:
-    """The record of one data line, its values already split, read where `columns` says."""
+def record_of(
+    values: list[str], columns: Columns, default_host: str | None, zone: tzinfo = timezone.utc
+) -> LogRecord:
+    """The record of one data line, its values already split, read where `columns` says; `zone`
+    is the zone of its local times."""
     if len(values) != columns.count:
         raise LogParseError("no-match", f"{len(values)} values where the fields name {columns.count}")
     index = columns.index
@@ -183,10 +199,7 @@ def record_of(values: list[str], columns: Columns, default_host: str | None) -> 
     if stamp is not None:
         ts = unix_seconds_timestamp(stamp)
     else:
-        date, time = value("date"), value("time")
-        if date is None or time is None:
-            raise LogParseError("missing-field", "the line has no date or no time")
-        ts = _w3c_time(date, time)
+        ts = _w3c_time(value("date"), value("time"), value("date_local"), value("time_local"), zone)
     if client_ip is None:
         raise LogParseError("missing-field", "the line has no c-ip")
     method = value("method")
@@ -243,7 +256,23 @@ def _signed(value, authority: str | None, columns: Columns):
     return signed_headers(authority, agent, given, signature, "signature_agent" in columns.index)
 
 
-def _w3c_time(date: str, time: str) -> datetime:
+def _w3c_time(date: str | None, time: str | None, date_local: str | None, time_local: str | None,
+              zone: tzinfo) -> datetime:
+    """The time of a line: `date` and `time` in UTC, else `date-local` and `time-local` in `zone`."""
+    if date is not None and time is not None:
+        return _written_time(date, time)
+    if date_local is None or time_local is None:
+        raise LogParseError("missing-field", "the line has no date or no time")
+    wall_clock = _written_time(date_local, time_local).replace(tzinfo=zone)
+    try:
+        return to_utc(wall_clock)
+    except OutOfRange:
+        raise LogParseError(
+            "bad-timestamp", f"{date_local} {time_local}: outside 0001-01-01..9999-12-31 once in UTC"
+        ) from None
+
+
+def _written_time(date: str, time: str) -> datetime:
     if len(time) == 5:
         time += ":00"  # the draft allows hh:mm
     return iso_timestamp(f"{date}T{time}Z")

@@ -201,11 +201,11 @@ def test_line_host_wins_over_the_absolute_target_host():
     assert (record.host, record.path, record.target_host) == ("site.example", "/x", "other.example")
 
 
-def test_a_json_target_url_is_evidence_but_the_load_balancers_url_is_the_logged_host():
+def test_a_json_target_url_names_the_host_of_a_layout_that_logs_none_a_logged_host_wins():
     mapping = {"ts": "t", "client_ip": "ip", "method": "m", "target": "u"}
     line = json.dumps({"t": 1, "ip": "192.0.2.1", "m": "GET", "u": "http://other.example/x"})
     record = parser_for("jsonl", default_host="site.example", mapping=mapping)(line)
-    assert (record.host, record.target_host) == ("site.example", "other.example")
+    assert (record.host, record.target_host) == ("other.example", "other.example")
     own_host = parser_for("gcp_lb", mapping={"host": "httpRequest.serverName"})
     entry = {**GCP_ENTRY, "httpRequest": {**GCP_ENTRY["httpRequest"], "serverName": "lb.example"}}
     assert own_host(json.dumps(entry)).host == "lb.example"

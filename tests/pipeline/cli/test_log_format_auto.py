@@ -12,6 +12,15 @@ from helpers import GOOGLEBOT, run_audit
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
 COMBINED = f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"\n'
+# IIS with a blank line after its directives and a value padded with spaces.
+IIS = (
+    "#Software: Microsoft Internet Information Services 10.0\r\n"
+    "#Fields: date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) cs(Referer)"
+    " sc-status sc-substatus sc-win32-status time-taken\r\n"
+    "\r\n"
+    "2026-11-02 10:00:02  10.0.0.4 GET /c - 443 -   66.249.66.1 Mozilla/5.0+(compatible;+Googlebot/2.1;"
+    "++http://www.google.com/bot.html) - 200 0 0 15\r\n"
+)
 CLOUDFLARE = json.dumps({"EdgeStartTimestamp": 1793613600, "ClientIP": "66.249.66.1", "ClientRequestHost": "www.example.com",
                          "ClientRequestMethod": "GET", "ClientRequestURI": "/b", "EdgeResponseStatus": 200,
                          "ClientRequestUserAgent": GOOGLEBOT}) + "\n"
@@ -29,18 +38,21 @@ def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
     (logs / "a.log").write_text(COMBINED * 3 + '198.51.100.7 - - [02/Nov/2026:10:00:01 +0000] "-" 408 0 "-" "-"\n')
     with gzip.open(logs / "b.log.gz", "wt") as handle:
         handle.write(CLOUDFLARE * 2)
+    (logs / "c.log").write_bytes(IIS.encode())
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
     assert f"log format of {logs / 'a.log'}: combined (4 of 4 sample lines)" in printed
     assert f"log format of {logs / 'b.log.gz'}: cloudflare (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'c.log'}: w3c (3 of 3 sample lines)" in printed
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert {Path(f["path"]).name: f["log_format"] for f in manifest["inputs"]["log_files"]} == {
-        "a.log": "combined", "b.log.gz": "cloudflare"}
+        "a.log": "combined", "b.log.gz": "cloudflare", "c.log": "w3c"}
     assert manifest["options"]["log_format"] == "auto"
     counts = manifest["counts"]
+    # the blank line is no request, not an unreadable line the run would warn of
     assert (counts["verdicts"], counts["not_requests"], counts["not_request_reasons"], counts["dead_letters"]) == (
-        5, 1, {"no-request": 1}, 0)
-    assert "not requests                1  (no-request 1)" in printed
+        6, 4, {"no-request": 1, "directive": 2, "blank": 1}, 0)
+    assert "not requests                4  (" in printed and "[dead-letters]" not in printed
 
 
 def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, capsys):
