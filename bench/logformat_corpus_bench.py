@@ -33,16 +33,16 @@ import argparse
 import itertools
 import json
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "logformats"
-SHARE = 0.95
+# The checkout's root before its tests/, whose matcher/ folder would otherwise pass for the package.
+sys.path += [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "tests")]
+from logformat_corpus import (  # noqa: E402
+    CORPUS, SHARE, expected, first_lines, goaccess_reads, raw_lines, read_like_auto, writers, wrong_fields,
+)
 
 
 @dataclass(frozen=True)
@@ -64,39 +64,6 @@ class Outcome:
                 and self.fields_right == self.annotated)
 
 
-def goaccess_reads(path: Path, spec: str | dict | None) -> int:
-    """GoAccess's count of valid requests in the file read with `spec`: a predefined format name or
-    `{"log_format": ..., "date_format": ..., "time_format": ..., "datetime_format": ...}`."""
-    if spec is None:
-        return 0
-    given = {"log_format": spec} if isinstance(spec, str) else spec
-    options = [f"--{key.replace('_', '-')}={value}" for key, value in given.items()]
-    with tempfile.TemporaryDirectory() as folder:
-        report = Path(folder) / "report.json"
-        subprocess.run(["goaccess", str(path), "--no-global-config", *options, "-o", str(report)],
-                       capture_output=True, timeout=120)
-        if not report.exists():  # GoAccess stops when it reads none of the first lines
-            return 0
-        return int(json.loads(report.read_text())["general"]["valid_requests"])
-
-
-def fields_right(records: dict, annotated: dict) -> int:
-    """How many annotated lines the records give every annotated field of."""
-    right = 0
-    for number, fields in annotated.items():
-        record = records.get(int(number))
-        if record is None:
-            continue
-        actual = {"host": record.host, "path": record.path, "status": record.status,
-                  "user_agent": record.user_agent, "client": record.client_ip}
-        ok = all(actual[key] == value for key, value in fields.items() if key != "time")
-        if "time" in fields:
-            want = datetime.fromisoformat(fields["time"].replace("Z", "+00:00"))
-            ok = ok and abs(record.ts - want) < timedelta(milliseconds=1)
-        right += ok
-    return right
-
-
 def best_cpu_seconds(action, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -107,30 +74,19 @@ def best_cpu_seconds(action, repeat: int) -> float:
 
 
 def measure(writer: str, with_goaccess: bool, repeat: int) -> Outcome:
-    from matcher.logformats import LogParseError, is_not_request, parser_for
+    from matcher.logformats import LogParseError, parser_for
     from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
 
-    folder = CORPUS / writer
-    facts = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
-    raw = (folder / "access.log").read_bytes().split(b"\n")
-    first = [line for line in raw if line.strip()][:SAMPLE_LINES]
-    chosen = chosen_format(rank_formats(first))
-    records, not_requests = {}, 0
-    if chosen is not None:
-        parse = parser_for(chosen.name)
-        for number, line in enumerate(raw, start=1):
-            try:
-                records[number] = parse(line.decode("utf-8", "backslashreplace"))
-            except LogParseError as error:
-                not_requests += is_not_request(error.reason) and error.reason != "directive"
-    sample = list(itertools.islice(itertools.cycle(first), SAMPLE_LINES))
+    facts = expected(writer)
+    got = read_like_auto(writer)
+    sample = list(itertools.islice(itertools.cycle(first_lines(raw_lines(writer))), SAMPLE_LINES))
     detect_seconds = best_cpu_seconds(lambda: chosen_format(rank_formats(sample)), repeat)
     lines_per_second = None
-    if chosen is not None:
+    if got.chosen is not None:
         texts = [line.decode("utf-8", "backslashreplace") for line in sample]
 
         def parse_sample():
-            parse = parser_for(chosen.name)
+            parse = parser_for(got.chosen)
             for text in texts:
                 try:
                     parse(text)
@@ -138,16 +94,16 @@ def measure(writer: str, with_goaccess: bool, repeat: int) -> Outcome:
                     pass
 
         lines_per_second = len(texts) / max(best_cpu_seconds(parse_sample, repeat), 1e-9)
-    goaccess = (goaccess_reads(folder / "access.log", facts["goaccess"]["format"]) if with_goaccess
-                else facts["goaccess"]["requests"] or 0)
-    return Outcome(writer, chosen.name if chosen else None, facts["request_lines"], goaccess, len(records),
-                   len(records) + not_requests, fields_right(records, facts["annotated"]), len(facts["annotated"]),
-                   detect_seconds, lines_per_second)
+    goaccess = goaccess_reads(writer) if with_goaccess else facts["goaccess"]["requests"] or 0
+    annotated = facts["annotated"]
+    wrong_lines = {entry.split(":")[0] for entry in wrong_fields(writer, got)}
+    return Outcome(writer, got.chosen, facts["request_lines"], goaccess, len(got.records), got.lines_read,
+                   len(annotated) - len(wrong_lines), len(annotated), detect_seconds, lines_per_second)
 
 
 def record_goaccess(writer: str, count: int) -> None:
     path = CORPUS / writer / "expected.json"
-    facts = json.loads(path.read_text(encoding="utf-8"))
+    facts = expected(writer)
     facts["goaccess"]["requests"] = count
     path.write_text(json.dumps(facts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -164,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("goaccess is not installed (Debian package goaccess), or give --no-goaccess")
     if args.write_goaccess and not with_goaccess:
         parser.error("--write-goaccess needs GoAccess")
-    writers = args.writers or sorted(path.parent.name for path in CORPUS.glob("*/expected.json"))
+    chosen_writers = args.writers or writers()
     print(f"{'writer':<27} {'auto chose':<18} {'req lines':>9} {'goaccess':>8} {'ours':>5} {'read':>5} {'vs goaccess':>11} "
           f"{'parse rate':>10} {'fields':>6} {'detect ms':>9} {'lines/s':>9}  goals")
     outcomes = []
-    for writer in writers:
+    for writer in chosen_writers:
         o = measure(writer, with_goaccess, args.repeat)
         outcomes.append(o)
         if args.write_goaccess:

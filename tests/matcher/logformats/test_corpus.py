@@ -1,32 +1,25 @@
 """The log-format corpus (tests/data/logformats/<writer>/, provenance in SOURCES.md) read the way
-`--log-format auto` reads a file: the format the detector picks on the file's first lines, then that
-format's parser on every line, in order.
+`--log-format auto` reads a file (tests/logformat_corpus.py).
 
 For each writer: at least as many lines read as GoAccess counts requests (its count recorded in
 expected.json by bench/logformat_corpus_bench.py; like GoAccess, a line read as written that holds no
 request, a 408 with "-" or a CONNECT, counts, a W3C directive does not), request records for at least
 95% of the request lines, and on the annotated lines the host, path, status, User-Agent, client and
-time a reader must give. A writer today's reader falls
-short on is an expected failure saying how; it turns into a pass (and the strict mark into a failure
-to remove) once the reader learns the layout.
+time a reader must give. A writer today's reader falls short on is an expected failure saying how;
+it turns into a pass (and the strict mark into a failure to remove) once the reader learns the layout.
 """
 from __future__ import annotations
 
 import functools
-import json
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from pathlib import Path
+import shutil
 
 import pytest
 
-from matcher.logformats import LogParseError, LogRecord, is_not_request, parser_for
-from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+from logformat_corpus import (
+    CORPUS, FIELDS, SHARE, Reading, expected, goaccess_reads, read_like_auto, writers, wrong_fields,
+)
 
-CORPUS = Path(__file__).resolve().parents[2] / "data" / "logformats"
-WRITERS = sorted(path.parent.name for path in CORPUS.glob("*/expected.json"))
-SHARE = 0.95
-FIELDS = ("host", "path", "status", "user_agent", "client", "time")
+WRITERS = writers()
 
 # Writers `auto` reads too few requests of today, and why.
 READS_SHORT: dict[str, str] = {
@@ -77,39 +70,9 @@ FIELDS_WRONG: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Reading:
-    """What `auto` makes of one writer's file: the format it chose (None: refused), the record of
-    each request line it read, by line number from 1, and how many lines it read as holding none."""
-
-    chosen: str | None
-    records: dict[int, LogRecord]
-    not_requests: int = 0
-
-    @property
-    def lines_read(self) -> int:
-        return len(self.records) + self.not_requests
-
-
-def expected(writer: str) -> dict:
-    return json.loads((CORPUS / writer / "expected.json").read_text(encoding="utf-8"))
-
-
 @functools.cache
 def reading(writer: str) -> Reading:
-    raw = (CORPUS / writer / "access.log").read_bytes().split(b"\n")
-    sample = [line for line in raw if line.strip()][:SAMPLE_LINES]
-    chosen = chosen_format(rank_formats(sample))
-    if chosen is None:
-        return Reading(None, {})
-    parse = parser_for(chosen.name)
-    records, not_requests = {}, 0
-    for number, line in enumerate(raw, start=1):
-        try:
-            records[number] = parse(line.decode("utf-8", "backslashreplace"))
-        except LogParseError as error:
-            not_requests += is_not_request(error.reason) and error.reason != "directive"
-    return Reading(chosen.name, records, not_requests)
+    return read_like_auto(writer)
 
 
 def cases(expected_failures: dict[str, str]) -> list:
@@ -129,7 +92,8 @@ def test_the_corpus_holds_forty_writers_each_with_its_sources_and_goaccess_count
         assert f"## `{writer}`" in sources, f"{writer} has no section in SOURCES.md"
         assert facts["lines"] == len(lines), writer
         assert 0 < facts["request_lines"] <= len(lines), writer
-        assert isinstance(facts["goaccess"]["requests"], int), f"{writer}: run bench/logformat_corpus_bench.py --write-goaccess"
+        assert isinstance(facts["goaccess"]["requests"], int), \
+            f"{writer}: run bench/logformat_corpus_bench.py --write-goaccess"
         assert facts["annotated"], f"{writer} has no annotated line"
         for number, fields in facts["annotated"].items():
             assert lines[int(number) - 1].strip(), (writer, number)
@@ -142,7 +106,8 @@ def test_auto_reads_as_many_requests_as_goaccess_and_most_request_lines(writer):
     facts = expected(writer)
     got = reading(writer)
     requests, goaccess, request_lines = len(got.records), facts["goaccess"]["requests"], facts["request_lines"]
-    assert got.chosen is not None, f"{writer}: auto refuses the file ({request_lines} request lines, GoAccess reads {goaccess})"
+    assert got.chosen is not None, \
+        f"{writer}: auto refuses the file ({request_lines} request lines, GoAccess reads {goaccess})"
     report = (f"{writer}: auto chose {got.chosen}, read {requests} requests of {request_lines} request lines "
               f"({got.lines_read} lines read), GoAccess {goaccess}")
     assert got.lines_read >= goaccess, report
@@ -152,19 +117,14 @@ def test_auto_reads_as_many_requests_as_goaccess_and_most_request_lines(writer):
 @pytest.mark.parametrize("writer", cases(FIELDS_WRONG))
 def test_annotated_lines_give_host_path_status_user_agent_client_and_time(writer):
     got = reading(writer)
-    wrong = []
-    for number, fields in expected(writer)["annotated"].items():
-        record = got.records.get(int(number))
-        if record is None:
-            wrong.append(f"line {number}: not read (auto chose {got.chosen})")
-            continue
-        actual = {"host": record.host, "path": record.path, "status": record.status, "user_agent": record.user_agent,
-                  "client": record.client_ip, "time": record.ts}
-        for field, want in fields.items():
-            if field == "time":
-                right = abs(actual["time"] - datetime.fromisoformat(want.replace("Z", "+00:00"))) < timedelta(milliseconds=1)
-            else:
-                right = actual[field] == want
-            if not right:
-                wrong.append(f"line {number}: {field} {actual[field]!r}, not {want!r}")
+    wrong = wrong_fields(writer, got)
     assert not wrong, f"{writer} ({got.chosen}): " + "; ".join(wrong)
+
+
+@pytest.mark.slow
+def test_goaccess_reads_what_expected_json_records_of_each_writer():
+    if shutil.which("goaccess") is None:
+        pytest.skip("goaccess is not installed (Debian package goaccess)")
+    stale = {writer: (expected(writer)["goaccess"]["requests"], count)
+             for writer in WRITERS if (count := goaccess_reads(writer)) != expected(writer)["goaccess"]["requests"]}
+    assert not stale, f"GoAccess's counts changed (recorded, now): {stale}; rerun bench/logformat_corpus_bench.py --write-goaccess"
