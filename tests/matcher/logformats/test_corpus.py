@@ -39,6 +39,7 @@ READS_SHORT: dict[str, str] = {
     "ingress_nginx": "the upstream fields after the combined ones are refused: auto refuses the file",
     "istio_json": "no preset reads Envoy's JSON keys (start_time, authority, downstream_remote_address): auto refuses the file",
     "istio_text": "no preset reads Istio's default text format: auto refuses the file",
+    "istio_text_cri": "no preset reads Istio's default text format, inside CRI framing or not: auto refuses the file",
     "jira_access_valve": "no preset reads host:port, client and two more fields before the time: auto refuses the file",
     "kong_file_log": "no preset reads Kong's file-log JSON (client_ip, request.headers.host, started_at in ms): "
                      "auto refuses the file",
