@@ -1,0 +1,131 @@
+"""The log-format corpus (tests/data/logformats/<writer>/, provenance in SOURCES.md) read the way
+`--log-format auto` reads a file (tests/logformat_corpus.py).
+
+For each writer: at least as many lines read as GoAccess counts requests (its count recorded in
+expected.json by bench/logformat_corpus_bench.py; like GoAccess, a line read as written that holds no
+request, a 408 with "-" or a CONNECT, counts, a W3C directive does not), request records for at least
+95% of the request lines, and on the annotated lines the host, path, status, User-Agent, client and
+time a reader must give. A writer today's reader falls short on is an expected failure saying how;
+it turns into a pass (and the strict mark into a failure to remove) once the reader learns the layout.
+"""
+from __future__ import annotations
+
+import functools
+import shutil
+
+import pytest
+
+from logformat_corpus import (
+    CORPUS, FIELDS, SHARE, Reading, expected, goaccess_reads, read_like_auto, writers, wrong_fields,
+)
+
+WRITERS = writers()
+
+# Writers `auto` reads too few requests of today, and why.
+READS_SHORT: dict[str, str] = {
+    "azure_application_gateway": "no preset reads Application Gateway's diagnostic JSON (properties.clientIP, "
+                                 "originalRequestUriWithArgs): auto refuses the file",
+    "azure_front_door": "no preset reads Front Door's FrontdoorAccessLog JSON (properties.clientIp, requestUri): "
+                        "auto refuses the file",
+    "cloudfront_realtime": "a real-time record has no header naming its fields: auto refuses it without the field list",
+    "envoy_gateway_json": "no preset reads Envoy Gateway's JSON keys (start_time, :authority, downstream_remote_address): "
+                          "auto refuses the file",
+    "envoy_text": "no preset reads Envoy's default text format: auto refuses the file",
+    "haproxy_http": "a syslog header with an RFC 3339 time (2015-08-26T02:09:48+02:00 host haproxy[pid]:) is not "
+                    "unwrapped: 4 of 5 requests",
+    "heroku_router": "no preset reads the Heroku router's key=value lines among the app's own: auto refuses the file",
+    "iis_advanced_logging": "w3c is chosen but reads none: quoted values, date-local/time-local and the blank lines "
+                            "between directives",
+    "ingress_nginx": "the upstream fields after the combined ones are refused: auto refuses the file",
+    "istio_json": "no preset reads Envoy's JSON keys (start_time, authority, downstream_remote_address): auto refuses the file",
+    "istio_text": "no preset reads Istio's default text format: auto refuses the file",
+    "istio_text_cri": "no preset reads Istio's default text format, inside CRI framing or not: auto refuses the file",
+    "jira_access_valve": "no preset reads host:port, client and two more fields before the time: auto refuses the file",
+    "kong_file_log": "no preset reads Kong's file-log JSON (client_ip, request.headers.host, started_at in ms): "
+                     "auto refuses the file",
+    "netlify_log_drain": "no preset reads Netlify's traffic log JSON: auto refuses the file",
+    "nginx_proxy_manager": "no preset reads Nginx Proxy Manager's proxy log_format ([time] ... [Client ip]): "
+                           "auto refuses the file",
+    "oracle_web_cache": "w3c is chosen but reads none: the fields are separated by runs of spaces",
+    "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp",
+    "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
+                   "3 of 6 lines is not most, auto refuses the file",
+    "traffic_server_squid": "the squid preset refuses the transaction id Traffic Server's squid format ends with: "
+                            "auto refuses the file",
+    "uwsgi": "no preset reads uWSGI's request lines: auto refuses the file",
+    "vercel_log_drain": "no preset reads Vercel's drain JSON (proxy.clientIp, proxy.host, proxy.path): auto refuses the file",
+    "zeek_http_json": "no preset reads Zeek's http.log JSON: auto refuses the file",
+    "zeek_http_tsv": "no preset reads Zeek's TSV under its #fields header: auto refuses the file",
+}
+
+# Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
+FIELDS_WRONG: dict[str, str] = {
+    **{writer: reason for writer, reason in READS_SHORT.items() if writer != "haproxy_http"},
+    "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
+    "express_morgan": "the client ::ffff:127.0.0.1 (IPv4 on a dual-stack socket) is kept, not read as 127.0.0.1",
+    "gcp_http_lb": "httpRequest.remoteIp with a port (89.160.20.156:9989) keeps the port",
+    "iis_w3c": "IIS writes a space as + and a + as itself: '++http' is ' +http', read as two spaces",
+    "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
+    "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
+    "varnishncsa": "auto picks combined: the host of varnishncsa's absolute URL is kept as evidence only",
+}
+
+
+@functools.cache
+def reading(writer: str) -> Reading:
+    return read_like_auto(writer)
+
+
+def cases(expected_failures: dict[str, str]) -> list:
+    return [
+        pytest.param(writer, marks=pytest.mark.xfail(strict=True, reason=expected_failures[writer]))
+        if writer in expected_failures else writer
+        for writer in WRITERS
+    ]
+
+
+def test_the_corpus_holds_forty_writers_each_with_its_sources_and_goaccess_count():
+    sources = (CORPUS / "SOURCES.md").read_text(encoding="utf-8")
+    assert len(WRITERS) >= 40
+    for writer in WRITERS:
+        facts = expected(writer)
+        lines = (CORPUS / writer / "access.log").read_text(encoding="utf-8").splitlines()
+        assert f"## `{writer}`" in sources, f"{writer} has no section in SOURCES.md"
+        assert facts["lines"] == len(lines), writer
+        assert 0 < facts["request_lines"] <= len(lines), writer
+        assert isinstance(facts["goaccess"]["requests"], int), \
+            f"{writer}: run bench/logformat_corpus_bench.py --write-goaccess"
+        assert facts["annotated"], f"{writer} has no annotated line"
+        for number, fields in facts["annotated"].items():
+            assert lines[int(number) - 1].strip(), (writer, number)
+            assert set(fields) <= set(FIELDS), (writer, number)
+    assert set(FIELDS_WRONG) | set(READS_SHORT) <= set(WRITERS)
+
+
+@pytest.mark.parametrize("writer", cases(READS_SHORT))
+def test_auto_reads_as_many_requests_as_goaccess_and_most_request_lines(writer):
+    facts = expected(writer)
+    got = reading(writer)
+    requests, goaccess, request_lines = len(got.records), facts["goaccess"]["requests"], facts["request_lines"]
+    assert got.chosen is not None, \
+        f"{writer}: auto refuses the file ({request_lines} request lines, GoAccess reads {goaccess})"
+    report = (f"{writer}: auto chose {got.chosen}, read {requests} requests of {request_lines} request lines "
+              f"({got.lines_read} lines read), GoAccess {goaccess}")
+    assert got.lines_read >= goaccess, report
+    assert requests >= SHARE * request_lines, report
+
+
+@pytest.mark.parametrize("writer", cases(FIELDS_WRONG))
+def test_annotated_lines_give_host_path_status_user_agent_client_and_time(writer):
+    got = reading(writer)
+    wrong = wrong_fields(writer, got)
+    assert not wrong, f"{writer} ({got.chosen}): " + "; ".join(wrong)
+
+
+@pytest.mark.slow
+def test_goaccess_reads_what_expected_json_records_of_each_writer():
+    if shutil.which("goaccess") is None:
+        pytest.skip("goaccess is not installed (Debian package goaccess)")
+    stale = {writer: (expected(writer)["goaccess"]["requests"], count)
+             for writer in WRITERS if (count := goaccess_reads(writer)) != expected(writer)["goaccess"]["requests"]}
+    assert not stale, f"GoAccess's counts changed (recorded, now): {stale}; rerun bench/logformat_corpus_bench.py --write-goaccess"
