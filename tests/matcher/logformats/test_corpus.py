@@ -34,8 +34,8 @@ READS_SHORT: dict[str, str] = {
     "haproxy_http": "a syslog header with an RFC 3339 time (2015-08-26T02:09:48+02:00 host haproxy[pid]:) is not "
                     "unwrapped: 4 of 5 requests",
     "heroku_router": "no preset reads the Heroku router's key=value lines among the app's own: auto refuses the file",
-    "iis_advanced_logging": "w3c is chosen but reads none: quoted values, date-local/time-local and the blank lines "
-                            "between directives",
+    "iis_advanced_logging": "w3c reads 1 of 3: a bare - where other lines quote the client, and a quoted value "
+                            "with doubled quotes inside",
     "ingress_nginx": "the upstream fields after the combined ones are refused: auto refuses the file",
     "istio_json": "no preset reads Envoy's JSON keys (start_time, authority, downstream_remote_address): auto refuses the file",
     "istio_text": "no preset reads Istio's default text format: auto refuses the file",
@@ -46,7 +46,6 @@ READS_SHORT: dict[str, str] = {
     "netlify_log_drain": "no preset reads Netlify's traffic log JSON: auto refuses the file",
     "nginx_proxy_manager": "no preset reads Nginx Proxy Manager's proxy log_format ([time] ... [Client ip]): "
                            "auto refuses the file",
-    "oracle_web_cache": "w3c is chosen but reads none: the fields are separated by runs of spaces",
     "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp",
     "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
                    "3 of 6 lines is not most, auto refuses the file",
@@ -60,7 +59,7 @@ READS_SHORT: dict[str, str] = {
 
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {
-    **{writer: reason for writer, reason in READS_SHORT.items() if writer != "haproxy_http"},
+    **{writer: reason for writer, reason in READS_SHORT.items() if writer not in ("haproxy_http", "iis_advanced_logging")},
     "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
     "express_morgan": "the client ::ffff:127.0.0.1 (IPv4 on a dual-stack socket) is kept, not read as 127.0.0.1",
     "gcp_http_lb": "httpRequest.remoteIp with a port (89.160.20.156:9989) keeps the port",
