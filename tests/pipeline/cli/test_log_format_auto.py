@@ -22,6 +22,11 @@ def _argv(logs: Path, out: Path, *extra: str) -> list[str]:
             f"--out={out}", "--default-host=www.example.com", "--dns=off", *extra]
 
 
+TRAEFIK = COMBINED.replace("\n", ' 1 "web@docker" "http://172.18.0.3:80" 3ms\n')
+W3C_HEADERS = "#Version: 1.0\n#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent)\n"
+W3C = "2026-11-02 10:00:00 66.249.66.1 GET /c 200 Mozilla/5.0+(compatible;+Googlebot/2.1)\n"
+
+
 @pytest.mark.slow
 def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
     logs = tmp_path / "logs"
@@ -29,18 +34,25 @@ def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
     (logs / "a.log").write_text(COMBINED * 3 + '198.51.100.7 - - [02/Nov/2026:10:00:01 +0000] "-" 408 0 "-" "-"\n')
     with gzip.open(logs / "b.log.gz", "wt") as handle:
         handle.write(CLOUDFLARE * 2)
+    # half its lines garbled, and no other format reads the rest: taken, the garbled lines dead letters
+    (logs / "c.log").write_text((TRAEFIK + "garbled\n") * 4)
+    # the headers are read but not counted: three of the four requests
+    (logs / "d.log").write_text(W3C_HEADERS + W3C * 3 + "2026-11-02 10:00:01 garbled\n")
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
-    assert f"log format of {logs / 'a.log'}: combined (4 of 4 sample lines)" in printed
-    assert f"log format of {logs / 'b.log.gz'}: cloudflare (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'a.log'}: combined (4 of 4 lines read, 100%)" in printed
+    assert f"log format of {logs / 'b.log.gz'}: cloudflare (2 of 2 lines read, 100%)" in printed
+    assert f"log format of {logs / 'c.log'}: traefik (4 of 8 lines read, 50%)" in printed
+    assert f"log format of {logs / 'd.log'}: w3c (3 of 4 lines read, 75%)" in printed
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert {Path(f["path"]).name: f["log_format"] for f in manifest["inputs"]["log_files"]} == {
-        "a.log": "combined", "b.log.gz": "cloudflare"}
+        "a.log": "combined", "b.log.gz": "cloudflare", "c.log": "traefik", "d.log": "w3c"}
     assert manifest["options"]["log_format"] == "auto"
     counts = manifest["counts"]
     assert (counts["verdicts"], counts["not_requests"], counts["not_request_reasons"], counts["dead_letters"]) == (
-        5, 1, {"no-request": 1}, 0)
-    assert "not requests                1  (no-request 1)" in printed
+        12, 3, {"no-request": 1, "directive": 2}, 5)
+    assert "not requests                3  (directive 2, no-request 1)" in printed
+    assert "[dead-letters] 5 of 20 lines (25%) could not be read" in printed
 
 
 def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, capsys):
@@ -49,7 +61,7 @@ def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, ca
     assert run_audit(_argv(log, tmp_path / "out")) == 2
     said = capsys.readouterr().err.strip()
     assert said.startswith("crawl-audit: no log format reads most of the first lines of ")
-    assert "best candidates: combined (1 of 4 sample lines)" in said
+    assert "best candidates: combined (1 of 4 lines read, 25%)" in said
     assert "--log-format 'nginx:<your log_format>'" in said and "docs/logformats.md#your-servers-own-format" in said
     assert "\n" not in said and not (tmp_path / "out").exists()
 
@@ -102,8 +114,8 @@ def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
     (logs / "b.log.zst").write_bytes(frames)
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
-    assert f"log format of {logs / 'a.log.xz'}: syslog+combined (2 of 2 sample lines)" in printed
-    assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'a.log.xz'}: syslog+combined (2 of 2 lines read, 100%)" in printed
+    assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 lines read, 100%)" in printed
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
 
@@ -119,8 +131,8 @@ def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry
     (logs / "pretty.json").write_text(json.dumps(entry, indent=2) + "\n" + json.dumps(entry, indent=2) + "\n")
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
-    assert f"log format of {logs / 'array.json'}: gcp_lb (2 of 2 sample lines)" in printed
-    assert f"log format of {logs / 'pretty.json'}: gcp_lb (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'array.json'}: gcp_lb (2 of 2 lines read, 100%)" in printed
+    assert f"log format of {logs / 'pretty.json'}: gcp_lb (2 of 2 lines read, 100%)" in printed
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
     verdicts = [json.loads(line) for part in (tmp_path / "out" / "verdicts").glob("part*") for line in part.read_text().splitlines()]
