@@ -90,6 +90,9 @@ class Layout:
     # how the server escapes a header it logs (`fields.nginx_header`, `fields.apache_header`), for
     # the signature headers, which must come back byte for byte
     header: Callable[[str], str | None] | None = None
+    # A value may arrive in double quotes the format did not write (`fwd="1.2.3.4"`): its group
+    # then holds them, and they are not the value's.
+    quoted_values: bool = False
 
 
 def _layout(parts: list[str], time: TimeField, **options) -> Layout:
@@ -167,6 +170,8 @@ class PresetParser:
         if match is None:
             raise LogParseError("no-match", f"line does not have the {self.name} layout")
         groups = match.groupdict()
+        if layout.quoted_values:
+            groups = {name: _unquoted(value) for name, value in groups.items()}
         ts = layout.time.read(*(groups[name] for name in layout.time.groups), self.zone)
         request = groups.get("request")
         if request is not None:
@@ -180,6 +185,8 @@ class PresetParser:
                 target += query if query[0] == "?" else "?" + query
         path, target_host = target_path(target)
         client_ip = groups["client_ip"]
+        if client_ip in ("", "-"):
+            raise LogParseError("missing-field", "the line has no client address")
         if layout.client_has_port:
             client_ip = without_port(client_ip)
         status = groups.get("status")
@@ -194,8 +201,8 @@ class PresetParser:
             method,
             target,
             path,
-            None if status in ("-", None) or status.startswith("-") else int(status),
-            None if size in ("-", None) else int(size.lstrip("+")),
+            None if status in ("-", "", None) or status.startswith("-") else int(status),
+            None if size in ("-", "", None) else int(size.lstrip("+")),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
@@ -203,6 +210,12 @@ class PresetParser:
             signed=_signed(groups, layout.header, target_host) if layout.header is not None else None,
             content_usage=_content_usage(groups, layout.header),
         )
+
+
+def _unquoted(value: str | None) -> str | None:
+    if value is not None and len(value) > 1 and value[0] == '"' and value[-1] == '"':
+        return value[1:-1]
+    return value
 
 
 def _content_usage(groups: dict, header: Callable[[str], str | None] | None) -> str | None:
