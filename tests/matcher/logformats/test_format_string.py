@@ -257,6 +257,13 @@ def test_a_directive_before_the_text_after_it_takes_everything_up_to_that_text()
     line = f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" 200 upstream=10.0.0.1:80, 10.0.0.2:80 rt=0.001, 0.002 ua={GOOGLEBOT}'
     record = parser_for(spec)(line)
     assert (record.path, record.status, record.user_agent) == ("/a", 200, GOOGLEBOT)
+    # Nginx Proxy Manager's stock format: values between brackets, a list of upstreams among them
+    spec = ('nginx:[$time_local] $upstream_cache_status $upstream_status $status - $request_method $scheme $host '
+            '"$request_uri" [Client $remote_addr] [Length $body_bytes_sent] [Gzip $gzip_ratio] [Sent-to $server] '
+            '"$http_user_agent" "$http_referer"')
+    record = parser_for(spec)(f'{CLF_AT} - - 499 - GET https www.example.com "/a" [Client 66.249.66.1] [Length 0] '
+                              f'[Gzip -] [Sent-to 10.0.0.1, 10.0.0.2] "{GOOGLEBOT}" "-"')
+    assert (record.client_ip, record.host, record.path, record.status) == ("66.249.66.1", "www.example.com", "/a", 499)
     # a bracketed list ends at its bracket, spaces and all
     spec = 'apache:%h [%{X-Forwarded-For}i] %t "%r"'
     record = parser_for(spec)(f'66.249.66.1 [203.0.113.9, 198.51.100.2] {CLF_AT} "GET /a HTTP/1.1"')

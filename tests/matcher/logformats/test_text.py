@@ -122,6 +122,10 @@ def test_a_layout_of_the_common_format_has_no_user_agent_field():
 # ---------------------------------------------------------------- one pattern per text format, run by RE2
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+# Nginx Proxy Manager's stock format
+NPM = ('nginx:[$time_local] $upstream_cache_status $upstream_status $status - $request_method $scheme $host '
+       '"$request_uri" [Client $remote_addr] [Length $body_bytes_sent] [Gzip $gzip_ratio] [Sent-to $server] '
+       '"$http_user_agent" "$http_referer"')
 # format strings of every shape the compiler writes: quoted, up to a text, last on the line, side by
 # side, times of each kind
 FORMAT_STRINGS = (
@@ -135,6 +139,7 @@ FORMAT_STRINGS = (
     'nginx:$remote_addr $time_local "$request" $status up=$upstream_addr rt=$request_time ua=$http_user_agent',
     "nginx:$time_iso8601 app[router]: at=info method=$request_method path=$request_uri host=$host "
     "fwd=$remote_addr status=$status bytes=$body_bytes_sent protocol=$scheme",
+    NPM,
 )
 WRITTEN = [
     # lines of every preset's shape, with the values servers leave empty or write oddly
@@ -154,6 +159,8 @@ WRITTEN = [
     'fwd="66.249.66.1" status=200 bytes=13 protocol=https',
     "2026-11-02T10:00:00.123456+00:00 app[router]: at=info method=GET path=/a host= fwd=- status= bytes=- protocol=",
     "1793613600.123 42 66.249.66.1 TCP_MISS/200 512 GET http://www.example.com/a - DIRECT/10.0.0.1 text/html",
+    '[07/Dec/2026:10:00:00 +0000] - - 499 - GET https example.com "/x" [Client 1.2.3.4] [Length 0] [Gzip -] '
+    '[Sent-to 10.0.0.1, 10.0.0.2] "" "-"',
     "", "-", '"', '" "', "\\", "caf\u00e9 \u2028 \U0001f600 [x] \"y\"",
 ]
 

@@ -89,12 +89,21 @@ def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp
 
 @pytest.mark.slow
 def test_the_servers_own_format_string_is_read_and_a_broken_one_refused_at_launch(tmp_path, capsys):
-    log = tmp_path / "vhost.log"
-    log.write_text(f'www.example.com 66.249.66.1 [2026-11-02T10:00:00+00:00] "GET /a HTTP/1.1" 200 "{GOOGLEBOT}"\n')
-    spec = 'nginx:$host $remote_addr [$time_iso8601] "$request" $status "$http_user_agent"'
+    # Nginx Proxy Manager's stock format: its lines start with `[`, which makes them no JSON export
+    log = tmp_path / "proxy-host-1_access.log"
+    log.write_text(
+        f'[02/Nov/2026:10:00:00 +0000] - 200 200 - GET https www.example.com "/a" [Client 66.249.66.1] [Length 5] '
+        f'[Gzip -] [Sent-to 10.0.0.1] "{GOOGLEBOT}" "-"\n'
+        f'[02/Nov/2026:10:00:01 +0000] - - 499 - GET https www.example.com "/b" [Client 66.249.66.1] [Length 0] '
+        f'[Gzip -] [Sent-to 10.0.0.1, 10.0.0.2] "{GOOGLEBOT}" "-"\n'
+    )
+    spec = ('nginx:[$time_local] $upstream_cache_status $upstream_status $status - $request_method $scheme $host '
+            '"$request_uri" [Client $remote_addr] [Length $body_bytes_sent] [Gzip $gzip_ratio] [Sent-to $server] '
+            '"$http_user_agent" "$http_referer"')
     assert run_audit(_argv(log, tmp_path / "out", f"--log-format={spec}")) == 0
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["counts"]["verdicts"] == 1 and manifest["options"]["log_format"] == spec
+    assert manifest["counts"]["verdicts"] == 2 and manifest["options"]["log_format"] == spec
+    assert manifest["counts"]["dead_letters"] == 0
     capsys.readouterr()
     assert run_audit(_argv(log, tmp_path / "out2", '--log-format=nginx:$host "$request"')) == 2
     said = capsys.readouterr().err.strip()
