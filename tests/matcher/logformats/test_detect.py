@@ -1,4 +1,4 @@
-"""The one format detector: every format scored on a sample, the best chosen only when it reads most."""
+"""The one format detector: every format scored on a sample, the best chosen only when it reads the sample clearly."""
 from __future__ import annotations
 
 import json

@@ -60,7 +60,7 @@ def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, ca
     log.write_text(COMBINED + "something else\n" * 3)
     assert run_audit(_argv(log, tmp_path / "out")) == 2
     said = capsys.readouterr().err.strip()
-    assert said.startswith("crawl-audit: no log format reads most of the first lines of ")
+    assert said.startswith("crawl-audit: no log format reads enough of the first lines of ")
     assert "best candidates: combined (1 of 4 lines read, 25%)" in said
     assert "--log-format 'nginx:<your log_format>'" in said and "docs/logformats.md#your-servers-own-format" in said
     assert "\n" not in said and not (tmp_path / "out").exists()
