@@ -307,3 +307,18 @@ def test_fractions_of_a_second_and_zones_with_a_colon_are_read(written, stamp, a
 def test_a_fraction_of_a_second_alone_is_refused():
     with pytest.raises(ValueError, match="fraction of a second alone"):
         parser_for('apache:%h %t.%{msec_frac}t "%r"')
+
+
+@settings(max_examples=400, deadline=None)
+@given(literal=st.text(st.sampled_from(" x=]-:"), min_size=1, max_size=5),
+       value=st.text(st.sampled_from(" x=]-:ab("), max_size=12))
+def test_a_directive_ends_where_the_text_after_it_first_appears(literal, value):
+    # the reference: the value is the line up to the first place the text after it appears; a text
+    # whose first character comes back in it is looked for up to that character
+    again = literal.find(literal[0], 1)
+    looked_for = literal[:again] if again > 0 else literal
+    spec = f'nginx:$remote_addr [$time_local] "$request" ${{http_user_agent}}{literal}$status'
+    line = f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" {value}{literal}200'
+    if looked_for in value or value.strip() != value or value == "-":
+        return  # the value holds the text that ends it, or is one the line's cleaning or `-` changes
+    assert parser_for(spec)(line).user_agent == value

@@ -147,6 +147,8 @@ WRITTEN = [
     f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a\\"b HTTP/1.1" 200 - "-" "{GOOGLEBOT}" "10.0.0.1, 10.0.0.2"',
     f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "-" 408 0 "-" "-" "noindex"',
     '66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5',
+    f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5 "https://www.example.com/" "{GOOGLEBOT}"',
+    'www.example.com 66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5',
     f'www.example.com:443 66.249.66.1 - - 2026-11-02 11:00:00 "GET /a HTTP/1.1" 200 512 "-" "{GOOGLEBOT}" 1234',
     f'www.example.com: 66.249.66.1 - - 2026-11-02 11:00:00 "GET /a HTTP/1.1" 200  "-" "{GOOGLEBOT}" -',
     f'66.249.66.1 www.example.com - [02/Nov/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 3600',
@@ -159,6 +161,18 @@ WRITTEN = [
     'fwd="66.249.66.1" status=200 bytes=13 protocol=https',
     "2026-11-02T10:00:00.123456+00:00 app[router]: at=info method=GET path=/a host= fwd=- status= bytes=- protocol=",
     "1793613600.123 42 66.249.66.1 TCP_MISS/200 512 GET http://www.example.com/a - DIRECT/10.0.0.1 text/html",
+    f'http 2026-11-02T10:00:00.186641Z app/lb/50dc 66.249.66.1:2817 10.0.1.252:48160 0.000 0.001 0.000 200 200 34 366 '
+    f'"GET http://www.example.com:80/a?b=1 HTTP/1.1" "{GOOGLEBOT}" - - arn:aws:x "Root=1-5833" "-" "-" 0',
+    f'2026-11-02T10:00:00.945958Z my-lb 66.249.66.1:2817 - -1 -1 -1 503 0 0 0 "GET http://www.example.com:80/a HTTP/1.1" '
+    f'"{GOOGLEBOT}" - -',
+    f'79a59df9 bucket [02/Nov/2026:10:00:00 +0000] 66.249.66.1 - 3E57 WEBSITE.GET.OBJECT a "GET /a?b=1 HTTP/1.1" 200 - '
+    f'113 113 7 - "-" "{GOOGLEBOT}" - s9lz= - - - www.example.com - - - us-east-1',
+    'Nov  2 10:00:00 localhost haproxy[14389]: 66.249.66.1:33317 [02/Nov/2026:10:00:00.655] http-in static/srv1 '
+    '10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {www.example.com|Googlebot} {} "GET /a?b=1 HTTP/1.1"',
+    '198.51.100.8:33319 [02/Nov/2026:10:00:02.000] http-in http-in/<NOSRV> -1/-1/-1/-1/5000 408 212 - - cR-- '
+    '1/1/0/0/0 0/0 "<BADREQ>"',
+    f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a?b=1 HTTP/1.1" 200 512 "-" "{GOOGLEBOT}" 1 "web@docker" '
+    '"http://172.18.0.3:80" 3ms',
     '[07/Dec/2026:10:00:00 +0000] - - 499 - GET https example.com "/x" [Client 1.2.3.4] [Length 0] [Gzip -] '
     '[Sent-to 10.0.0.1, 10.0.0.2] "" "-"',
     "", "-", '"', '" "', "\\", "caf\u00e9 \u2028 \U0001f600 [x] \"y\"",
