@@ -41,6 +41,8 @@ _STATUS = r"\d{3}|-|"
 _SIZE = r"\d{1,20}|-|"
 _PORT = r"\d{1,5}|-|"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]{0,31}|-|"
+# A request line the format does not quote: its own spaces are the method's and the protocol's.
+_REQUEST_LINE = r"[A-Za-z]{1,20} [^ ]+(?: [A-Z]{1,10}/\d(?:\.\d)?)?|-|"
 
 # --------------------------------------------------------------------- Apache
 
@@ -304,7 +306,7 @@ def _value_pattern(pieces: list, index: int) -> str:
         return _QUOTED_VALUE
     if (before is not None and before[0] != "literal") or (after is not None and after[0] != "literal"):
         return _PLAIN_VALUE
-    rest = ".*" if after is None else _up_to(after[3])
+    rest = _REQUEST_LINE if field == "request" else ".*" if after is None else _up_to(after[3])
     return f'"{_QUOTED_VALUE}"|{rest}'
 
 

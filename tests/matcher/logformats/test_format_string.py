@@ -264,6 +264,10 @@ def test_a_directive_before_the_text_after_it_takes_everything_up_to_that_text()
     record = parser_for(spec)(f'{CLF_AT} - - 499 - GET https www.example.com "/a" [Client 66.249.66.1] [Length 0] '
                               f'[Gzip -] [Sent-to 10.0.0.1, 10.0.0.2] "{GOOGLEBOT}" "-"')
     assert (record.client_ip, record.host, record.path, record.status) == ("66.249.66.1", "www.example.com", "/a", 499)
+    # a request line the format does not quote keeps its spaces
+    record = parser_for("nginx:$remote_addr [$time_local] $request $status $http_user_agent")(
+        f"66.249.66.1 {CLF_AT} GET /a?b=1 HTTP/1.1 200 {GOOGLEBOT}")
+    assert (record.method, record.path, record.status, record.user_agent) == ("GET", "/a?b=1", 200, GOOGLEBOT)
     # a bracketed list ends at its bracket, spaces and all
     spec = 'apache:%h [%{X-Forwarded-For}i] %t "%r"'
     record = parser_for(spec)(f'66.249.66.1 [203.0.113.9, 198.51.100.2] {CLF_AT} "GET /a HTTP/1.1"')

@@ -140,6 +140,7 @@ FORMAT_STRINGS = (
     "nginx:$time_iso8601 app[router]: at=info method=$request_method path=$request_uri host=$host "
     "fwd=$remote_addr status=$status bytes=$body_bytes_sent protocol=$scheme",
     NPM,
+    "nginx:$remote_addr [$time_local] $request $status $http_user_agent",
 )
 WRITTEN = [
     # lines of every preset's shape, with the values servers leave empty or write oddly
@@ -157,6 +158,8 @@ WRITTEN = [
     '66.249.66.1 02/Nov/2026:10:00:00 +0000 "GET /a HTTP/1.1" 200 up=10.0.0.1:80, 10.0.0.2:80 rt=0.001 ua=curl/8 (x)',
     '66.249.66.1 [02/Nov/2026:10:00:00 +0000] "GET https://example.com/p HTTP/1.1" 200',
     "66.249.66.1 [1793613600000] GET /a?b=1 200",
+    f"66.249.66.1 [02/Nov/2026:10:00:00 +0000] GET /a?b=1 HTTP/1.1 200 {GOOGLEBOT}",
+    "66.249.66.1 [02/Nov/2026:10:00:00 +0000] - 408 -",
     "2026-11-02T10:00:00.123456+00:00 app[router]: at=info method=GET path=\"/a\" host=www.example.com "
     'fwd="66.249.66.1" status=200 bytes=13 protocol=https',
     "2026-11-02T10:00:00.123456+00:00 app[router]: at=info method=GET path=/a host= fwd=- status= bytes=- protocol=",
