@@ -9,8 +9,9 @@ letters) calls the same two functions:
 
 A format "reads" a line when its parser turns the line into a request record; lines the format
 reads as written but that carry no request for a resource (`not-request`, see `record.NOT_REQUEST`)
-count too, since the server wrote them in that format. Blank lines and header lines (a `#` first:
-W3C directives, comments) are left out of the sample, so that a short file's headers neither
+count too, since the server wrote them in that format. Blank lines are left out of the sample;
+header lines (a `#` first: W3C directives, comments) are read in their place, since a `#Fields:`
+line says how the lines after it read, but not counted, so that a short file's headers neither
 carry nor sink a format; a file of nothing but headers is judged on its headers.
 
 The best candidate is taken when it reads at least 60% of the sample, or at least 30% and twice
@@ -18,6 +19,7 @@ as many lines as the runner-up: the best of the others that read a line it does 
 that reads only lines the best reads too, such as an alias, is no rival). The lines it does not
 read become dead letters, which the run's health check counts; a handful of garbled lines or a
 second layout in the same file does not refuse the file.
+
 The `jsonl` format needs a field map, so it is never a candidate; every preset is, and so is
 every preset inside each envelope (`syslog+nginx_json`) that most of the sample is wrapped in.
 """
@@ -34,10 +36,10 @@ __all__ = ["SAMPLE_LINES", "SHARE_AHEAD", "SHARE_ALONE", "Candidate", "chosen_fo
 # First lines of a file read to judge its format: enough that a handful of odd lines (a 408, a
 # TLS probe) cannot decide it, few enough that detection costs nothing next to the audit.
 SAMPLE_LINES = 200
-# The shares of the sample `chosen_format` asks of the best candidate: alone, or with twice the
-# runner-up's lines.
-SHARE_ALONE = 0.6
-SHARE_AHEAD = 0.3
+# The shares of the sample, in percent, `chosen_format` asks of the best candidate: alone, or with
+# twice the runner-up's lines; compared in whole numbers, with no rounding.
+SHARE_ALONE = 60
+SHARE_AHEAD = 30
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Candidate:
 
     def reads_most(self) -> bool:
         """At least `SHARE_ALONE` of the sample read: taken whatever the other formats read."""
-        return self.sample > 0 and self.read >= SHARE_ALONE * self.sample
+        return self.sample > 0 and 100 * self.read >= SHARE_ALONE * self.sample
 
     def __str__(self) -> str:
         return f"{self.name} ({self.read} of {self.sample} lines read, {self.share:.0%})"
@@ -123,15 +125,16 @@ def _inside(envelope: str, text: str) -> str | None:
 
 
 def chosen_format(ranked: Sequence[Candidate]) -> Candidate | None:
-    """The best of `rank_formats`' answer when it reads at least `SHARE_ALONE` of the sample, or at
-    least `SHARE_AHEAD` and twice the lines of the best rival; None: no format reads it clearly."""
+    """The best of `rank_formats`' answer when it reads at least `SHARE_ALONE` percent of the sample,
+    or at least `SHARE_AHEAD` percent and twice the lines of the best rival; None: no format reads
+    it clearly."""
     if not ranked or not ranked[0].read:
         return None
     best = ranked[0]
     if best.reads_most():
         return best
     runner_up = max((c.read for c in ranked[1:] if not c.lines <= best.lines), default=0)
-    if best.read >= SHARE_AHEAD * best.sample and best.read >= 2 * runner_up:
+    if 100 * best.read >= SHARE_AHEAD * best.sample and best.read >= 2 * runner_up:
         return best
     return None
 
