@@ -213,7 +213,7 @@ class LineAuditor:
             for offset, line in enumerate(lines):
                 yield DEAD_LETTER, dead_letter(
                     f"{path}:{first_number + offset}", UNKNOWN_FORMAT,
-                    "no log format reads most of this file's lines; give --log-format", encodable(line),
+                    "no log format reads enough of this file's lines; give --log-format", encodable(line),
                 )
             return
         skim = parse.skim if self.skim else _never

@@ -59,7 +59,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import timezone, tzinfo
-from types import MappingProxyType
 
 from matcher.logformats.fields import encodable, logged_host
 from matcher.logformats.json_formats import (
@@ -70,7 +69,7 @@ from matcher.logformats.cloudfront_realtime import REALTIME_KIND, RealtimeParser
 from matcher.logformats.envelopes import ENVELOPES, EnvelopedParser
 from matcher.logformats.format_string import FORMAT_STRING_KINDS, PASTE_YOUR_FORMAT, compile_format
 from matcher.logformats.presets import LAYOUTS, PresetParser
-from matcher.logformats.text import TEXT_LAYOUTS, TextLayout, TextParser
+from matcher.logformats.text import ALIASES as _ALIASES, TEXT_LAYOUTS, TextLayout, TextParser
 from matcher.logformats.w3c import DEFAULT_FIELDS, W3CParser
 from matcher.logformats.timestamps import clf_timestamp, epoch_timestamp, iso_timestamp
 
@@ -114,8 +113,6 @@ FORMATS: tuple[str, ...] = (
 )
 # Formats whose times carry no zone: `zone` (`--log-timezone`) says which they are in.
 ZONELESS_FORMATS = frozenset(name for name, layout in LAYOUTS.items() if not layout.time.zoned)
-# varnishncsa's default format is Apache's combined, its targets absolute URLs.
-_ALIASES = MappingProxyType({"varnishncsa": "combined"})
 
 
 def is_zoneless(format_name: str) -> bool:

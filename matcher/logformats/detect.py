@@ -5,47 +5,63 @@ that wants to name the format of some lines (the run's health check, for the raw
 letters) calls the same two functions:
 
     rank_formats(lines)  -> every detectable format, best first, as `Candidate`s
-    chosen_format(ranked) -> the best candidate if it reads most of the sample, else None
+    chosen_format(ranked) -> the best candidate if it reads the sample clearly, else None
 
 A format "reads" a line when its parser turns the line into a request record; lines the format
 reads as written but that carry no request for a resource (`not-request`, see `record.NOT_REQUEST`)
-count too, since the server wrote them in that format. Blank lines are left out of the sample.
+count too, since the server wrote them in that format. Blank lines are left out of the sample;
+header lines (a `#` first: W3C directives, comments) are read in their place, since a `#Fields:`
+line says how the lines after it read, but not counted, so that a short file's headers neither
+carry nor sink a format; a file of nothing but headers is judged on its headers.
+
+The best candidate is taken when it reads at least 60% of the sample, or at least 30% and twice
+as many lines as the runner-up: the best of the others that read a line it does not (a format
+that reads only lines the best reads too, such as an alias, is no rival). The lines it does not
+read become dead letters, which the run's health check counts; a handful of garbled lines or a
+second layout in the same file does not refuse the file.
+
 The `jsonl` format needs a field map, so it is never a candidate; every preset is, and so is
 every preset inside each envelope (`syslog+nginx_json`) that most of the sample is wrapped in.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from matcher.logformats.envelopes import ENVELOPES, unwrapped
 from matcher.logformats.record import LogParseError, is_not_request
 
-__all__ = ["SAMPLE_LINES", "Candidate", "chosen_format", "detectable_formats", "rank_formats"]
+__all__ = ["SAMPLE_LINES", "SHARE_AHEAD", "SHARE_ALONE", "Candidate", "chosen_format", "detectable_formats", "rank_formats"]
 
 # First lines of a file read to judge its format: enough that a handful of odd lines (a 408, a
 # TLS probe) cannot decide it, few enough that detection costs nothing next to the audit.
 SAMPLE_LINES = 200
+# The shares of the sample, in percent, `chosen_format` asks of the best candidate: alone, or with
+# twice the runner-up's lines; compared in whole numbers, with no rounding.
+SHARE_ALONE = 60
+SHARE_AHEAD = 30
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """How well one format reads a sample: `read` of its `sample` non-blank lines."""
+    """How well one format reads a sample: `read` of its `sample` lines (headers and blank lines
+    left out); `lines` are the positions of those read, to tell rivals from aliases."""
 
     name: str
     read: int
     sample: int
+    lines: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def share(self) -> float:
         return self.read / self.sample if self.sample else 0.0
 
     def reads_most(self) -> bool:
-        """More than half the sample read: the bar `chosen_format` sets."""
-        return self.sample > 0 and 2 * self.read > self.sample
+        """At least `SHARE_ALONE` of the sample read: taken whatever the other formats read."""
+        return self.sample > 0 and 100 * self.read >= SHARE_ALONE * self.sample
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.read} of {self.sample} sample lines)"
+        return f"{self.name} ({self.read} of {self.sample} lines read, {self.share:.0%})"
 
 
 def detectable_formats() -> tuple[str, ...]:
@@ -60,7 +76,8 @@ def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = N
     most lines are in) scored on `lines`, best first.
 
     Lines are bytes as read from the file (decoded as the pipeline decodes them) or text; only the
-    first `SAMPLE_LINES` non-blank lines are scored. Ties keep the order of `formats`.
+    first `SAMPLE_LINES` non-blank lines are read, and of them the lines that are not headers
+    scored (all of them when every one is a header). Ties keep the order of `formats`.
     """
     from matcher.logformats import parser_for
 
@@ -71,20 +88,33 @@ def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = N
             sample.append(text)
             if len(sample) == SAMPLE_LINES:
                 break
+    # headers are still read, in their place: a W3C `#Fields:` says how the lines after it read
+    counted = frozenset(position for position, text in enumerate(sample) if not _is_header(text))
+    counted = counted or frozenset(range(len(sample)))
     names = detectable_formats() if formats is None else tuple(formats)
-    scored = [_score(name, parser_for(name), sample, len(sample)) for name in names]
+    scored = [_score(name, parser_for(name), sample, counted) for name in names]
     if formats is None:
         # each envelope that most lines are in: every format on what it wraps
         for envelope in ENVELOPES:
-            inner = [text for text in (_inside(envelope, text) for text in sample) if text is not None]
-            if 2 * len(inner) > len(sample):
-                scored += [_score(f"{envelope}+{name}", parser_for(name), inner, len(sample)) for name in names]
+            inner = [_inside(envelope, text) for text in sample]
+            if 2 * sum(text is not None for text in inner) > len(sample):
+                scored += [_score(f"{envelope}+{name}", parser_for(name), inner, counted) for name in names]
     order = {candidate.name: position for position, candidate in enumerate(scored)}
     return tuple(sorted(scored, key=lambda candidate: (-candidate.read, order[candidate.name])))
 
 
-def _score(name: str, parse, lines: Sequence[str], sample: int) -> Candidate:
-    return Candidate(name, sum(1 for text in lines if _reads(parse, text)), sample)
+def _is_header(text: str) -> bool:
+    """A line a server writes above its requests: a W3C directive, a comment."""
+    return text.lstrip("\ufeff \t").startswith("#")
+
+
+def _score(name: str, parse, lines: Sequence[str | None], counted: frozenset[int]) -> Candidate:
+    """`lines` read in order (None: not there to read, outside the envelope); those at `counted`
+    positions scored."""
+    read = frozenset(
+        position for position, text in enumerate(lines) if text is not None and _reads(parse, text) and position in counted
+    )
+    return Candidate(name, len(read), len(counted), read)
 
 
 def _inside(envelope: str, text: str) -> str | None:
@@ -95,9 +125,17 @@ def _inside(envelope: str, text: str) -> str | None:
 
 
 def chosen_format(ranked: Sequence[Candidate]) -> Candidate | None:
-    """The best of `rank_formats`' answer when it reads most of the sample; None: no format does."""
-    if ranked and ranked[0].reads_most():
-        return ranked[0]
+    """The best of `rank_formats`' answer when it reads at least `SHARE_ALONE` percent of the sample,
+    or at least `SHARE_AHEAD` percent and twice the lines of the best rival; None: no format reads
+    it clearly."""
+    if not ranked or not ranked[0].read:
+        return None
+    best = ranked[0]
+    if best.reads_most():
+        return best
+    runner_up = max((c.read for c in ranked[1:] if not c.lines <= best.lines), default=0)
+    if 100 * best.read >= SHARE_AHEAD * best.sample and best.read >= 2 * runner_up:
+        return best
     return None
 
 

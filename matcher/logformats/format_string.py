@@ -2,9 +2,11 @@
 `LogFormat`, or `nginx:` + a `log_format`, pasted from the server's configuration.
 
 Each directive (`%h`, `%{User-Agent}i`, `$remote_addr`, ...) becomes a pattern group; the text
-between directives must appear as written. A directive between double quotes may hold spaces
-(and the escapes both servers write), one outside them is one run of non-blanks. Directives the
-audit does not use are matched and skipped. A format that lacks the client address, the time
+between directives must appear as written. A directive between double quotes holds a quoted value
+with the escapes both servers write; any other takes everything up to the first place the text
+after it appears (or to the line's end when it is last), and may arrive quoted itself
+(`fwd="1.2.3.4"`: the quotes are not the value's). Every directive may be empty or `-`. Directives
+the audit does not use are matched and skipped. A format that lacks the client address, the time
 or the request is refused when compiled, with what is missing.
 """
 from __future__ import annotations
@@ -30,14 +32,17 @@ PASTE_YOUR_FORMAT = (
 )
 
 _QUOTED_VALUE = r'[^"\\]*(?:\\.[^"\\]*)*'
-_PLAIN_VALUE = r"\S+"
+_PLAIN_VALUE = r"\S+"  # a directive right against another: what `_side_by_side` bounds
 _CLF_VALUE = r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}"
-_STATUS = r"\d{3}|-"
-_SIZE = r"\d{1,20}|-"
 # Values of a known form are read as that form, so that the text after them ends them in one place:
-# a scheme holds no `:` (`$scheme://$host`), a port or a duration no other character.
-_PORT = r"\d{1,5}|-"
-_SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]{0,31}"
+# a scheme holds no `:` (`$scheme://$host`), a port or a duration no other character. Each may
+# also be `-` or nothing, as a server writes a value it does not have.
+_STATUS = r"\d{3}|-|"
+_SIZE = r"\d{1,20}|-|"
+_PORT = r"\d{1,5}|-|"
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]{0,31}|-|"
+# A request line the format does not quote: its own spaces are the method's and the protocol's.
+_REQUEST_LINE = r"[A-Za-z]{1,20} [^ ]+(?: [A-Z]{1,10}/\d(?:\.\d)?)?|-|"
 
 # --------------------------------------------------------------------- Apache
 
@@ -56,12 +61,16 @@ _APACHE_OWN = {"p": _PORT, "D": _SIZE, "k": _SIZE}
 # written out as the directives they stand for, so every directive accepted is one that is read.
 _STRFTIME = {
     "Y": r"(\d{4})", "m": r"(\d\d)", "d": r"(\d\d)", "e": r"([ \d]\d)", "H": r"(\d\d)", "M": r"(\d\d)",
-    "S": r"(\d\d)", "b": r"([A-Za-z]{3})", "h": r"([A-Za-z]{3})", "z": r"([+-]\d{4})", "y": r"(\d\d)",
-    "j": r"(\d{3})", "Z": r"([A-Za-z]{1,5})",
+    "S": r"(\d\d)", "b": r"([A-Za-z]{3})", "h": r"([A-Za-z]{3})", "y": r"(\d\d)",
+    "j": r"(\d{3})", "Z": r"([A-Za-z]{1,5})", "z": r"([+-]\d\d:?\d\d|Z)",
+    # fractions of a second: `%f` up to nine digits, `%{msec_frac}t` and `%{usec_frac}t` three and six
+    "f": r"(\d{1,9})", "{msec_frac}": r"(\d{3})", "{usec_frac}": r"(\d{6})",
 }
 _STRFTIME_SHORTHANDS = {"T": "%H:%M:%S", "F": "%Y-%m-%d", "D": "%m/%d/%y", "R": "%H:%M"}
 _EPOCH_UNITS = {"sec": 1, "msec": 1_000, "usec": 1_000_000}
-TIME_DIRECTIVES = frozenset({*_STRFTIME, *_STRFTIME_SHORTHANDS})  # what `%{...}t` may hold
+_FRACTIONS = {"{msec_frac}": "f", "{usec_frac}": "f"}
+# what `%{...}t` may hold
+TIME_DIRECTIVES = frozenset({*(letter for letter in _STRFTIME if letter not in _FRACTIONS), *_STRFTIME_SHORTHANDS})
 
 
 def _apache_unescaped(spec: str) -> str:
@@ -74,18 +83,34 @@ def _apache_unescaped(spec: str) -> str:
 
 
 def _apache_parts(spec: str) -> list[tuple[str, str | None, str, str]]:
-    """A LogFormat -> (kind, our field or None, pattern, directive) pieces; kind "literal",
-    "time" or "value"."""
+    """A LogFormat -> (kind, our field or None, pattern, directive or the literal's text) pieces;
+    kind "literal", "time" or "value"."""
     pieces = []
     position = 0
-    for match in _APACHE_DIRECTIVE.finditer(spec):
+    matches = list(_APACHE_DIRECTIVE.finditer(spec))
+    index = 0
+    while index < len(matches):
+        match = matches[index]
+        index += 1
         if match.start() > position:
-            pieces.append(("literal", None, re.escape(spec[position:match.start()]), ""))
+            text = spec[position:match.start()]
+            pieces.append(("literal", None, re.escape(text), text))
         argument, letter = match.groups()
         position = match.end()
         directive = match.group(0)
         if letter == "%":
-            pieces.append(("literal", None, "%", directive))
+            pieces.append(("literal", None, "%", "%"))
+        elif letter == "t" and _clock(argument) is not None:
+            # `%{%d/%b/%Y %T}t.%{msec_frac}t %{%z}t`, as Apache's manual writes a time with its
+            # fraction: one time, read whole, from consecutive `%{...}t` and the text between them
+            written = _clock(argument)
+            while (index < len(matches) and matches[index].group(2) == "t"
+                   and _clock(matches[index].group(1)) is not None):
+                between = spec[position:matches[index].start()]
+                written += between.replace("%", "%%") + _clock(matches[index].group(1))
+                position = matches[index].end()
+                index += 1
+            pieces.append((*_apache_time(written), spec[match.start():position]))
         elif letter == "t":
             pieces.append((*_apache_time(argument), directive))
         elif letter == "i" and argument is not None:
@@ -101,26 +126,33 @@ def _apache_parts(spec: str) -> list[tuple[str, str | None, str, str]]:
         else:
             pieces.append(("value", None, _APACHE_OWN.get(letter, ""), directive))
     if position < len(spec):
-        pieces.append(("literal", None, re.escape(spec[position:]), ""))
+        text = spec[position:]
+        pieces.append(("literal", None, re.escape(text), text))
     return pieces
+
+
+def _clock(argument: str | None) -> str | None:
+    """The strftime text of a `%{...}t` that writes the clock, its fractions as `%{msec_frac}` and
+    `%{usec_frac}`; None for `%t` and the Unix times."""
+    if argument is None:
+        return None
+    text = argument.removeprefix("begin:").removeprefix("end:")
+    if text in _EPOCH_UNITS:
+        return None
+    return "%{" + text + "}" if text in ("msec_frac", "usec_frac") else text
 
 
 def _apache_time(argument: str | None) -> tuple[str, str | TimeField, str]:
     if argument is None:
         return ("time", "clf", r"\[(?P<time>" + _CLF_VALUE + r")\]")
-    text = argument
-    for prefix in ("begin:", "end:"):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
-    if text in ("sec", "msec", "usec", "msec_frac", "usec_frac"):
-        if text.endswith("_frac"):
-            raise ValueError(f"%{{{argument}}}t is a fraction of a second alone; log %t or %{{sec}}t too")
+    text = argument.removeprefix("begin:").removeprefix("end:")
+    if text in _EPOCH_UNITS:
         return ("time", TimeField(("time",), _EpochTime(_EPOCH_UNITS[text])), r"(?P<time>\d{1,20})")
     for shorthand, written in _STRFTIME_SHORTHANDS.items():
         text = text.replace("%" + shorthand, written)
     pattern, visible, letters = [], [], []
     position = 0
-    for match in re.finditer(r"%(.)", text, re.DOTALL):
+    for match in re.finditer(r"%(\{[a-z_]+\}|.)", text, re.DOTALL):
         pattern.append(re.escape(text[position:match.start()]))
         visible.append(pattern[-1])
         letter = match.group(1)
@@ -130,10 +162,13 @@ def _apache_time(argument: str | None) -> tuple[str, str | TimeField, str]:
         elif letter in _STRFTIME:
             pattern.append(_STRFTIME[letter])
             visible.append("(?:" + _STRFTIME[letter][1:])
-            letters.append(letter)
+            letters.append(_FRACTIONS.get(letter, letter))
         else:
             raise ValueError(f"%{{{argument}}}t: the time directive %{letter} is not supported")
         position = match.end()
+    if text in ("%{msec_frac}", "%{usec_frac}"):
+        raise ValueError(f"%{{{text[2:-1]}}}t is a fraction of a second alone; write it right after a %{{...}}t "
+                         "that writes the seconds, as in %{%d/%b/%Y:%T}t.%{msec_frac}t %{%z}t")
     pattern.append(re.escape(text[position:]))
     visible.append(pattern[-1])
     has = set(letters).__contains__
@@ -157,7 +192,9 @@ _NGINX_VARIABLES = {
 }
 _NGINX_OWN = {"scheme": _SCHEME, "remote_port": _PORT, "server_port": _PORT, "connection": _SIZE}
 _NGINX_TIMES = {
-    "time_local": ("clf", _CLF_VALUE), "time_iso8601": ("iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"),
+    # nginx writes `+01:00`; a fraction or `Z` are what programs that copy its names write
+    "time_local": ("clf", _CLF_VALUE),
+    "time_iso8601": ("iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)"),
     "msec": ("epoch_seconds", r"\d{1,12}\.\d{3}"),
 }
 
@@ -167,7 +204,8 @@ def _nginx_parts(spec: str) -> list[tuple[str, str | TimeField | None, str, str]
     position = 0
     for match in _NGINX_VARIABLE.finditer(spec):
         if match.start() > position:
-            pieces.append(("literal", None, re.escape(spec[position:match.start()]), ""))
+            text = spec[position:match.start()]
+            pieces.append(("literal", None, re.escape(text), text))
         name = match.group(1) or match.group(2)
         position = match.end()
         if name in _NGINX_TIMES:
@@ -176,7 +214,8 @@ def _nginx_parts(spec: str) -> list[tuple[str, str | TimeField | None, str, str]
         else:
             pieces.append(("value", _NGINX_VARIABLES.get(name), _NGINX_OWN.get(name, ""), match.group(0)))
     if position < len(spec):
-        pieces.append(("literal", None, re.escape(spec[position:]), ""))
+        text = spec[position:]
+        pieces.append(("literal", None, re.escape(text), text))
     return pieces
 
 
@@ -212,12 +251,15 @@ class _StrftimeTime:
     @staticmethod
     def _moment(values: dict[str, str], zone: tzinfo) -> datetime:
         year = int(values["Y"]) if "Y" in values else (lambda two: two + (1900 if two >= 69 else 2000))(int(values["y"]))
-        if "z" in values:
+        if values.get("z") == "Z":
+            zone = timezone.utc
+        elif "z" in values:
             offset = values["z"]
-            zone = timezone((1 if offset[0] == "+" else -1) * timedelta(hours=int(offset[1:3]), minutes=int(offset[3:5])))
+            zone = timezone((1 if offset[0] == "+" else -1) * timedelta(hours=int(offset[1:3]), minutes=int(offset[-2:])))
         elif values.get("Z", "").upper() in ("UTC", "GMT"):
             zone = timezone.utc
-        clock = (int(values.get("H", 0)), int(values.get("M", 0)), int(values.get("S", 0)))
+        clock = (int(values.get("H", 0)), int(values.get("M", 0)), int(values.get("S", 0)),
+                 int(values.get("f", "")[:6].ljust(6, "0")))
         month_name = values.get("b") or values.get("h")
         if "m" in values or month_name:
             month = int(values["m"]) if "m" in values else _MONTH_NAMES.get(month_name.lower())
@@ -249,14 +291,44 @@ _BOUNDABLE = re.compile(r"\\S\+|\[\^\\s([^\]]*)\]\+")
 
 
 def _value_pattern(pieces: list, index: int) -> str:
-    """A piece's pattern as it stands alone: a value between double quotes may hold spaces and
-    escapes, any other is one run of non-blanks."""
+    """A piece's pattern as it stands alone: a value between double quotes is a quoted value with
+    its escapes; one right against another directive is one run of non-blanks (`_side_by_side`
+    bounds it); any other takes everything up to the text after it, or to the line's end, and
+    may arrive quoted."""
     piece_kind, field, pattern, _ = pieces[index]
     if piece_kind != "value" or pattern:
         return pattern
-    quoted = (0 < index < len(pieces) - 1 and pieces[index - 1][2].endswith('"')
-              and pieces[index + 1][2].startswith('"'))
-    return _QUOTED_VALUE if quoted else {"status": _STATUS, "size": _SIZE}.get(field or "", _PLAIN_VALUE)
+    before = pieces[index - 1] if index > 0 else None
+    after = pieces[index + 1] if index + 1 < len(pieces) else None
+    if field in ("status", "size"):
+        return {"status": _STATUS, "size": _SIZE}[field]
+    if before is not None and after is not None and before[2].endswith('"') and after[2].startswith('"'):
+        return _QUOTED_VALUE
+    if (before is not None and before[0] != "literal") or (after is not None and after[0] != "literal"):
+        return _PLAIN_VALUE
+    rest = _REQUEST_LINE if field == "request" else ".*" if after is None else _up_to(after[3])
+    return f'"{_QUOTED_VALUE}"|{rest}'
+
+
+def _up_to(literal: str) -> str:
+    """Any text in which `literal` does not appear: a value that the first `literal` after it ends.
+
+    Written without lookarounds, as an automaton would read it: runs without the literal's first
+    character, each run of that character followed by a beginning of the rest of the literal
+    and then a character that does not continue it, and at the end a run of it alone. A literal
+    whose first character comes back in it (`" "`) is cut before that, so that its beginnings
+    cannot overlap: the value then ends at the first `" `."""
+    first = literal[0]
+    again = literal.find(first, 1)
+    rest = literal[1:again] if again > 0 else literal[1:]
+    each, runs = re.escape(first), rf"[^{re.escape(first)}]*"
+    if not rest:
+        return runs
+    # the next character either breaks the literal off, or starts another run of `first`
+    broken = "|".join(re.escape(rest[:j]) + f"[^{re.escape(rest[j])}{each}]" for j in range(len(rest)))
+    begun = "|".join(re.escape(rest[:j]) for j in range(len(rest) - 1, 0, -1))
+    element = f"(?:{broken}){runs}" + (f"|{begun}" if begun else "")
+    return rf"{runs}(?:{each}+(?:{element}))*(?:{each}+)?"
 
 
 def _side_by_side(first: tuple, first_pattern: str, second: tuple, second_pattern: str) -> tuple[str, str]:
@@ -322,4 +394,5 @@ def compile_format(kind: str, spec: str) -> Layout:
     except AmbiguousPattern as error:
         raise ValueError(f"the {kind} format {spec!r} does not split a line one way only: {error}") from None
     time_field = _TIME_KINDS[time] if isinstance(time, str) else time
-    return _layout(parts, time_field, client_has_port=True, header=apache_header if kind == "apache" else nginx_header)
+    return _layout(parts, time_field, client_has_port=True, header=apache_header if kind == "apache" else nginx_header,
+                   quoted_values=True)

@@ -1,4 +1,5 @@
-"""The Apache and nginx text formats: one layout of two patterns each, and its parser."""
+"""The Apache and nginx text formats: one layout of two patterns each, and its parser; and the one
+pattern of every text format (`line_pattern`), for readers that run it elsewhere."""
 from __future__ import annotations
 
 import re
@@ -60,7 +61,13 @@ def _text_pattern(
     else:
         parts.append("(?P<referer>)(?P<user_agent>)(?P<forwarded_for>)")
     parts.append(" " + field("x_robots_tag") if xrt else "(?P<x_robots_tag>)")
-    return re.compile("".join(parts) + r"\Z", re.ASCII)
+    # anchored inside the pattern, `$` for the end (cleaned lines end in no newline): RE2 reads it as it is
+    return re.compile("^" + "".join(parts) + "$", re.ASCII)
+
+
+# Formats whose lines are another's: varnishncsa's default format is Apache's combined, its
+# targets absolute URLs.
+ALIASES: Mapping[str, str] = MappingProxyType({"varnishncsa": "combined"})
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,27 @@ TEXT_LAYOUTS: Mapping[str, TextLayout] = MappingProxyType({
     # Icecast 2 access.log: combined and the seconds the listener stayed connected
     "icecast2": TextLayout.of(seconds=True),
 })
+
+
+def line_pattern(format_name: str) -> re.Pattern[str]:
+    """The one pattern a text format reads a line with: a preset, an Apache/nginx format, or a
+    format string (`nginx:...`). Its named groups are the fields, each name once; it is anchored
+    and carries its flags inside, and stays in the subset RE2 runs as it is (no lookaround, no
+    backreference), so a vectorized reader (`pyarrow.compute.extract_regex`) splits a cleaned
+    line (`fields.cleaned_line`) as the parser does. ValueError: the format is not one pattern
+    (JSON, W3C, an envelope)."""
+    from matcher.logformats.format_string import FORMAT_STRING_KINDS, compile_format
+    from matcher.logformats.presets import LAYOUTS
+
+    kind, colon, spec = format_name.partition(":")
+    if colon and kind in FORMAT_STRING_KINDS:
+        return compile_format(kind, spec).pattern
+    name = ALIASES.get(format_name, format_name)
+    if name in TEXT_LAYOUTS:
+        return TEXT_LAYOUTS[name].general
+    if name in LAYOUTS:
+        return LAYOUTS[name].pattern
+    raise ValueError(f"{format_name!r} is not a text format read by one pattern")
 
 
 @dataclass(frozen=True)

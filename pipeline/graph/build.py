@@ -312,7 +312,7 @@ class Unreadable:
 
 
 def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
-    """path -> the format that reads most of the file's first lines (`--log-format auto`), or
+    """path -> the format `detect.chosen_format` takes on the file's first lines (`--log-format auto`), or
     Unreadable when not one line could be read; an empty file gets none. A file that no format
     reads is refused with the best candidates."""
     detected: dict[str, Candidate | Unreadable] = {}
@@ -328,7 +328,7 @@ def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
         if best is None:
             candidates = ", ".join(str(candidate) for candidate in ranked[:3])
             raise ValueError(
-                f"no log format reads most of the first lines of {printable(found.path)}; best candidates: "
+                f"no log format reads enough of the first lines of {printable(found.path)}; best candidates: "
                 f"{candidates}; {PASTE_YOUR_FORMAT} (JSON lines: --log-format jsonl --field-map)"
             )
         detected[found.path] = best

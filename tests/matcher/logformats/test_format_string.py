@@ -206,7 +206,7 @@ def test_an_apache_log_format_pasted_with_its_escaped_quotes_reads_lines():
 ADVERSARY = """
 import sys, time
 from matcher.logformats import LogParseError, parser_for
-specs, pieces, size = sys.argv[1].split("\\n"), ["a", "a://", "/", ":", '"', '\\\\"', " ", "a ", "?", "["], 65536
+specs, pieces, size = sys.argv[1].split("\\n"), ["a", "a://", "/", ":", '"', '\\\\"', " ", "a ", "?", "[", " r", " rt", "=\\""], 65536
 shapes = ["{b}", '66.249.66.1 [02/Nov/2026:10:00:00 +0000] "GET http://{b}', 'x:1 1.2.3.4 - - [02/Nov/2026:10:00:00 +0000] "{b}']
 for spec in specs:
     parse = parser_for(spec)
@@ -223,8 +223,106 @@ print("done")
 @pytest.mark.slow
 def test_a_long_adversarial_line_is_read_in_linear_time():
     specs = [FULL_URL, 'apache:%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"',
-             'nginx:$remote_addr:$remote_port [$time_local] "$request" $status', NGINX_MAIN]
+             'nginx:$remote_addr:$remote_port [$time_local] "$request" $status', NGINX_MAIN,
+             'nginx:$remote_addr $time_local "$request" $status up=$upstream_addr rt=$request_time ua=$http_user_agent',
+             "nginx:$remote_addr $remote_user $http_x_id $time_iso8601 fwd=$http_x_forwarded_for $request_method $request_uri"]
     # 30 s is hundreds of times what these lines take; a pattern that backtracks takes minutes
     done = subprocess.run([sys.executable, "-c", ADVERSARY, "\n".join(specs)], capture_output=True, text=True,
                           timeout=30, cwd=Path(__file__).resolve().parents[3])
     assert done.stdout.strip() == "done", done.stderr
+
+
+CLF_AT = "[02/Nov/2026:10:00:00 +0000]"
+
+
+@pytest.mark.parametrize(("spec", "line", "read"), [
+    # a header the request did not send is logged empty, unquoted
+    ('apache:%h %t "%r" %>s %{X-Request-Id}i "%{User-Agent}i"', f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" 200  "{GOOGLEBOT}"',
+     (200, GOOGLEBOT)),
+    # a status and a scheme the server did not have: `-` or nothing
+    ('nginx:$remote_addr $time_local "$request" $status $scheme "$http_user_agent"',
+     f'66.249.66.1 {CLF_AT[1:-1]} "GET /a HTTP/1.1"  - "{GOOGLEBOT}"', (None, GOOGLEBOT)),
+    ('nginx:$remote_addr [$time_local] "$request" $status $body_bytes_sent "$http_user_agent"',
+     f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" - - "-"', (None, "")),
+])
+def test_any_directive_may_be_empty_or_a_dash(spec, line, read):
+    record = parser_for(spec)(line)
+    assert (record.path, record.status, record.user_agent) == ("/a", *read)
+
+
+def test_a_directive_before_the_text_after_it_takes_everything_up_to_that_text():
+    # an unquoted User-Agent last on the line, and values of several words before a `key=`
+    spec = ("nginx:$remote_addr [$time_local] \"$request\" $status upstream=$upstream_addr "
+            "rt=$upstream_response_time ua=$http_user_agent")
+    line = f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" 200 upstream=10.0.0.1:80, 10.0.0.2:80 rt=0.001, 0.002 ua={GOOGLEBOT}'
+    record = parser_for(spec)(line)
+    assert (record.path, record.status, record.user_agent) == ("/a", 200, GOOGLEBOT)
+    # Nginx Proxy Manager's stock format: values between brackets, a list of upstreams among them
+    spec = ('nginx:[$time_local] $upstream_cache_status $upstream_status $status - $request_method $scheme $host '
+            '"$request_uri" [Client $remote_addr] [Length $body_bytes_sent] [Gzip $gzip_ratio] [Sent-to $server] '
+            '"$http_user_agent" "$http_referer"')
+    record = parser_for(spec)(f'{CLF_AT} - - 499 - GET https www.example.com "/a" [Client 66.249.66.1] [Length 0] '
+                              f'[Gzip -] [Sent-to 10.0.0.1, 10.0.0.2] "{GOOGLEBOT}" "-"')
+    assert (record.client_ip, record.host, record.path, record.status) == ("66.249.66.1", "www.example.com", "/a", 499)
+    # a request line the format does not quote keeps its spaces
+    record = parser_for("nginx:$remote_addr [$time_local] $request $status $http_user_agent")(
+        f"66.249.66.1 {CLF_AT} GET /a?b=1 HTTP/1.1 200 {GOOGLEBOT}")
+    assert (record.method, record.path, record.status, record.user_agent) == ("GET", "/a?b=1", 200, GOOGLEBOT)
+    # a bracketed list ends at its bracket, spaces and all
+    spec = 'apache:%h [%{X-Forwarded-For}i] %t "%r"'
+    record = parser_for(spec)(f'66.249.66.1 [203.0.113.9, 198.51.100.2] {CLF_AT} "GET /a HTTP/1.1"')
+    assert record.forwarded_for == "203.0.113.9, 198.51.100.2"
+    # the text after the directive ends it where it first appears
+    with pytest.raises(LogParseError):
+        parser_for(spec)(f'66.249.66.1 [203.0.113.9] x] {CLF_AT} "GET /a HTTP/1.1"')
+
+
+def test_a_key_and_its_quoted_value_give_the_value_without_its_quotes():
+    # Heroku's router line, as a format string names its fields
+    spec = ("nginx:$time_iso8601 app[router]: at=info method=$request_method path=$request_uri host=$host "
+            "request_id=$request_id fwd=$http_x_forwarded_for dyno=$dyno connect=$connect service=$service "
+            "status=$status bytes=$body_bytes_sent protocol=$scheme")
+    line = ('2026-11-02T10:00:00.123456+00:00 app[router]: at=info method=GET path="/a?b=1" host=www.example.com '
+            'request_id=5e1f fwd="66.249.66.1, 10.1.2.3" dyno=web.1 connect=0ms service=2ms status=200 bytes=13 '
+            'protocol=https')
+    spec = spec.replace("fwd=$http_x_forwarded_for", "fwd=$remote_addr")
+    record = parser_for(spec)(line.replace('"66.249.66.1, 10.1.2.3"', '"66.249.66.1"'))
+    assert (record.client_ip, record.path, record.host, record.status) == ("66.249.66.1", "/a?b=1", "www.example.com", 200)
+    assert record.ts == AT + timedelta(microseconds=123456)
+    spec = 'nginx:$remote_addr [$time_local] "$request" fwd=$http_x_forwarded_for'
+    record = parser_for(spec)(f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" fwd="1.2.3.4"')
+    assert record.forwarded_for == "1.2.3.4"
+
+
+@pytest.mark.parametrize(("written", "stamp", "at"), [
+    # Apache's manual: the fraction logged by a %{...}t of its own, between the seconds and the zone
+    ("%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t %{%z}t", "02/Nov/2026:11:00:00.250 +0100", AT + timedelta(milliseconds=250)),
+    ("%{begin:%d/%b/%Y:%T}t.%{begin:usec_frac}t %{begin:%z}t", "02/Nov/2026:11:00:00.000250 +0100",
+     AT + timedelta(microseconds=250)),
+    ("%{%Y-%m-%dT%H:%M:%S.%f%z}t", "2026-11-02T10:00:00.5+00:00", AT + timedelta(milliseconds=500)),
+    ("%{%Y-%m-%dT%H:%M:%S%z}t", "2026-11-02T11:00:00+01:00", AT),
+    ("%{%Y-%m-%dT%H:%M:%S%z}t", "2026-11-02T10:00:00Z", AT),
+])
+def test_fractions_of_a_second_and_zones_with_a_colon_are_read(written, stamp, at):
+    record = parser_for(f'apache:%h [{written}] "%r"')(f'66.249.66.1 [{stamp}] "GET / HTTP/1.1"')
+    assert record.ts == at
+
+
+def test_a_fraction_of_a_second_alone_is_refused():
+    with pytest.raises(ValueError, match="fraction of a second alone"):
+        parser_for('apache:%h %t.%{msec_frac}t "%r"')
+
+
+@settings(max_examples=400, deadline=None)
+@given(literal=st.text(st.sampled_from(" x=]-:"), min_size=1, max_size=5),
+       value=st.text(st.sampled_from(" x=]-:ab("), max_size=12))
+def test_a_directive_ends_where_the_text_after_it_first_appears(literal, value):
+    # the reference: the value is the line up to the first place the text after it appears; a text
+    # whose first character comes back in it is looked for up to that character
+    again = literal.find(literal[0], 1)
+    looked_for = literal[:again] if again > 0 else literal
+    spec = f'nginx:$remote_addr [$time_local] "$request" ${{http_user_agent}}{literal}$status'
+    line = f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" {value}{literal}200'
+    if looked_for in value or value.strip() != value or value == "-":
+        return  # the value holds the text that ends it, or is one the line's cleaning or `-` changes
+    assert parser_for(spec)(line).user_agent == value

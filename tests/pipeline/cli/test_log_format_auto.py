@@ -31,6 +31,11 @@ def _argv(logs: Path, out: Path, *extra: str) -> list[str]:
             f"--out={out}", "--default-host=www.example.com", "--dns=off", *extra]
 
 
+TRAEFIK = COMBINED.replace("\n", ' 1 "web@docker" "http://172.18.0.3:80" 3ms\n')
+W3C_HEADERS = "#Version: 1.0\n#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent)\n"
+W3C = "2026-11-02 10:00:00 66.249.66.1 GET /c 200 Mozilla/5.0+(compatible;+Googlebot/2.1)\n"
+
+
 @pytest.mark.slow
 def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
     logs = tmp_path / "logs"
@@ -39,20 +44,27 @@ def test_each_file_is_read_in_the_format_its_lines_are_in(tmp_path, capsys):
     with gzip.open(logs / "b.log.gz", "wt") as handle:
         handle.write(CLOUDFLARE * 2)
     (logs / "c.log").write_bytes(IIS.encode())
+    # half its lines garbled, and no other format reads the rest: taken, the garbled lines dead letters
+    (logs / "d.log").write_text((TRAEFIK + "garbled\n") * 4)
+    # the headers are read but not counted: three of the four requests
+    (logs / "e.log").write_text(W3C_HEADERS + W3C * 3 + "2026-11-02 10:00:01 garbled\n")
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
-    assert f"log format of {logs / 'a.log'}: combined (4 of 4 sample lines)" in printed
-    assert f"log format of {logs / 'b.log.gz'}: cloudflare (2 of 2 sample lines)" in printed
-    assert f"log format of {logs / 'c.log'}: w3c (3 of 3 sample lines)" in printed
+    assert f"log format of {logs / 'a.log'}: combined (4 of 4 lines read, 100%)" in printed
+    assert f"log format of {logs / 'b.log.gz'}: cloudflare (2 of 2 lines read, 100%)" in printed
+    assert f"log format of {logs / 'c.log'}: w3c (1 of 1 lines read, 100%)" in printed
+    assert f"log format of {logs / 'd.log'}: traefik (4 of 8 lines read, 50%)" in printed
+    assert f"log format of {logs / 'e.log'}: w3c (3 of 4 lines read, 75%)" in printed
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert {Path(f["path"]).name: f["log_format"] for f in manifest["inputs"]["log_files"]} == {
-        "a.log": "combined", "b.log.gz": "cloudflare", "c.log": "w3c"}
+        "a.log": "combined", "b.log.gz": "cloudflare", "c.log": "w3c", "d.log": "traefik", "e.log": "w3c"}
     assert manifest["options"]["log_format"] == "auto"
     counts = manifest["counts"]
     # the blank line is no request, not an unreadable line the run would warn of
     assert (counts["verdicts"], counts["not_requests"], counts["not_request_reasons"], counts["dead_letters"]) == (
-        6, 4, {"no-request": 1, "directive": 2, "blank": 1}, 0)
-    assert "not requests                4  (" in printed and "[dead-letters]" not in printed
+        13, 6, {"no-request": 1, "directive": 4, "blank": 1}, 5)
+    assert "not requests                6  (" in printed
+    assert "[dead-letters] 5 of" in printed
 
 
 def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, capsys):
@@ -60,8 +72,8 @@ def test_a_file_no_format_reads_is_refused_with_the_best_candidates(tmp_path, ca
     log.write_text(COMBINED + "something else\n" * 3)
     assert run_audit(_argv(log, tmp_path / "out")) == 2
     said = capsys.readouterr().err.strip()
-    assert said.startswith("crawl-audit: no log format reads most of the first lines of ")
-    assert "best candidates: combined (1 of 4 sample lines)" in said
+    assert said.startswith("crawl-audit: no log format reads enough of the first lines of ")
+    assert "best candidates: combined (1 of 4 lines read, 25%)" in said
     assert "--log-format 'nginx:<your log_format>'" in said and "docs/logformats.md#your-servers-own-format" in said
     assert "\n" not in said and not (tmp_path / "out").exists()
 
@@ -89,12 +101,21 @@ def test_times_without_a_zone_are_read_in_the_zone_given_and_the_run_says_so(tmp
 
 @pytest.mark.slow
 def test_the_servers_own_format_string_is_read_and_a_broken_one_refused_at_launch(tmp_path, capsys):
-    log = tmp_path / "vhost.log"
-    log.write_text(f'www.example.com 66.249.66.1 [2026-11-02T10:00:00+00:00] "GET /a HTTP/1.1" 200 "{GOOGLEBOT}"\n')
-    spec = 'nginx:$host $remote_addr [$time_iso8601] "$request" $status "$http_user_agent"'
+    # Nginx Proxy Manager's stock format: its lines start with `[`, which makes them no JSON export
+    log = tmp_path / "proxy-host-1_access.log"
+    log.write_text(
+        f'[02/Nov/2026:10:00:00 +0000] - 200 200 - GET https www.example.com "/a" [Client 66.249.66.1] [Length 5] '
+        f'[Gzip -] [Sent-to 10.0.0.1] "{GOOGLEBOT}" "-"\n'
+        f'[02/Nov/2026:10:00:01 +0000] - - 499 - GET https www.example.com "/b" [Client 66.249.66.1] [Length 0] '
+        f'[Gzip -] [Sent-to 10.0.0.1, 10.0.0.2] "{GOOGLEBOT}" "-"\n'
+    )
+    spec = ('nginx:[$time_local] $upstream_cache_status $upstream_status $status - $request_method $scheme $host '
+            '"$request_uri" [Client $remote_addr] [Length $body_bytes_sent] [Gzip $gzip_ratio] [Sent-to $server] '
+            '"$http_user_agent" "$http_referer"')
     assert run_audit(_argv(log, tmp_path / "out", f"--log-format={spec}")) == 0
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["counts"]["verdicts"] == 1 and manifest["options"]["log_format"] == spec
+    assert manifest["counts"]["verdicts"] == 2 and manifest["options"]["log_format"] == spec
+    assert manifest["counts"]["dead_letters"] == 0
     capsys.readouterr()
     assert run_audit(_argv(log, tmp_path / "out2", '--log-format=nginx:$host "$request"')) == 2
     said = capsys.readouterr().err.strip()
@@ -114,8 +135,8 @@ def test_xz_and_zstd_files_and_enveloped_lines_are_read(tmp_path, capsys):
     (logs / "b.log.zst").write_bytes(frames)
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
-    assert f"log format of {logs / 'a.log.xz'}: syslog+combined (2 of 2 sample lines)" in printed
-    assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'a.log.xz'}: syslog+combined (2 of 2 lines read, 100%)" in printed
+    assert f"log format of {logs / 'b.log.zst'}: cloudflare (2 of 2 lines read, 100%)" in printed
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
 
@@ -131,8 +152,8 @@ def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry
     (logs / "pretty.json").write_text(json.dumps(entry, indent=2) + "\n" + json.dumps(entry, indent=2) + "\n")
     assert run_audit(_argv(logs / "*", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
-    assert f"log format of {logs / 'array.json'}: gcp_lb (2 of 2 sample lines)" in printed
-    assert f"log format of {logs / 'pretty.json'}: gcp_lb (2 of 2 sample lines)" in printed
+    assert f"log format of {logs / 'array.json'}: gcp_lb (2 of 2 lines read, 100%)" in printed
+    assert f"log format of {logs / 'pretty.json'}: gcp_lb (2 of 2 lines read, 100%)" in printed
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
     verdicts = [json.loads(line) for part in (tmp_path / "out" / "verdicts").glob("part*") for line in part.read_text().splitlines()]
