@@ -25,6 +25,8 @@ WRITERS = writers()
 READS_SHORT: dict[str, str] = {
     "azure_application_gateway": "no preset reads Application Gateway's diagnostic JSON (properties.clientIP, "
                                  "originalRequestUriWithArgs): auto refuses the file",
+    "aws_s3": "the requester of line 5 is logged as - (an AWS service delivering logs): a line without a client "
+              "address is a missing-field dead letter, in every format",
     "azure_front_door": "no preset reads Front Door's FrontdoorAccessLog JSON (properties.clientIp, requestUri): "
                         "auto refuses the file",
     "cloudfront_realtime": "a real-time record has no header naming its fields: auto refuses it without the field list",
@@ -59,7 +61,7 @@ READS_SHORT: dict[str, str] = {
 
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {
-    **{writer: reason for writer, reason in READS_SHORT.items() if writer not in ("haproxy_http", "iis_advanced_logging")},
+    **{writer: reason for writer, reason in READS_SHORT.items() if writer not in ("aws_s3", "haproxy_http", "iis_advanced_logging")},
     "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
     "express_morgan": "the client ::ffff:127.0.0.1 (IPv4 on a dual-stack socket) is kept, not read as 127.0.0.1",
     "gcp_http_lb": "httpRequest.remoteIp with a port (89.160.20.156:9989) keeps the port",
