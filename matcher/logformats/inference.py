@@ -1,0 +1,513 @@
+"""A layout inferred from the lines themselves, for a file no known format reads well.
+
+Text lines are cut into tokens (quoted, bracketed, `key=value`, bare); the tokens at each place of
+the most common shape of line are told apart by what they hold (a time in one of its common
+spellings, an address with or without port, a request line or a method and a target apart, a
+three-digit status, a size, a host name, a User-Agent, a referer, an X-Forwarded-For list), with
+a `key=` naming a field where the writer names its values. The layout is written as an Apache
+format string (`apache:...`), so it is what `--log-format` takes, and what reads the file.
+
+JSON lines are flattened to every value at any depth, addressed by dotted keys (a list's items by
+their index); each field takes the path whose key names it and whose values have its form. The
+layout is a field map for `--log-format jsonl --field-map`.
+
+Either way the layout is kept only when it compiles with the format's own machinery and reads the
+sample back: `read` counts the sample lines it reads, as `detect.rank_formats` counts them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from matcher.addresses import parse_ip
+from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
+from matcher.logformats.record import LogParseError, is_not_request
+
+__all__ = ["InferredFormat", "detected_format", "infer_layout", "inferred_choice"]
+
+# A place of a line is taken as a field when this share of its values have the field's form: a
+# stray `-` or an odd value does not lose the field, a column that only sometimes looks like one is
+# not taken for it.
+_MOST = 0.8
+
+# ------------------------------------------------------------------ value forms
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE", "PROPFIND"})
+_REQUEST = re.compile(r"[A-Z]{3,10} \S+(?: HTTP/\d(?:\.\d)?)?\Z")
+_TARGET = re.compile(r"(?:/|https?://)\S*\Z")
+_URL = re.compile(r"https?://\S+\Z")
+_HOST = re.compile(r"(?=[^/]*[A-Za-z])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?::\d{1,5})?\Z")
+_PRODUCT = re.compile(r"[A-Za-z][\w.+-]*/[\w.+-]")
+_INTEGER = re.compile(r"\d{1,20}\Z")
+_STATUS = re.compile(r"[1-5]\d\d\Z")
+
+# Spellings of time, each written as the `%{...}t` directive that reads it back.
+_ISO = re.compile(
+    r"(\d{4})([-/])(\d\d)\2(\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\Z")
+_CLF = re.compile(r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d(?: [+-]\d{4})?\Z")
+# Unix times from 2001-09-09 on (the first with 10 digits): seconds, milliseconds, microseconds;
+# JSON writers also write nanoseconds, which `jsonl` reads.
+_EPOCH = re.compile(r"(\d{10}|\d{13}|\d{16})(\.\d{1,9})?\Z")
+_EPOCH_UNITS = {10: "sec", 13: "msec", 16: "usec"}
+_EPOCH_NANOSECONDS = re.compile(r"[1-9]\d{18}\Z")
+
+
+@dataclass(frozen=True)
+class _Time:
+    """How a column writes its time: the directive that reads it, and what follows it inside the
+    token (an epoch's fraction, which no directive reads, is matched and skipped)."""
+
+    directive: str
+    rest: str = ""
+
+
+def _time_of(text: str, bracketed: bool) -> _Time | None:
+    match = _ISO.match(text)
+    if match is not None:
+        _, dash, _, _, between, _, _, _, fraction, zone = match.groups()
+        spec = f"%Y{dash}%m{dash}%d{between}%H:%M:%S"
+        if fraction is not None:
+            spec += text[19] + "%f"
+        return _Time(f"%{{{spec}{'%z' if zone else ''}}}t")
+    if _CLF.match(text):
+        if bracketed and len(text) == 26:
+            return _Time("%t")
+        return _Time("%{%d/%b/%Y:%H:%M:%S %z}t" if len(text) == 26 else "%{%d/%b/%Y:%H:%M:%S}t")
+    match = _EPOCH.match(text)
+    if match is not None and text[0] != "0":
+        digits, fraction = match.groups()
+        return _Time(f"%{{{_EPOCH_UNITS[len(digits)]}}}t", "" if fraction is None else ".%{fraction}e")
+    return None
+
+
+def _column_time(values: Sequence[str], bracketed: bool) -> _Time | None:
+    """The spelling of time most of a place's values are written in (a writer may leave out a
+    fraction of zero: those lines are not read), or None."""
+    spelling, count = Counter(_time_of(value, bracketed) for value in values).most_common(1)[0]
+    return spelling if spelling is not None and count >= _MOST * len(values) else None
+
+
+def _address(text: str) -> bool:
+    """An IPv4 or IPv6 address, with or without a port."""
+    if parse_ip(text) is not None:
+        return True
+    if text.startswith("[") and "]:" in text:
+        return parse_ip(text[1:text.index("]")]) is not None
+    head, colon, port = text.rpartition(":")
+    return bool(colon) and port.isdigit() and parse_ip(head) is not None
+
+
+def _address_list(text: str) -> bool:
+    parts = [part.strip() for part in text.split(",")]
+    return len(parts) > 1 and all(_address(part) for part in parts)
+
+
+def _user_agent(text: str) -> bool:
+    return not text.startswith("HTTP/") and (_PRODUCT.search(text) is not None or text.startswith("Mozilla")) and "://" not in text[:12] \
+        and not text.startswith("/") and not _REQUEST.match(text)
+
+
+def _absent(text: str) -> bool:
+    return text in ("", "-")
+
+
+# ------------------------------------------------------------------ key names
+
+# What a `key=` (text) or a JSON key says its value is, the better names first.
+_KEY_HINTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "user_agent": ("user_agent", "user-agent", "useragent", "http_user_agent", "agent", "ua"),
+    "referer": ("referer", "referrer"),
+    "forwarded_for": ("forwarded", "xff", "fwd"),
+    "client_ip": ("client", "remote", "orig_h", "peer", "src", "addr", "ip"),
+    "host": ("authority", "host", "vhost", "server_name", "domain"),
+    "request": ("request",),
+    "method": ("method", "verb"),
+    "target": ("uri", "url", "path", "target"),
+    "status": ("status", "code"),
+    "size": ("size", "bytes_sent", "response_body_len", "bytes", "body_len", "length"),
+    "ts": ("timestamp", "@timestamp", "time", "ts", "date", "@t"),
+})
+# Keys that name the server's side, never the client.
+_NOT_CLIENT = ("resp_", "server", "upstream", "local", "dest", "dst", "target", "backend")
+# Fields whose hints are whole words of the key (`status`, not `status_msg`'s prefix alone).
+_WORD_FIELDS = frozenset({"ts", "status", "size", "method"})
+
+
+def _key_rank(key: str | None, field: str) -> int | None:
+    """How well `key` names `field`: the place of the first hint it holds (0 best); None: it does not."""
+    if not key:
+        return None
+    steps = [step for step in key.lower().split(".") if not step.isdecimal()]
+    name = ".".join(steps) if field == "client_ip" else (steps[-1] if steps else "")
+    if field == "client_ip" and any(word in name for word in _NOT_CLIENT):
+        return None
+    if field == "ts" and any(word in name for word in ("taken", "duration", "elapsed")):
+        return None
+    for rank, hint in enumerate(_KEY_HINTS[field]):
+        if field in _WORD_FIELDS:
+            if name == hint or name.endswith(("_" + hint, "-" + hint)) or name.startswith(hint + "_"):
+                return rank
+        elif hint in name:
+            return rank
+    return None
+
+
+def _key_says(key: str | None, field: str) -> bool:
+    return _key_rank(key, field) is not None
+
+
+# ------------------------------------------------------------------ the result
+
+
+@dataclass(frozen=True)
+class InferredFormat(Candidate):
+    """A layout inferred from the sample (`name` its `--log-format` value), with how many of the
+    sample lines it reads; a `Candidate` like any preset's, taken by the same rule."""
+
+    field_map: Mapping[str, str] | None = None
+
+    def option(self) -> str:
+        """The layout as the options that name it on the command line."""
+        if self.field_map is not None:
+            return f"--log-format {self.name} --field-map {shlex.quote(json.dumps(dict(self.field_map)))}"
+        return f"--log-format {shlex.quote(self.name)}"
+
+    def __str__(self) -> str:
+        return f"no known format; inferred {self.option()} (reads {self.share:.0%} of {self.sample} sample lines)"
+
+
+def detected_format(lines: Iterable[bytes | str]) -> Candidate | None:
+    """The format `--log-format auto` reads `lines` in: the preset `detect.chosen_format` takes,
+    else the layout inferred from the lines when it is taken by the same rule against the presets;
+    None when neither reads the sample well."""
+    sample = _sample(lines)
+    ranked = rank_formats(sample)
+    return chosen_format(ranked) or inferred_choice(sample, ranked)
+
+
+def inferred_choice(lines: Iterable[bytes | str], ranked: Sequence[Candidate]) -> InferredFormat | None:
+    """The layout inferred from `lines` when `detect.chosen_format` takes it before every preset
+    `ranked` (`rank_formats` on the same lines); None otherwise."""
+    inferred = infer_layout(lines)
+    if inferred is None:
+        return None
+    # the presets keep the ties: a layout is inferred only where none reads as well
+    contest = sorted((*ranked, inferred), key=lambda candidate: -candidate.read)
+    return inferred if chosen_format(contest) is inferred else None
+
+
+def infer_layout(lines: Iterable[bytes | str]) -> InferredFormat | None:
+    """The layout of `lines` (the first `SAMPLE_LINES` non-blank ones), as a `--log-format` value
+    that reads them; None when no layout with a client, a time and a request is found in them."""
+    sample = _sample(lines)
+    if not sample:
+        return None
+    objects = [_json_object(text) for text in sample]
+    if 2 * sum(1 for found in objects if found is not None) > len(sample):
+        mapping = _json_mapping([found for found in objects if found is not None])
+        return None if mapping is None else _checked("jsonl", sample, mapping)
+    spec = _text_spec(sample)
+    return None if spec is None else _checked(spec, sample, None)
+
+
+def _sample(lines: Iterable[bytes | str]) -> list[str]:
+    sample = []
+    for line in lines:
+        text = line.decode("utf-8", "backslashreplace") if isinstance(line, bytes) else line
+        if text.strip():
+            sample.append(text)
+            if len(sample) == SAMPLE_LINES:
+                break
+    return sample
+
+
+def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None) -> InferredFormat | None:
+    """The layout compiled as `--log-format` compiles it, with the sample lines it reads."""
+    from matcher.logformats import parser_for
+
+    try:
+        parse = parser_for(name, mapping=mapping)
+    except ValueError:
+        return None
+    read = sum(1 for text in sample if _reads(parse, text))
+    if not read:
+        return None
+    return InferredFormat(name, read, len(sample), None if mapping is None else MappingProxyType(dict(mapping)))
+
+
+def _reads(parse: Callable[[str], Any], text: str) -> bool:
+    try:
+        parse(text)
+    except LogParseError as error:
+        return is_not_request(error.reason)
+    return True
+
+
+# ------------------------------------------------------------------ text lines
+
+_TOKEN = re.compile(
+    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]*)\](?=\s|\Z)|(?P<bare>\S*))',
+    re.DOTALL,
+)
+_SPACE = re.compile(r"[ \t]+")
+_SHAPES_TRIED = 5
+# Two bare tokens that are one time (ISO with a space, CLF without brackets).
+_TIME_PAIR = re.compile(r"\d{4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d\S*\Z|\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\Z")
+
+
+@dataclass(frozen=True)
+class _Token:
+    before: str  # the blanks before it
+    key: str  # `key=` as written, or ""
+    wrap: str  # '"', '[' or ''
+    value: str
+
+    @property
+    def shape(self) -> tuple[str, str, str]:
+        return (self.before, self.key, self.wrap)
+
+
+def _tokens(text: str) -> tuple[_Token, ...] | None:
+    text = text.strip("\r\n")
+    tokens: list[_Token] = []
+    position = 0
+    while position < len(text):
+        space = _SPACE.match(text, position)
+        before = space.group(0) if space else ""
+        position = space.end() if space else position
+        if position >= len(text):
+            break
+        match = _TOKEN.match(text, position)
+        if match is None or match.end() == position:
+            return None
+        if match.group("quoted") is not None:
+            wrap, value = '"', match.group("quoted")
+        elif match.group("bracketed") is not None:
+            wrap, value = "[", match.group("bracketed")
+        else:
+            wrap, value = "", match.group("bare")
+        if match.end() < len(text) and not text[match.end()].isspace():
+            return None  # a quote closed inside a token: not a layout of tokens
+        tokens.append(_Token(before if tokens else "", match.group("key") or "", wrap, value))
+        position = match.end()
+    merged: list[_Token] = []
+    for token in tokens:
+        previous = merged[-1] if merged else None
+        if (previous is not None and not previous.wrap and not token.wrap and not token.key and token.before == " "
+                and _TIME_PAIR.match(f"{previous.value} {token.value}")):
+            merged[-1] = _Token(previous.before, previous.key, "", f"{previous.value} {token.value}")
+        else:
+            merged.append(token)
+    return tuple(merged)
+
+
+def _text_spec(sample: Sequence[str]) -> str | None:
+    """The Apache format string of the most common shape of line in `sample`."""
+    tokenized = [tokens for tokens in (_tokens(text) for text in sample) if tokens]
+    if not tokenized:
+        return None
+    shapes = Counter(tuple(token.shape for token in tokens) for tokens in tokenized)
+    # the most common shape of line that holds a client, a time and a request (the sample may
+    # start with other lines: a banner, a few of another writer's)
+    for shape, _ in shapes.most_common(_SHAPES_TRIED):
+        rows = [tokens for tokens in tokenized if tuple(token.shape for token in tokens) == shape]
+        columns = [[row[index].value for row in rows] for index in range(len(shape))]
+        fields = _text_fields(shape, columns)
+        found = set(fields.values())
+        if {"ts", "client_ip"} <= found and ("request" in found or {"method", "target"} <= found):
+            return _spec(shape, columns, fields)
+    return None
+
+
+def _spec(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]], fields: Mapping[int, str]) -> str:
+    pieces = []
+    for index, ((before, key, wrap), values) in enumerate(zip(shape, columns)):
+        pieces.append(before + _literal(key))
+        close = {'"': '"', "[": "]", "": ""}[wrap]
+        field = fields.get(index)
+        if field == "ts":
+            time = _column_time(values, wrap == "[")
+            if time.directive == "%t":
+                pieces.append(time.directive)
+                continue
+            pieces.append(wrap + time.directive + time.rest + close)
+        elif field is not None:
+            pieces.append(wrap + _DIRECTIVES[field] + close)
+        else:
+            # even a value the sample always writes alike may differ on other lines: matched, not required
+            pieces.append(wrap + _skipped(key, index) + close)
+    spec = "".join(pieces)
+    if spec.startswith('"') and spec.endswith('"'):
+        # a LogFormat between quotes is read as the text inside them: quote it as Apache would
+        spec = '"' + spec.replace('"', '\\"') + '"'
+    return "apache:" + spec
+
+
+_DIRECTIVES = MappingProxyType({
+    "client_ip": "%h", "request": "%r", "method": "%m", "target": "%U%q", "status": "%>s", "size": "%b",
+    "user_agent": "%{User-Agent}i", "referer": "%{Referer}i", "host": "%{Host}i",
+    "forwarded_for": "%{X-Forwarded-For}i",
+})
+
+
+def _literal(text: str) -> str:
+    return text.replace("%", "%%")
+
+
+def _skipped(key: str, index: int) -> str:
+    """A value the audit does not use: an environment-variable directive, which is matched and
+    skipped, named after its key or its place."""
+    name = re.sub(r"[^\w.\-]", "", key.rstrip("=")) or f"field{index + 1}"
+    return f"%{{{name}}}e"
+
+
+def _share(values: Sequence[str], form: Callable[[str], bool], allow_absent: bool = True) -> float:
+    """The share of the values (those present, when `allow_absent`) that have `form`."""
+    present = [value for value in values if not (allow_absent and _absent(value))]
+    if not present:
+        return 0.0
+    return sum(1 for value in present if form(value)) / len(present)
+
+
+def _text_fields(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]]) -> dict[int, str]:
+    """Place in the line -> our field, for the places whose values say what they are."""
+    fields: dict[int, str] = {}
+    keys = [key.rstrip("=") for _, key, _ in shape]
+    wraps = [wrap for _, _, wrap in shape]
+
+    def free() -> Iterator[int]:
+        return (index for index in range(len(columns)) if index not in fields)
+
+    def take(field: str, form: Callable[[str], bool], after: int = -1, quoted_only: bool = False,
+             allow_absent: bool = True, named_only: bool = False) -> int | None:
+        """The place a key names, else the first whose values have the form, those after `after`
+        first (a status follows the request, a size the status)."""
+        candidates = [index for index in free() if not quoted_only or wraps[index] == '"']
+        for index in candidates:
+            if _key_says(keys[index], field) and _share(columns[index], form, allow_absent) >= _MOST:
+                fields[index] = field
+                return index
+        in_order = sorted(candidates, key=lambda index: index <= after)
+        for index in () if named_only else in_order:
+            if not (keys[index] and _claimed_elsewhere(keys[index], field)) \
+                    and _share(columns[index], form, allow_absent) >= _MOST:
+                fields[index] = field
+                return index
+        return None
+
+    for index in free():
+        if _column_time(columns[index], wraps[index] == "[") is not None:
+            fields[index] = "ts"
+            break
+    request = take("request", lambda value: _REQUEST.match(value) is not None and value.split()[0] in _METHODS,
+                   quoted_only=True)
+    if request is None:
+        method = take("method", lambda value: value in _METHODS, allow_absent=False)
+        request = take("target", lambda value: _TARGET.match(value) is not None,
+                       after=-1 if method is None else method, allow_absent=False)
+    # a place a key names as forwarded-for may hold one address; an unnamed one is told by its lists
+    forwarded = take("forwarded_for", lambda value: _address(value) or _address_list(value), named_only=True)
+    for index in () if forwarded is not None else list(free()):
+        present = [value for value in columns[index] if not _absent(value)]
+        if any(map(_address_list, present)) and all(_address(value) or _address_list(value) for value in present):
+            fields[index] = "forwarded_for"
+            forwarded = index
+            break
+    if take("client_ip", _address, allow_absent=False) is None and forwarded is not None \
+            and all(_address(value) for value in columns[forwarded]):
+        # the forwarded-for place only ever holds one address: the client, as the proxy saw it
+        fields[forwarded] = "client_ip"
+    status = take("status", lambda value: _STATUS.match(value) is not None, after=-1 if request is None else request)
+    take("size", lambda value: _INTEGER.match(value) is not None, after=status if status is not None else -1)
+    take("user_agent", _user_agent, quoted_only=not any(_key_says(key, "user_agent") for key in keys))
+    take("referer", lambda value: _URL.match(value) is not None)
+    take("host", lambda value: _HOST.match(value) is not None and not _address(value), allow_absent=False)
+    return fields
+
+
+def _claimed_elsewhere(key: str, field: str) -> bool:
+    """A `key=` that names another field than `field`: its value is that field's, whatever it looks like."""
+    return any(_key_says(key, other) for other in _KEY_HINTS if other != field)
+
+
+# ------------------------------------------------------------------ JSON lines
+
+
+def _json_object(text: str) -> dict | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        found = json.loads(stripped)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every value at any depth with its dotted path; a list's items by their index."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(key, str) and key and "|" not in key:
+                yield from _leaves(inner, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value[:4]):
+            yield from _leaves(inner, f"{path}.{index}")
+    else:
+        yield path, value
+
+
+def _as_text(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# our field -> the form its value takes, as text
+_JSON_FORMS: Mapping[str, Callable[[str], bool]] = MappingProxyType({
+    "ts": lambda value: _time_of(value, False) is not None or _EPOCH_NANOSECONDS.match(value) is not None,
+    "request": lambda value: _REQUEST.match(value) is not None and value.split()[0] in _METHODS,
+    "method": lambda value: value in _METHODS,
+    "target": lambda value: _TARGET.match(value) is not None,
+    "forwarded_for": lambda value: _address(value) or _address_list(value),
+    "client_ip": _address,
+    "status": lambda value: _STATUS.match(value) is not None,
+    "size": lambda value: _INTEGER.match(value) is not None,
+    "user_agent": _user_agent,
+    "referer": lambda value: _URL.match(value) is not None,
+    "host": lambda value: _HOST.match(value) is not None or _address(value),
+})
+
+
+def _json_mapping(objects: Sequence[dict]) -> dict[str, str] | None:
+    """Our field -> the dotted path of the JSON values that hold it."""
+    values: dict[str, list[str]] = {}
+    for found in objects:
+        for path, value in _leaves(found):
+            text = _as_text(value)
+            if text is not None:
+                values.setdefault(path, []).append(text)
+    # a path present in few lines is not the layout's
+    paths = [path for path, texts in values.items() if 2 * len(texts) > len(objects)]
+    mapping: dict[str, str] = {}
+    for field in ("ts", "request", "method", "target", "forwarded_for", "client_ip", "status", "size",
+                  "user_agent", "referer", "host"):
+        form = _JSON_FORMS[field]
+        named = sorted((path for path in paths if path not in mapping.values() and _key_says(path, field)
+                        and _share(values[path], form) >= _MOST), key=lambda path: _key_rank(path, field))
+        named = [path for path in named if _key_rank(path, field) == _key_rank(named[0], field)]
+        if not named and field in ("ts", "method", "target", "client_ip", "status", "user_agent", "request"):
+            named = [path for path in paths if path not in mapping.values() and not _claimed_elsewhere(path, field)
+                     and _share(values[path], form) >= _MOST]
+        if named:
+            # the most lines covered, then the shallowest path
+            mapping[field] = max(named, key=lambda path: (len(values[path]), -path.count(".")))
+    if "request" in mapping and "target" in mapping:
+        del mapping["request"]
+    return mapping
