@@ -223,3 +223,77 @@ def test_an_inferred_layout_is_taken_by_the_rule_every_candidate_is_taken_by():
     assert (inferred.read, inferred.sample) == (3, 7)
     contest = sorted((*rank_formats(half), inferred), key=lambda candidate: -candidate.read)
     assert (inferred_choice(half, rank_formats(half)) is inferred) == (chosen_format(contest) is inferred)
+
+
+# ------------------------------------------------------------------ any layout of the fields
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+AGENTS = (GOOGLEBOT, BINGBOT, BROWSER, "curl/8.5.0", "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)")
+HOSTS = ("www.example.com", "shop.example.org", "a-b.example.net", "static.cdn.example.com")
+# spelling -> how a moment is written in it, and what of it is read back
+SPELLINGS = {
+    "clf": (lambda at: at.strftime("[%d/%b/%Y:%H:%M:%S +0000]"), lambda at: at.replace(microsecond=0)),
+    "iso_fraction_offset": (lambda at: at.astimezone(timezone(timedelta(hours=-5))).isoformat(timespec="microseconds"), lambda at: at),
+    "iso_z_millis": (lambda at: at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z",
+                     lambda at: at.replace(microsecond=at.microsecond // 1000 * 1000)),
+    "epoch_seconds": (lambda at: str(int(at.timestamp())), lambda at: at.replace(microsecond=0)),
+    "epoch_millis": (lambda at: str(int(at.timestamp()) * 1000 + at.microsecond // 1000),
+                     lambda at: at.replace(microsecond=at.microsecond // 1000 * 1000)),
+}
+# field -> its key when the writer names its values
+KEYS = {"ts": "time", "client_ip": "ip", "request": "request", "method": "method", "target": "path",
+        "status": "status", "size": "bytes", "user_agent": "ua", "referer": "referer", "host": "host",
+        "id": "request_id", "duration": "duration"}
+
+requests_drawn = st.tuples(
+    st.datetimes(datetime(2002, 1, 1), datetime(2090, 1, 1), timezones=st.just(UTC)),
+    st.ip_addresses(v=4).map(str),
+    st.sampled_from(sorted(("GET", "HEAD", "POST"))),
+    st.from_regex(r"/[a-z0-9._~-]{0,12}(\?[a-z]=[0-9]{1,3})?", fullmatch=True),
+    st.integers(100, 599),
+    st.integers(1000, 10**8),
+    st.sampled_from(AGENTS),
+    st.sampled_from(HOSTS),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    spelling=st.sampled_from(sorted(SPELLINGS)),
+    apart=st.booleans(),
+    keyed=st.booleans(),
+    rows=st.lists(requests_drawn, min_size=5, max_size=12),
+)
+def test_fields_in_any_order_are_inferred_and_read_back(data, spelling, apart, keyed, rows):
+    # the request as one quoted line, or its method and target apart (one after the other)
+    request = ["method+target"] if apart else ["request"]
+    fields = data.draw(st.permutations(["ts", "client_ip", *request, "status", "size", "user_agent", "referer",
+                                        "host", "id", "duration"]))
+    write_time, read_time = SPELLINGS[spelling]
+
+    def value(field, index, row):
+        at, client, method, path, status, size, agent, host = row
+        written = {
+            "ts": write_time(at), "client_ip": client, "request": f'"{method} {path} HTTP/1.1"',
+            "status": str(status), "size": str(size), "user_agent": f'"{agent}"',
+            "referer": f'"https://{HOSTS[index % len(HOSTS)]}/from/{index}"', "host": host,
+            "id": f"{index:08x}-1b2c-4d5e-8f90-{status:012d}", "duration": f"{size % 997}ms",
+        }
+        if field == "method+target":
+            return f"{KEYS['method']}={method} {KEYS['target']}={path}" if keyed else f"{method} {path}"
+        if keyed and field == "ts" and spelling == "clf":
+            return f"{KEYS['ts']}={written['ts'][1:-1]!r}".replace("'", '"')
+        return f"{KEYS[field]}={written[field]}" if keyed else written[field]
+
+    lines = [" ".join(value(field, index, row) for field in fields) for index, row in enumerate(rows)]
+    inferred = infer_layout(lines)
+    assert inferred is not None, lines[0]
+    assert (inferred.read, inferred.sample) == (len(lines), len(lines)), inferred.name
+    parse = parser_for(inferred.name)
+    for line, (at, client, method, path, status, size, agent, host) in zip(lines, rows):
+        record = parse(line)
+        assert (record.ts, record.client_ip, record.method, record.path) == (read_time(at), client, method, path)
+        assert (record.status, record.size, record.user_agent, record.host) == (status, size, agent, host), inferred.name
