@@ -188,13 +188,12 @@ def detected_format(lines: Iterable[bytes | str]) -> Candidate | None:
     None when neither reads the sample well."""
     sample = _sample(lines)
     ranked = rank_formats(sample)
-    return chosen_format(ranked) or inferred_choice(sample, ranked)
+    return chosen_format(ranked) or inferred_choice(infer_layout(sample), ranked)
 
 
-def inferred_choice(lines: Iterable[bytes | str], ranked: Sequence[Candidate]) -> InferredFormat | None:
-    """The layout inferred from `lines` when `detect.chosen_format` takes it before every preset
-    `ranked` (`rank_formats` on the same lines); None otherwise."""
-    inferred = infer_layout(lines)
+def inferred_choice(inferred: InferredFormat | None, ranked: Sequence[Candidate]) -> InferredFormat | None:
+    """`inferred` when `detect.chosen_format` takes it before every preset `ranked` (`rank_formats`
+    on the lines it was inferred from); None otherwise."""
     if inferred is None:
         return None
     # the presets keep the ties: a layout is inferred only where none reads as well

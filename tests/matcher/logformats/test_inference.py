@@ -214,7 +214,7 @@ def test_auto_keeps_a_preset_that_reads_the_lines_and_infers_only_where_none_doe
     assert isinstance(found, InferredFormat) and found.read == 6
     assert detected_format(["hello world"] * 4) is None
     # a preset that reads as many lines as the inferred layout is taken before it
-    assert inferred_choice(COMBINED, rank_formats(COMBINED)) is None
+    assert inferred_choice(infer_layout(COMBINED), rank_formats(COMBINED)) is None
 
 
 def test_an_inferred_layout_is_taken_by_the_rule_every_candidate_is_taken_by():
@@ -222,7 +222,7 @@ def test_an_inferred_layout_is_taken_by_the_rule_every_candidate_is_taken_by():
     inferred = infer_layout(half)
     assert (inferred.read, inferred.sample) == (3, 7)
     contest = sorted((*rank_formats(half), inferred), key=lambda candidate: -candidate.read)
-    assert (inferred_choice(half, rank_formats(half)) is inferred) == (chosen_format(contest) is inferred)
+    assert (inferred_choice(inferred, rank_formats(half)) is inferred) == (chosen_format(contest) is inferred)
 
 
 # ------------------------------------------------------------------ any layout of the fields
