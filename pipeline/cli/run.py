@@ -64,7 +64,7 @@ def _run_batch(settings, options) -> int:
         inferred = {path: candidate for path, candidate in detected.items() if isinstance(candidate, InferredFormat)}
         settings = with_file_formats(settings, {
             path: candidate.name for path, candidate in detected.items() if not isinstance(candidate, build.Unreadable)
-        }, {path: candidate.field_map for path, candidate in inferred.items() if candidate.field_map is not None})
+        }, {path: dict(candidate.field_map) for path, candidate in inferred.items() if candidate.field_map is not None})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
     for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         say(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
