@@ -27,6 +27,7 @@ from typing import Any
 
 from matcher.addresses import parse_ip
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
+from matcher.logformats.json_text import loads_logged
 from matcher.logformats.record import LogParseError, is_not_request
 
 __all__ = ["InferredFormat", "detected_format", "infer_layout", "inferred_choice"]
@@ -251,11 +252,15 @@ def _reads(parse: Callable[[str], Any], text: str) -> bool:
 # ------------------------------------------------------------------ text lines
 
 _TOKEN = re.compile(
-    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]*)\](?=\s|\Z)|(?P<bare>\S*))',
+    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]{0,256})\](?=\s|\Z)|(?P<bare>\S*))',
     re.DOTALL,
 )
 _SPACE = re.compile(r"[ \t]+")
 _SHAPES_TRIED = 5
+# Lines longer, or of more tokens, than any access log writes are left out of the inference (the
+# layout found still counts them): the cost of a sample stays bounded whatever it holds.
+_LONGEST_LINE = 16_384
+_MOST_TOKENS = 128
 # Two bare tokens that are one time (ISO with a space, CLF without brackets).
 _TIME_PAIR = re.compile(r"\d{4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d\S*\Z|\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\Z")
 
@@ -274,6 +279,8 @@ class _Token:
 
 def _tokens(text: str) -> tuple[_Token, ...] | None:
     text = text.strip("\r\n")
+    if len(text) > _LONGEST_LINE:
+        return None
     tokens: list[_Token] = []
     position = 0
     while position < len(text):
@@ -294,6 +301,8 @@ def _tokens(text: str) -> tuple[_Token, ...] | None:
         if match.end() < len(text) and not text[match.end()].isspace():
             return None  # a quote closed inside a token: not a layout of tokens
         tokens.append(_Token(before if tokens else "", match.group("key") or "", wrap, value))
+        if len(tokens) > _MOST_TOKENS:
+            return None
         position = match.end()
     merged: list[_Token] = []
     for token in tokens:
@@ -440,24 +449,32 @@ def _claimed_elsewhere(key: str, field: str) -> bool:
 
 def _json_object(text: str) -> dict | None:
     stripped = text.strip()
-    if not stripped.startswith("{"):
+    if not stripped.startswith("{") or len(stripped) > _LONGEST_LINE:
         return None
     try:
-        found = json.loads(stripped)
-    except ValueError:
+        found = loads_logged(stripped)
+    except (ValueError, RecursionError):
         return None
     return found if isinstance(found, dict) else None
 
 
-def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """Every value at any depth with its dotted path; a list's items by their index."""
+# How deep into a JSON line fields are looked for, and how many items of a list: deeper than any
+# writer nests its fields, and a line built to be deep costs no more than this.
+_DEPTH = 12
+_LIST_ITEMS = 4
+
+
+def _leaves(value: Any, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """Every value at any depth with its dotted path; a list's first items by their index."""
+    if depth > _DEPTH:
+        return
     if isinstance(value, dict):
         for key, inner in value.items():
-            if isinstance(key, str) and key and "|" not in key:
-                yield from _leaves(inner, f"{path}.{key}" if path else key)
+            if key and "|" not in key and "" not in key.split("."):
+                yield from _leaves(inner, f"{path}.{key}" if path else key, depth + 1)
     elif isinstance(value, list):
-        for index, inner in enumerate(value[:4]):
-            yield from _leaves(inner, f"{path}.{index}")
+        for index, inner in enumerate(value[:_LIST_ITEMS]):
+            yield from _leaves(inner, f"{path}.{index}", depth + 1)
     else:
         yield path, value
 

@@ -205,6 +205,16 @@ def test_no_layout_is_inferred_without_a_client_a_time_and_a_request():
     assert infer_layout(["", "  "]) is None
 
 
+def test_lines_built_to_be_deep_long_or_oddly_keyed_are_left_out_of_the_inference():
+    deep = "{" + '"a":{' * 5000 + "}" * 5001
+    odd_keys = [json.dumps({"..": "1.2.3.4", ".x": 1, **json.loads(line)}) for line in written(zeek)]
+    inferred = infer_layout([*odd_keys, deep])
+    assert (inferred.read, inferred.sample, inferred.field_map["client_ip"]) == (6, 7, "id.orig_h")
+    long = written(envoy)[0] + ' "x"' * 20_000
+    inferred = infer_layout([long, *written(envoy)])
+    assert (inferred.read, inferred.sample) == (6, 7) and inferred.name.endswith('"%{field13}e"')
+
+
 COMBINED = [f'66.249.66.{n} - - [{clf_time(n)}] "GET /{n} HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"' for n in range(6)]
 
 

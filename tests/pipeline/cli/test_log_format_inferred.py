@@ -86,3 +86,9 @@ def test_the_lines_are_audited_in_the_inferred_layout_and_the_rest_are_dead_lett
     dead = read_jsonl(out / "dead_letters")
     assert [(row["reason"], row["raw"]) for row in dead] == [("no-match", "upstream connect error or disconnect")]
     assert json.loads((out / "manifest.json").read_text())["counts"]["dead_letters"] == 1
+
+
+@pytest.mark.slow
+def test_run_health_counts_the_lines_the_inferred_layout_does_not_read(inferred_run):
+    _, _, printed = inferred_run
+    assert "  [dead-letters] 1 of 6 lines (17%) could not be read as --log-format apache:[" in printed
