@@ -16,6 +16,7 @@ sample back: `read` counts the sample lines it reads, as `detect.rank_formats` c
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -171,7 +172,7 @@ class InferredFormat(Candidate):
     """A layout inferred from the sample (`name` its `--log-format` value), with how many of the
     sample lines it reads; a `Candidate` like any preset's, taken by the same rule."""
 
-    field_map: Mapping[str, str] | None = None
+    field_map: Mapping[str, str] | None = dataclasses.field(default=None, compare=False)  # JSON lines: the map
 
     def option(self) -> str:
         """The layout as the options that name it on the command line."""
@@ -210,8 +211,7 @@ def infer_layout(lines: Iterable[bytes | str]) -> InferredFormat | None:
         return None
     objects = [_json_object(text) for text in sample]
     if 2 * sum(1 for found in objects if found is not None) > len(sample):
-        mapping = _json_mapping([found for found in objects if found is not None])
-        return None if mapping is None else _checked("jsonl", sample, mapping)
+        return _checked("jsonl", sample, _json_mapping([found for found in objects if found is not None]))
     spec = _text_spec(sample)
     return None if spec is None else _checked(spec, sample, None)
 
@@ -238,10 +238,12 @@ def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None
     read = sum(1 for text in sample if _reads(parse, text))
     if not read:
         return None
-    return InferredFormat(name, read, len(sample), None if mapping is None else MappingProxyType(dict(mapping)))
+    return InferredFormat(name=name, read=read, sample=len(sample),
+                          field_map=None if mapping is None else MappingProxyType(dict(mapping)))
 
 
 def _reads(parse: Callable[[str], Any], text: str) -> bool:
+    """Read as `detect.rank_formats` reads: a request, or a line the format says holds none."""
     try:
         parse(text)
     except LogParseError as error:
@@ -334,6 +336,8 @@ def _text_spec(sample: Sequence[str]) -> str | None:
 
 
 def _spec(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]], fields: Mapping[int, str]) -> str:
+    """The format string of a shape of line: each place its field's directive, or skipped, between
+    the blanks, keys, quotes and brackets the lines write."""
     pieces = []
     for index, ((before, key, wrap), values) in enumerate(zip(shape, columns)):
         pieces.append(before + _literal(key))
