@@ -307,3 +307,65 @@ def test_fields_in_any_order_are_inferred_and_read_back(data, spelling, apart, k
         record = parse(line)
         assert (record.ts, record.client_ip, record.method, record.path) == (read_time(at), client, method, path)
         assert (record.status, record.size, record.user_agent, record.host) == (status, size, agent, host), inferred.name
+
+
+# field -> names JSON writers give it
+JSON_NAMES = {
+    "ts": ("ts", "time", "timestamp", "@timestamp", "start_time"),
+    "client_ip": ("client_ip", "remote_addr", "ip", "clientIP", "src_ip"),
+    "method": ("method", "request_method", "verb", "http_method"),
+    "target": ("uri", "url", "path", "request_uri", "target"),
+    "status": ("status", "status_code", "response_status", "code"),
+    "size": ("size", "bytes_sent", "body_bytes_sent", "response_size"),
+    "user_agent": ("user_agent", "userAgent", "ua", "http_user_agent", "headers.User-Agent.0"),
+    "referer": ("referer", "referrer", "http_referer", "headers.Referer.0"),
+    "host": ("host", "authority", "vhost", "server_name"),
+}
+# how a JSON writer writes the time, and what of it is read back
+JSON_TIMES = {
+    "seconds": (lambda at: int(at.timestamp()) + at.microsecond // 1000 / 1000, lambda at: at.replace(microsecond=at.microsecond // 1000 * 1000)),
+    "milliseconds": (lambda at: int(at.timestamp()) * 1000 + at.microsecond // 1000,
+                     lambda at: at.replace(microsecond=at.microsecond // 1000 * 1000)),
+    "iso": (lambda at: at.isoformat(timespec="microseconds").replace("+00:00", "Z"), lambda at: at),
+}
+
+
+def _placed(document: dict, path: str, value) -> None:
+    *parents, last = path.split(".")
+    for step in parents:
+        document = document.setdefault(step, {})
+    if last.isdecimal():
+        raise AssertionError("a list is written whole")
+    document[last] = value
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    names=st.fixed_dictionaries({field: st.sampled_from(names) for field, names in JSON_NAMES.items()}),
+    nests=st.fixed_dictionaries({field: st.sampled_from(("", "request.", "http.")) for field in JSON_NAMES}),
+    time=st.sampled_from(sorted(JSON_TIMES)),
+    rows=st.lists(requests_drawn, min_size=5, max_size=12),
+)
+def test_json_fields_under_any_common_name_and_depth_are_inferred_and_read_back(names, nests, time, rows):
+    write_time, read_time = JSON_TIMES[time]
+    lines = []
+    for index, (at, client, method, path, status, size, agent, host) in enumerate(rows):
+        document: dict = {"level": "info", "request_id": f"{index:08x}-1b2c", "duration": size % 997 / 1000}
+        values = {"ts": write_time(at), "client_ip": client, "method": method, "target": path, "status": status,
+                  "size": size, "user_agent": agent, "referer": f"https://{HOSTS[index % len(HOSTS)]}/from/{index}",
+                  "host": host}
+        for field, value in values.items():
+            name = names[field]
+            if name.endswith(".0"):  # a header logged as the list of its values
+                name, value = name[:-2], [value]
+            _placed(document, nests[field] + name, value)
+        lines.append(json.dumps(document))
+    inferred = infer_layout(lines)
+    assert inferred is not None, lines[0]
+    assert (inferred.read, inferred.sample) == (len(lines), len(lines)), inferred.option()
+    parse = parser_for(inferred.name, mapping=inferred.field_map)
+    for line, (at, client, method, path, status, size, agent, host) in zip(lines, rows):
+        record = parse(line)
+        assert (record.ts, record.client_ip, record.method, record.path) == (read_time(at), client, method, path)
+        assert (record.status, record.size, record.user_agent, record.host) == (status, size, agent, host), \
+            inferred.option()
