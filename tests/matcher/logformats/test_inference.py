@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import GOOGLEBOT
 from matcher.logformats import parser_for
@@ -149,8 +152,6 @@ def test_json_fields_are_found_by_key_name_and_value_at_any_depth():
 
 
 def test_the_option_printed_is_one_a_shell_passes_back_unchanged():
-    import shlex
-
     text = infer_layout(written(envoy))
     arguments = shlex.split(text.option())
     assert arguments == ["--log-format", text.name]
@@ -236,9 +237,6 @@ def test_an_inferred_layout_is_taken_by_the_rule_every_candidate_is_taken_by():
 
 
 # ------------------------------------------------------------------ any layout of the fields
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 AGENTS = (GOOGLEBOT, BINGBOT, BROWSER, "curl/8.5.0", "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)")
 HOSTS = ("www.example.com", "shop.example.org", "a-b.example.net", "static.cdn.example.com")
