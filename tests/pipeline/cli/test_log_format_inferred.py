@@ -92,3 +92,15 @@ def test_the_lines_are_audited_in_the_inferred_layout_and_the_rest_are_dead_lett
 def test_run_health_counts_the_lines_the_inferred_layout_does_not_read(inferred_run):
     _, _, printed = inferred_run
     assert "  [dead-letters] 1 of 6 lines (17%) could not be read as --log-format apache:[" in printed
+
+
+def test_a_layout_inferred_from_too_few_lines_is_named_in_the_refusal(tmp_path, capsys):
+    log = tmp_path / "odd.log"
+    log.write_text(ENVOY.format(second=1, path="/a", status=200) + "upstream connect error\n" * 3)
+    argv = [f"--logs={log}", f"--robots={SAMPLES / 'robots' / 'history.jsonl'}", f"--out={tmp_path / 'out'}",
+            "--dns=off"]
+    assert run_audit(argv) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith(f"crawl-audit: no log format reads most of the first lines of {log}; best candidates: ")
+    assert f"; the layout inferred from them reads 1 of 4: --log-format {shlex.quote(ENVOY_VALUE)}; " in said
+    assert "\n" not in said and not (tmp_path / "out").exists()
