@@ -39,7 +39,7 @@ from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
 from matcher.bounded import BoundedCache, Lru
 from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
-from matcher.logformats.inference import detected_format
+from matcher.logformats.inference import InferredFormat, detected_format
 
 VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
 # The dead-letter reason of the lines of a file whose format `auto` could not tell.
@@ -347,7 +347,8 @@ class LineAuditor:
                 if detected is None:
                     candidate = detected_format(lines)
                     # ("", None): none reads the file
-                    detected = ("", None) if candidate is None else (candidate.name, getattr(candidate, "field_map", None))
+                    detected = ("", None) if candidate is None else (
+                        candidate.name, candidate.field_map if isinstance(candidate, InferredFormat) else None)
                     self._detected.put(path, detected)
                 name, mapping = detected
             if not name:

@@ -528,6 +528,11 @@ def _json_mapping(objects: Sequence[dict]) -> dict[str, str] | None:
         if named:
             # the most lines covered, then the shallowest path
             mapping[field] = max(named, key=lambda path: (len(values[path]), -path.count(".")))
-    if "request" in mapping and "target" in mapping:
-        del mapping["request"]
+    if "request" in mapping:
+        # the method and target apart where both are logged, else the request line that holds both
+        if {"method", "target"} <= set(mapping):
+            del mapping["request"]
+        else:
+            mapping.pop("method", None)
+            mapping.pop("target", None)
     return mapping

@@ -34,7 +34,7 @@ from apache_beam.utils.timestamp import Timestamp
 
 from matcher.logformats import AUTO, LogParseError, parser_for
 from matcher.logformats.detect import SAMPLE_LINES
-from matcher.logformats.inference import detected_format
+from matcher.logformats.inference import InferredFormat, detected_format
 from pipeline.evidence.confined import is_url
 from pipeline.graph.read_logs import (
     LINES_PER_BATCH, LONG_LINE_PREFIX_BYTES, MAX_LINE_BYTES, LongLine, decoded, file_lines, first_lines, line_batches,
@@ -73,7 +73,9 @@ class LogFolderPoll(PollFn):
             detected = detected_format(first_lines(path, SAMPLE_LINES)[0])
             if detected is None:
                 return _never_parses
-            log_format, field_map = detected.name, getattr(detected, "field_map", None)
+            log_format = detected.name
+            if isinstance(detected, InferredFormat):
+                field_map = detected.field_map
         return parser_for(log_format, default_host, field_map)
 
     def _stamp(self, found: FileMetadata) -> Timestamp:

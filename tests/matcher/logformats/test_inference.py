@@ -367,3 +367,13 @@ def test_json_fields_under_any_common_name_and_depth_are_inferred_and_read_back(
         assert (record.ts, record.client_ip, record.method, record.path) == (read_time(at), client, method, path)
         assert (record.status, record.size, record.user_agent, record.host) == (status, size, agent, host), \
             inferred.option()
+
+
+def test_a_json_request_line_is_kept_whole_unless_the_method_and_target_are_logged_apart():
+    lines = [json.dumps({"time": f"2026-12-07T10:00:0{n}+00:00", "remote_addr": f"66.249.66.{n}",
+                         "request": f"HEAD /{n}?a=1 HTTP/1.1", "request_uri": f"/{n}?a=1", "status": 200})
+             for n in range(4)]
+    inferred = infer_layout(lines)
+    assert dict(inferred.field_map) == {"ts": "time", "client_ip": "remote_addr", "request": "request",
+                                        "status": "status"}
+    assert parser_for("jsonl", mapping=inferred.field_map)(lines[2]).method == "HEAD"
