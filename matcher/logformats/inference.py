@@ -468,19 +468,37 @@ _DEPTH = 12
 _LIST_ITEMS = 4
 
 
-def _leaves(value: Any, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
-    """Every value at any depth with its dotted path; a list's first items by their index."""
+def _leaves(value: Any, steps: tuple[str, ...] = (), depth: int = 0) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every value at any depth with the keys that lead to it; a list's first items by their index."""
     if depth > _DEPTH:
         return
     if isinstance(value, dict):
         for key, inner in value.items():
-            if key and "|" not in key and "" not in key.split("."):
-                yield from _leaves(inner, f"{path}.{key}" if path else key, depth + 1)
+            yield from _leaves(inner, (*steps, key), depth + 1)
     elif isinstance(value, list):
         for index, inner in enumerate(value[:_LIST_ITEMS]):
-            yield from _leaves(inner, f"{path}.{index}", depth + 1)
+            yield from _leaves(inner, (*steps, str(index)), depth + 1)
     else:
-        yield path, value
+        yield steps, value
+
+
+_PLAIN_KEY = re.compile(r'[^.|\["][^.|]*\Z')
+
+
+def _path(steps: tuple[str, ...]) -> str | None:
+    """Keys as a field map names them: dotted, a key that holds a dot or a `|` in brackets (Zeek's
+    `[id.orig_h]`), or in double quotes when it holds a `]`; None when a key can be written neither way."""
+    written = []
+    for key in steps:
+        if _PLAIN_KEY.match(key):
+            written.append(key)
+        elif key and "]" not in key:
+            written.append(f"[{key}]")
+        elif key and '"' not in key:
+            written.append(f'"{key}"')
+        else:
+            return None
+    return ".".join(written)
 
 
 def _as_text(value: Any) -> str | None:
@@ -505,29 +523,31 @@ _JSON_FORMS: Mapping[str, Callable[[str], bool]] = MappingProxyType({
 })
 
 
-def _json_mapping(objects: Sequence[dict]) -> dict[str, str] | None:
+def _json_mapping(objects: Sequence[dict]) -> dict[str, str]:
     """Our field -> the dotted path of the JSON values that hold it."""
-    values: dict[str, list[str]] = {}
+    values: dict[str, list[str]] = {}  # path as a field map writes it -> its values as text
+    names: dict[str, str] = {}  # path -> its keys joined by dots, whose words say what it holds
     for found in objects:
-        for path, value in _leaves(found):
-            text = _as_text(value)
-            if text is not None:
+        for steps, value in _leaves(found):
+            text, path = _as_text(value), _path(steps)
+            if text is not None and path is not None:
                 values.setdefault(path, []).append(text)
+                names[path] = ".".join(steps)
     # a path present in few lines is not the layout's
     paths = [path for path, texts in values.items() if 2 * len(texts) > len(objects)]
     mapping: dict[str, str] = {}
     for field in ("ts", "request", "method", "target", "forwarded_for", "client_ip", "status", "size",
                   "user_agent", "referer", "host"):
         form = _JSON_FORMS[field]
-        named = sorted((path for path in paths if path not in mapping.values() and _key_says(path, field)
-                        and _share(values[path], form) >= _MOST), key=lambda path: _key_rank(path, field))
-        named = [path for path in named if _key_rank(path, field) == _key_rank(named[0], field)]
+        free = [path for path in paths if path not in mapping.values() and _share(values[path], form) >= _MOST]
+        ranked = sorted((path for path in free if _key_says(names[path], field)),
+                        key=lambda path: _key_rank(names[path], field))
+        named = [path for path in ranked if _key_rank(names[path], field) == _key_rank(names[ranked[0]], field)]
         if not named and field in ("ts", "method", "target", "client_ip", "status", "user_agent", "request"):
-            named = [path for path in paths if path not in mapping.values() and not _claimed_elsewhere(path, field)
-                     and _share(values[path], form) >= _MOST]
+            named = [path for path in free if not _claimed_elsewhere(names[path], field)]
         if named:
             # the most lines covered, then the shallowest path
-            mapping[field] = max(named, key=lambda path: (len(values[path]), -path.count(".")))
+            mapping[field] = max(named, key=lambda path: (len(values[path]), -names[path].count(".")))
     if "request" in mapping:
         # the method and target apart where both are logged, else the request line that holds both
         if {"method", "target"} <= set(mapping):

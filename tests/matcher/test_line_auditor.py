@@ -37,7 +37,7 @@ def test_a_streamed_file_no_preset_reads_is_read_in_the_layout_inferred_from_its
 
 
 def test_a_field_map_inferred_at_launch_reads_its_own_file_only():
-    zeek_map = {"ts": "ts", "client_ip": "id.orig_h", "method": "method", "target": "uri", "host": "host"}
+    zeek_map = {"ts": "ts", "client_ip": "[id.orig_h]", "method": "method", "target": "uri", "host": "host"}
     auditor = _auditor(file_formats={"zeek.log": "jsonl", "other.log": "combined"},
                        file_field_maps={"zeek.log": zeek_map})
     assert auditor.parser("zeek.log")(ZEEK[1]).client_ip == "66.249.66.1"

@@ -147,7 +147,7 @@ def test_json_fields_are_found_by_key_name_and_value_at_any_depth():
         "target": "request.uri", "status": "status", "size": "size", "user_agent": "request.headers.User-Agent.0",
     }
     zeek_map = infer_layout(written(zeek)).field_map
-    assert (zeek_map["client_ip"], zeek_map["status"], zeek_map["size"]) == ("id.orig_h", "status_code",
+    assert (zeek_map["client_ip"], zeek_map["status"], zeek_map["size"]) == ("[id.orig_h]", "status_code",
                                                                                "response_body_len")
 
 
@@ -157,7 +157,7 @@ def test_the_option_printed_is_one_a_shell_passes_back_unchanged():
     assert arguments == ["--log-format", text.name]
     json_arguments = shlex.split(infer_layout(written(zeek)).option())
     assert json_arguments[:3] == ["--log-format", "jsonl", "--field-map"]
-    assert json.loads(json_arguments[3])["client_ip"] == "id.orig_h"
+    assert json.loads(json_arguments[3])["client_ip"] == "[id.orig_h]"
 
 
 def test_lines_of_another_shape_are_not_read_and_count_against_the_share():
@@ -210,7 +210,7 @@ def test_lines_built_to_be_deep_long_or_oddly_keyed_are_left_out_of_the_inferenc
     deep = "{" + '"a":{' * 5000 + "}" * 5001
     odd_keys = [json.dumps({"..": "1.2.3.4", ".x": 1, **json.loads(line)}) for line in written(zeek)]
     inferred = infer_layout([*odd_keys, deep])
-    assert (inferred.read, inferred.sample, inferred.field_map["client_ip"]) == (6, 7, "id.orig_h")
+    assert (inferred.read, inferred.sample, inferred.field_map["client_ip"]) == (6, 7, "[id.orig_h]")
     long = written(envoy)[0] + ' "x"' * 20_000
     inferred = infer_layout([long, *written(envoy)])
     assert (inferred.read, inferred.sample) == (6, 7) and inferred.name.endswith('"%{field13}e"')

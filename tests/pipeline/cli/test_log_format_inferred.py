@@ -56,7 +56,7 @@ def test_the_inferred_layout_is_printed_as_options_to_pass_again(inferred_run):
             "(reads 75% of 4 sample lines)") in printed.splitlines()
     assert _inferred_options(printed, logs / "envoy.log") == ["--log-format", ENVOY_VALUE]
     zeek = _inferred_options(printed, logs / "zeek.log")
-    assert zeek[:3] == ["--log-format", "jsonl", "--field-map"] and json.loads(zeek[3])["client_ip"] == "id.orig_h"
+    assert zeek[:3] == ["--log-format", "jsonl", "--field-map"] and json.loads(zeek[3])["client_ip"] == "[id.orig_h]"
 
 
 @pytest.mark.slow
