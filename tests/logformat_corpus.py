@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from matcher.logformats import LogParseError, LogRecord, is_not_request, parser_for
-from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+from matcher.logformats.detect import SAMPLE_LINES
+from matcher.logformats.inference import InferredFormat, detected_format
 
 CORPUS = Path(__file__).resolve().parent / "data" / "logformats"
 # The goals: request records for this share of the request lines, and at least GoAccess's count.
@@ -59,10 +60,10 @@ class Reading:
 
 def read_like_auto(writer: str) -> Reading:
     raw = raw_lines(writer)
-    chosen = chosen_format(rank_formats(first_lines(raw)))
+    chosen = detected_format(first_lines(raw))
     if chosen is None:
         return Reading(None, {})
-    parse = parser_for(chosen.name)
+    parse = parser_for(chosen.name, mapping=chosen.field_map if isinstance(chosen, InferredFormat) else None)
     records, not_requests = {}, 0
     for number, line in enumerate(raw, start=1):
         try:

@@ -27,9 +27,8 @@ from types import MappingProxyType
 from typing import Any
 
 from matcher.addresses import parse_ip
-from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
+from matcher.logformats.detect import Candidate, chosen_format, rank_formats, sample_of, scored
 from matcher.logformats.json_text import loads_logged
-from matcher.logformats.record import LogParseError, is_not_request
 
 __all__ = ["InferredFormat", "detected_format", "infer_layout", "inferred_choice"]
 
@@ -45,6 +44,8 @@ _REQUEST = re.compile(r"[A-Z]{3,10} \S+(?: HTTP/\d(?:\.\d)?)?\Z")
 _TARGET = re.compile(r"(?:/|https?://)\S*\Z")
 _URL = re.compile(r"https?://\S+\Z")
 _HOST = re.compile(r"(?=[^/]*[A-Za-z])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?::\d{1,5})?\Z")
+# a Host as a mesh writes it: a service's bare name, with its port (`reviews:9080`)
+_SERVICE_HOST = re.compile(r"[A-Za-z][A-Za-z0-9-]*(?::\d{1,5})?\Z")
 _PRODUCT = re.compile(r"[A-Za-z][\w.+-]*/[\w.+-]")
 _INTEGER = re.compile(r"\d{1,20}\Z")
 _STATUS = re.compile(r"[1-5]\d\d\Z")
@@ -96,13 +97,15 @@ def _column_time(values: Sequence[str], bracketed: bool) -> _Time | None:
 
 
 def _address(text: str) -> bool:
-    """An IPv4 or IPv6 address, with or without a port."""
-    if parse_ip(text) is not None:
-        return True
-    if text.startswith("[") and "]:" in text:
-        return parse_ip(text[1:text.index("]")]) is not None
-    head, colon, port = text.rpartition(":")
-    return bool(colon) and port.isdigit() and parse_ip(head) is not None
+    """An IPv4 or IPv6 address, with or without a port (`a.b.c.d:port`, `[v6]:port`)."""
+    return parse_ip(text) is not None
+
+
+def _port(address: str) -> str | None:
+    """The port an address is written with, or None."""
+    if address.startswith("["):
+        return address.partition("]:")[2] or None
+    return address.partition(":")[2] or None if address.count(":") == 1 else None
 
 
 def _address_list(text: str) -> bool:
@@ -116,7 +119,8 @@ def _user_agent(text: str) -> bool:
 
 
 def _absent(text: str) -> bool:
-    return text in ("", "-")
+    """Nothing written: `-`, or `- - -` for a request line that never came (Envoy, AWS)."""
+    return text in ("", "-", "- - -")
 
 
 # ------------------------------------------------------------------ key names
@@ -135,8 +139,9 @@ _KEY_HINTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "size": ("size", "bytes_sent", "response_body_len", "bytes", "body_len", "length"),
     "ts": ("timestamp", "@timestamp", "time", "ts", "date", "@t"),
 })
-# Keys that name the server's side, never the client.
+# Keys that name the server's side, never the client or the Host the client asked for.
 _NOT_CLIENT = ("resp_", "server", "upstream", "local", "dest", "dst", "target", "backend")
+_NOT_HOST = ("upstream", "backend", "service", "origin", "local")
 # Fields whose hints are whole words of the key (`status`, not `status_msg`'s prefix alone).
 _WORD_FIELDS = frozenset({"ts", "status", "size", "method"})
 
@@ -148,6 +153,8 @@ def _key_rank(key: str | None, field: str) -> int | None:
     steps = [step for step in key.lower().split(".") if not step.isdecimal()]
     name = ".".join(steps) if field == "client_ip" else (steps[-1] if steps else "")
     if field == "client_ip" and any(word in name for word in _NOT_CLIENT):
+        return None
+    if field == "host" and any(word in ".".join(steps) for word in _NOT_HOST):
         return None
     if field == "ts" and any(word in name for word in ("taken", "duration", "elapsed")):
         return None
@@ -181,14 +188,14 @@ class InferredFormat(Candidate):
         return f"--log-format {shlex.quote(self.name)}"
 
     def __str__(self) -> str:
-        return f"no known format; inferred {self.option()} (reads {self.share:.0%} of {self.sample} sample lines)"
+        return f"no known format; inferred {self.option()} ({self.read} of {self.sample} lines read, {self.share:.0%})"
 
 
 def detected_format(lines: Iterable[bytes | str]) -> Candidate | None:
     """The format `--log-format auto` reads `lines` in: the preset `detect.chosen_format` takes,
     else the layout inferred from the lines when it is taken by the same rule against the presets;
     None when neither reads the sample well."""
-    sample = _sample(lines)
+    sample = sample_of(lines)
     ranked = rank_formats(sample)
     return chosen_format(ranked) or inferred_choice(infer_layout(sample), ranked)
 
@@ -204,9 +211,9 @@ def inferred_choice(inferred: InferredFormat | None, ranked: Sequence[Candidate]
 
 
 def infer_layout(lines: Iterable[bytes | str]) -> InferredFormat | None:
-    """The layout of `lines` (the first `SAMPLE_LINES` non-blank ones), as a `--log-format` value
-    that reads them; None when no layout with a client, a time and a request is found in them."""
-    sample = _sample(lines)
+    """The layout of `lines` (the sample `detect.sample_of` takes), as a `--log-format` value that
+    reads them; None when no layout with a client, a time and a request is found in them."""
+    sample = sample_of(lines)
     if not sample:
         return None
     objects = [_json_object(text) for text in sample]
@@ -216,39 +223,19 @@ def infer_layout(lines: Iterable[bytes | str]) -> InferredFormat | None:
     return None if spec is None else _checked(spec, sample, None)
 
 
-def _sample(lines: Iterable[bytes | str]) -> list[str]:
-    sample = []
-    for line in lines:
-        text = line.decode("utf-8", "backslashreplace") if isinstance(line, bytes) else line
-        if text.strip():
-            sample.append(text)
-            if len(sample) == SAMPLE_LINES:
-                break
-    return sample
-
-
 def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None) -> InferredFormat | None:
-    """The layout compiled as `--log-format` compiles it, with the sample lines it reads."""
+    """The layout compiled as `--log-format` compiles it, scored on the sample as every candidate is."""
     from matcher.logformats import parser_for
 
     try:
         parse = parser_for(name, mapping=mapping)
     except ValueError:
         return None
-    read = sum(1 for text in sample if _reads(parse, text))
-    if not read:
+    candidate = scored(name, parse, sample)
+    if not candidate.read:
         return None
-    return InferredFormat(name=name, read=read, sample=len(sample),
+    return InferredFormat(name=name, read=candidate.read, sample=candidate.sample, lines=candidate.lines,
                           field_map=None if mapping is None else MappingProxyType(dict(mapping)))
-
-
-def _reads(parse: Callable[[str], Any], text: str) -> bool:
-    """Read as `detect.rank_formats` reads: a request, or a line the format says holds none."""
-    try:
-        parse(text)
-    except LogParseError as error:
-        return is_not_request(error.reason)
-    return True
 
 
 # ------------------------------------------------------------------ text lines
@@ -258,7 +245,9 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _SPACE = re.compile(r"[ \t]+")
+_LABELLED = re.compile(r"([A-Za-z][\w-]{0,31}) (\S+)\Z")
 _SHAPES_TRIED = 5
+_TABBED_FIELDS = 3  # tabs on a line of a tab-separated file, at least
 # Lines longer, or of more tokens, than any access log writes are left out of the inference (the
 # layout found still counts them): the cost of a sample stays bounded whatever it holds.
 _LONGEST_LINE = 16_384
@@ -271,7 +260,7 @@ _TIME_PAIR = re.compile(r"\d{4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d\S*\Z|\d\d/[A-Za-z
 class _Token:
     before: str  # the blanks before it
     key: str  # `key=` as written, or ""
-    wrap: str  # '"', '[' or ''
+    wrap: str  # what opens it: '"', '[', '[Label ' (a bracket that names its value) or ''
     value: str
 
     @property
@@ -279,10 +268,15 @@ class _Token:
         return (self.before, self.key, self.wrap)
 
 
-def _tokens(text: str) -> tuple[_Token, ...] | None:
+def _tokens(text: str, tabbed: bool) -> tuple[_Token, ...] | None:
+    """The tokens of a line; in a tab-separated file each field between tabs is one, blanks and all."""
     text = text.strip("\r\n")
     if len(text) > _LONGEST_LINE:
         return None
+    if tabbed:
+        fields = text.split("\t")
+        return None if len(fields) > _MOST_TOKENS else tuple(
+            _Token("\t" if index else "", "", "", value) for index, value in enumerate(fields))
     tokens: list[_Token] = []
     position = 0
     while position < len(text):
@@ -298,6 +292,9 @@ def _tokens(text: str) -> tuple[_Token, ...] | None:
             wrap, value = '"', match.group("quoted")
         elif match.group("bracketed") is not None:
             wrap, value = "[", match.group("bracketed")
+            labelled = _LABELLED.match(value)
+            if labelled is not None:  # `[Client 203.0.113.9]`: the label is written, the value read
+                wrap, value = f"[{labelled.group(1)} ", labelled.group(2)
         else:
             wrap, value = "", match.group("bare")
         if match.end() < len(text) and not text[match.end()].isspace():
@@ -319,7 +316,9 @@ def _tokens(text: str) -> tuple[_Token, ...] | None:
 
 def _text_spec(sample: Sequence[str]) -> str | None:
     """The Apache format string of the most common shape of line in `sample`."""
-    tokenized = [tokens for tokens in (_tokens(text) for text in sample) if tokens]
+    # a file whose lines are fields between tabs (Zeek, CloudFront) holds blanks inside its values
+    tabbed = 2 * sum(1 for text in sample if text.count("\t") >= _TABBED_FIELDS) >= len(sample)
+    tokenized = [tokens for tokens in (_tokens(text, tabbed) for text in sample) if tokens]
     if not tokenized:
         return None
     shapes = Counter(tuple(token.shape for token in tokens) for tokens in tokenized)
@@ -328,7 +327,7 @@ def _text_spec(sample: Sequence[str]) -> str | None:
     for shape, _ in shapes.most_common(_SHAPES_TRIED):
         rows = [tokens for tokens in tokenized if tuple(token.shape for token in tokens) == shape]
         columns = [[row[index].value for row in rows] for index in range(len(shape))]
-        fields = _text_fields(shape, columns)
+        fields = _text_fields(shape, columns, tabbed)
         found = set(fields.values())
         if {"ts", "client_ip"} <= found and ("request" in found or {"method", "target"} <= found):
             return _spec(shape, columns, fields)
@@ -341,7 +340,7 @@ def _spec(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]
     pieces = []
     for index, ((before, key, wrap), values) in enumerate(zip(shape, columns)):
         pieces.append(before + _literal(key))
-        close = {'"': '"', "[": "]", "": ""}[wrap]
+        close = "]" if wrap.startswith("[") else wrap
         field = fields.get(index)
         if field == "ts":
             time = _column_time(values, wrap == "[")
@@ -387,10 +386,11 @@ def _share(values: Sequence[str], form: Callable[[str], bool], allow_absent: boo
     return sum(1 for value in present if form(value)) / len(present)
 
 
-def _text_fields(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]]) -> dict[int, str]:
-    """Place in the line -> our field, for the places whose values say what they are."""
+def _text_fields(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]], tabbed: bool) -> dict[int, str]:
+    """Place in the line -> our field, for the places whose values say what they are (`tabbed`: the
+    places are a tab-separated file's fields, which may hold blanks as a quoted value does)."""
     fields: dict[int, str] = {}
-    keys = [key.rstrip("=") for _, key, _ in shape]
+    keys = [key.rstrip("=") or wrap[1:].strip() for _, key, wrap in shape]
     wraps = [wrap for _, _, wrap in shape]
 
     def free() -> Iterator[int]:
@@ -431,16 +431,53 @@ def _text_fields(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequen
             fields[index] = "forwarded_for"
             forwarded = index
             break
-    if take("client_ip", _address, allow_absent=False) is None and forwarded is not None \
-            and all(_address(value) for value in columns[forwarded]):
+    client = take("client_ip", _address, named_only=True)
+    if client is None:
+        client = _client_place([index for index in free() if not keys[index]], columns)
+        if client is not None:
+            fields[client] = "client_ip"
+    if client is None and forwarded is not None and all(_address(value) for value in columns[forwarded]):
         # the forwarded-for place only ever holds one address: the client, as the proxy saw it
         fields[forwarded] = "client_ip"
-    status = take("status", lambda value: _STATUS.match(value) is not None, after=-1 if request is None else request)
+    # a proxy writes 0 for a request that got no answer (Envoy, load balancers): not against a status
+    zeros = []
+    while True:
+        status = take("status", lambda value: _STATUS.match(value) is not None or value in ("0", "000"),
+                      after=-1 if request is None else request)
+        if status is None or any(_STATUS.match(value) for value in columns[status]):
+            break
+        zeros.append(status)  # nothing but zeros: a count, not a status; looked past
+    for index in zeros:
+        del fields[index]
     take("size", lambda value: _INTEGER.match(value) is not None, after=status if status is not None else -1)
-    take("user_agent", _user_agent, quoted_only=not any(_key_says(key, "user_agent") for key in keys))
+    take("user_agent", _user_agent, quoted_only=not tabbed and not any(_key_says(key, "user_agent") for key in keys))
     take("referer", lambda value: _URL.match(value) is not None)
-    take("host", lambda value: _HOST.match(value) is not None and not _address(value), allow_absent=False)
+    if take("host", lambda value: _HOST.match(value) is not None and not _address(value), allow_absent=False) is None:
+        # else a place of names and addresses with ports, some of them names: a mesh's authority
+        for index in free():
+            present = [value for value in columns[index] if not _absent(value)]
+            if present and not all(map(_address, present)) and _share(present, lambda value: _address(value) or (
+                    _SERVICE_HOST.match(value) is not None and ":" in value) or _HOST.match(value) is not None) >= _MOST:
+                fields[index] = "host"
+                break
     return fields
+
+
+def _client_place(places: Sequence[int], columns: Sequence[Sequence[str]]) -> int | None:
+    """Of the places that hold addresses on at least half the lines, the client's: one whose
+    addresses carry no port or ports that change (a client's own) before one whose addresses mostly
+    share a port or include a loopback address (a server's, a proxy's upstream); then the one
+    written on the most lines; then the first."""
+    found = []
+    for index in places:
+        present = [value for value in columns[index] if not _absent(value)]
+        if 2 * len(present) < len(columns[index]) or _share(present, _address) < _MOST:
+            continue
+        port, count = Counter(map(_port, present)).most_common(1)[0]
+        loopback = any(address.is_loopback for address in map(parse_ip, present) if address is not None)
+        server_like = loopback or (port is not None and len(present) > 1 and count >= _MOST * len(present))
+        found.append((server_like, -len(present), index))
+    return min(found)[2] if found else None
 
 
 def _claimed_elsewhere(key: str, field: str) -> bool:
@@ -519,7 +556,7 @@ _JSON_FORMS: Mapping[str, Callable[[str], bool]] = MappingProxyType({
     "size": lambda value: _INTEGER.match(value) is not None,
     "user_agent": _user_agent,
     "referer": lambda value: _URL.match(value) is not None,
-    "host": lambda value: _HOST.match(value) is not None or _address(value),
+    "host": lambda value: _HOST.match(value) is not None or _SERVICE_HOST.match(value) is not None or _address(value),
 })
 
 

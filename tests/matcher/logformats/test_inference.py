@@ -162,13 +162,17 @@ def test_the_option_printed_is_one_a_shell_passes_back_unchanged():
 
 def test_lines_of_another_shape_are_not_read_and_count_against_the_share():
     lines = written(heroku)
+    # the router's error lines add keys before the method: its value takes them in, the request is read
     error = ('2026-12-07T10:30:00.000000+00:00 heroku[router]: at=error code=H12 desc="Request timeout" method=GET '
              'path="/slow" host=www.example.com request_id=x fwd="66.249.66.1" dyno=web.1 connect=0ms '
              'service=30000ms status=503 bytes=0 protocol=https')
-    inferred = infer_layout([*lines, error])
-    assert (inferred.read, inferred.sample) == (len(lines), len(lines) + 1)
+    # the app's own lines in the same stream are no request
+    app = "2026-12-07T10:30:01.000000+00:00 app[web.1]: Started GET \"/slow\" for 66.249.66.1"
+    inferred = infer_layout([*lines, error, app])
+    assert (inferred.read, inferred.sample) == (len(lines) + 1, len(lines) + 2)
+    assert parser_for(inferred.name)(error).status == 503
     assert str(inferred).startswith("no known format; inferred --log-format 'apache:")
-    assert str(inferred).endswith(f"(reads 86% of {len(lines) + 1} sample lines)")
+    assert str(inferred).endswith(f"({len(lines) + 1} of {len(lines) + 2} lines read, 88%)")
 
 
 @pytest.mark.parametrize(("stamp", "directive", "utc"), [
@@ -377,3 +381,23 @@ def test_a_json_request_line_is_kept_whole_unless_the_method_and_target_are_logg
     assert dict(inferred.field_map) == {"ts": "time", "client_ip": "remote_addr", "request": "request",
                                         "status": "status"}
     assert parser_for("jsonl", mapping=inferred.field_map)(lines[2]).method == "HEAD"
+
+
+def test_the_client_is_the_address_whose_port_changes_and_a_mesh_host_may_be_a_bare_name():
+    # Envoy in a mesh: upstream host (a fixed port), upstream local (loopback), downstream local
+    # (a fixed port), downstream remote (the client, its own ports); the authority a service name
+    lines = [f'[2026-12-07T10:00:0{n}.000Z] "GET /{n} HTTP/1.1" 200 - "{GOOGLEBOT}" "reviews:9080" '
+             f'"10.0.0.{n}:9080" 127.0.0.6:4{n}123 10.0.0.{n}:9080 66.249.66.{n}:5{n}321' for n in range(5)]
+    record = parser_for(infer_layout(lines).name)(lines[3])
+    assert (record.client_ip, record.host) == ("66.249.66.3", "reviews")
+
+
+def test_a_bracket_that_names_its_value_and_fields_between_tabs_are_read():
+    labelled = [f'[07/Dec/2026:10:00:0{n} +0000] - 200 GET https www.example.com "/{n}" [Client 66.249.66.{n}] '
+                f'[Length {n}] "{GOOGLEBOT}"' for n in range(5)]
+    inferred = infer_layout(labelled)
+    assert "[Client %h] [Length %b]" in inferred.name
+    assert parser_for(inferred.name)(labelled[2]).client_ip == "66.249.66.2"
+    tabbed = [f"179663760{n}\t66.249.66.{n}\tGET\twww.example.com\t/{n}\t{GOOGLEBOT}\t200" for n in range(5)]
+    record = parser_for(infer_layout(tabbed).name)(tabbed[1])
+    assert (record.user_agent, record.status, record.host) == (GOOGLEBOT, 200, "www.example.com")

@@ -53,7 +53,7 @@ def _inferred_options(printed: str, log: Path) -> list[str]:
 def test_the_inferred_layout_is_printed_as_options_to_pass_again(inferred_run):
     _, logs, printed = inferred_run
     assert (f"log format of {logs / 'envoy.log'}: no known format; inferred --log-format {shlex.quote(ENVOY_VALUE)} "
-            "(reads 75% of 4 sample lines)") in printed.splitlines()
+            "(3 of 4 lines read, 75%)") in printed.splitlines()
     assert _inferred_options(printed, logs / "envoy.log") == ["--log-format", ENVOY_VALUE]
     zeek = _inferred_options(printed, logs / "zeek.log")
     assert zeek[:3] == ["--log-format", "jsonl", "--field-map"] and json.loads(zeek[3])["client_ip"] == "[id.orig_h]"
