@@ -75,18 +75,19 @@ def best_cpu_seconds(action, repeat: int) -> float:
 
 def measure(writer: str, with_goaccess: bool, repeat: int) -> Outcome:
     from matcher.logformats import LogParseError, parser_for
-    from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+    from matcher.logformats.detect import SAMPLE_LINES
+    from matcher.logformats.inference import detected_format
 
     facts = expected(writer)
     got = read_like_auto(writer)
     sample = list(itertools.islice(itertools.cycle(first_lines(raw_lines(writer))), SAMPLE_LINES))
-    detect_seconds = best_cpu_seconds(lambda: chosen_format(rank_formats(sample)), repeat)
+    detect_seconds = best_cpu_seconds(lambda: detected_format(sample), repeat)
     lines_per_second = None
     if got.chosen is not None:
         texts = [line.decode("utf-8", "backslashreplace") for line in sample]
 
         def parse_sample():
-            parse = parser_for(got.chosen)
+            parse = parser_for(got.chosen, mapping=got.field_map)
             for text in texts:
                 try:
                     parse(text)
@@ -97,7 +98,10 @@ def measure(writer: str, with_goaccess: bool, repeat: int) -> Outcome:
     goaccess = goaccess_reads(writer) if with_goaccess else facts["goaccess"]["requests"] or 0
     annotated = facts["annotated"]
     wrong_lines = {entry.split(":")[0] for entry in wrong_fields(writer, got)}
-    return Outcome(writer, got.chosen, facts["request_lines"], goaccess, len(got.records), got.lines_read,
+    # a layout inferred from the lines is too long for the table: said as inferred
+    inferred = got.field_map is not None or (got.chosen or "").startswith(("apache:", "nginx:"))
+    chosen = f"inferred {got.chosen.partition(':')[0]}" if inferred else got.chosen
+    return Outcome(writer, chosen, facts["request_lines"], goaccess, len(got.records), got.lines_read,
                    len(annotated) - len(wrong_lines), len(annotated), detect_seconds, lines_per_second)
 
 

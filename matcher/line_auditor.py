@@ -39,7 +39,7 @@ from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
 from matcher.bounded import BoundedCache, Lru
 from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
-from matcher.logformats.detect import chosen_format, rank_formats
+from matcher.logformats.inference import InferredFormat, detected_format
 
 VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
 # The dead-letter reason of the lines of a file whose format `auto` could not tell.
@@ -144,6 +144,8 @@ class LineAuditor:
     # path -> the format detected for it at launch (`log_format` "auto"); a file not named here
     # (one that arrived later in a stream) has its format detected from its first batch seen.
     file_formats: Mapping[str, str] | None = None
+    # path -> the field map inferred for a JSON file whose layout no preset reads (`inference`)
+    file_field_maps: Mapping[str, Mapping[str, str]] | None = None
     # the zone of times logged without one (`--log-timezone`)
     zone: tzinfo = timezone.utc
     registry: Registry
@@ -162,7 +164,7 @@ class LineAuditor:
     # host's versions replaces its entry, and the least recently audited host goes first.
     _histories: Lru[str, tuple[str, HostHistory]] = field(init=False, repr=False)
     _parsers: dict = field(default_factory=dict, init=False, repr=False)
-    _detected: Lru[str, str] = field(init=False, repr=False)
+    _detected: Lru[str, tuple[str, Mapping[str, str] | None]] = field(init=False, repr=False)
     _file_parsers: Lru[str, object] = field(init=False, repr=False)
     _dns_parts: tuple[str, ...] = field(default=(), init=False, repr=False)
     _claims: BoundedCache[str, bool] = field(init=False, repr=False)
@@ -336,15 +338,28 @@ class LineAuditor:
     def parser(self, path: str, lines: Sequence[str] = ()):
         """The parser for the lines of `path`; None when its format is `auto` and no format reads
         most of `lines` (the first batch of the file this worker sees)."""
-        name = self.log_format
+        name, mapping = self.log_format, self.field_map
         if name == AUTO:
-            name = (self.file_formats or {}).get(path) or self._detected.get(path)
-            if name is None:
-                detected = chosen_format(rank_formats(lines))
-                name = detected.name if detected is not None else ""  # "": none reads the file
-                self._detected.put(path, name)
+            if path in (self.file_formats or {}):
+                name, mapping = self.file_formats[path], (self.file_field_maps or {}).get(path)
+            else:
+                detected = self._detected.get(path)
+                if detected is None:
+                    candidate = detected_format(lines)
+                    # ("", None): none reads the file
+                    detected = ("", None) if candidate is None else (
+                        candidate.name, candidate.field_map if isinstance(candidate, InferredFormat) else None)
+                    self._detected.put(path, detected)
+                name, mapping = detected
             if not name:
                 return None
+        if mapping is not self.field_map:
+            # a field map inferred for this file alone: its own parser
+            own = self._file_parsers.get(path)
+            if own is None:
+                own = parser_for(name, self.default_host, mapping, self.zone)
+                self._file_parsers.put(path, own)
+            return own
         parse = self._parsers.get(name)
         if parse is None:
             parse = self._parsers[name] = parser_for(name, self.default_host, self.field_map, self.zone)

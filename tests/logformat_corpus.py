@@ -3,8 +3,8 @@
 bench/logformat_corpus_bench.py, which adds GoAccess's side and the timings.
 
 A writer's file is read the way a batch run reads it: the format the detector picks on the file's
-first lines, then that format's parser on every line, in order (a W3C parser follows the
-`#Fields:` lines it passes).
+first lines, or the layout inferred from them where no preset is taken, then that format's parser on
+every line, in order (a W3C parser follows the `#Fields:` lines it passes).
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from matcher.logformats import LogParseError, LogRecord, is_not_request, parser_for
-from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+from matcher.logformats.detect import SAMPLE_LINES
+from matcher.logformats.inference import InferredFormat, detected_format
 
 CORPUS = Path(__file__).resolve().parent / "data" / "logformats"
 # The goals: request records for this share of the request lines, and at least GoAccess's count.
@@ -51,6 +52,7 @@ class Reading:
     chosen: str | None
     records: dict[int, LogRecord]
     not_requests: int = 0
+    field_map: dict[str, str] | None = None  # the map inferred for JSON lines no preset reads
 
     @property
     def lines_read(self) -> int:
@@ -59,17 +61,18 @@ class Reading:
 
 def read_like_auto(writer: str) -> Reading:
     raw = raw_lines(writer)
-    chosen = chosen_format(rank_formats(first_lines(raw)))
+    chosen = detected_format(first_lines(raw))
     if chosen is None:
         return Reading(None, {})
-    parse = parser_for(chosen.name)
+    field_map = dict(chosen.field_map) if isinstance(chosen, InferredFormat) and chosen.field_map else None
+    parse = parser_for(chosen.name, mapping=field_map)
     records, not_requests = {}, 0
     for number, line in enumerate(raw, start=1):
         try:
             records[number] = parse(line.decode("utf-8", "backslashreplace"))
         except LogParseError as error:
             not_requests += is_not_request(error.reason) and error.reason != "directive"
-    return Reading(chosen.name, records, not_requests)
+    return Reading(chosen.name, records, not_requests, field_map)
 
 
 def wrong_fields(writer: str, reading: Reading) -> list[str]:

@@ -25,13 +25,16 @@ every preset inside each envelope (`syslog+nginx_json`) that most of the sample 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from matcher.logformats.envelopes import ENVELOPES, unwrapped
 from matcher.logformats.record import LogParseError, is_not_request
 
-__all__ = ["SAMPLE_LINES", "SHARE_AHEAD", "SHARE_ALONE", "Candidate", "chosen_format", "detectable_formats", "rank_formats"]
+__all__ = [
+    "SAMPLE_LINES", "SHARE_AHEAD", "SHARE_ALONE", "Candidate", "chosen_format", "detectable_formats", "rank_formats",
+    "sample_of", "scored",
+]
 
 # First lines of a file read to judge its format: enough that a handful of odd lines (a 408, a
 # TLS probe) cannot decide it, few enough that detection costs nothing next to the audit.
@@ -81,16 +84,8 @@ def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = N
     """
     from matcher.logformats import parser_for
 
-    sample = []
-    for line in lines:
-        text = line.decode("utf-8", "backslashreplace") if isinstance(line, bytes) else line
-        if text.strip():
-            sample.append(text)
-            if len(sample) == SAMPLE_LINES:
-                break
-    # headers are still read, in their place: a W3C `#Fields:` says how the lines after it read
-    counted = frozenset(position for position, text in enumerate(sample) if not _is_header(text))
-    counted = counted or frozenset(range(len(sample)))
+    sample = sample_of(lines)
+    counted = _counted(sample)
     names = detectable_formats() if formats is None else tuple(formats)
     scored = [_score(name, parser_for(name), sample, counted) for name in names]
     if formats is None:
@@ -101,6 +96,32 @@ def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = N
                 scored += [_score(f"{envelope}+{name}", parser_for(name), inner, counted) for name in names]
     order = {candidate.name: position for position, candidate in enumerate(scored)}
     return tuple(sorted(scored, key=lambda candidate: (-candidate.read, order[candidate.name])))
+
+
+def sample_of(lines: Iterable[bytes | str]) -> list[str]:
+    """The lines a format is judged on: the first `SAMPLE_LINES` non-blank ones, as text."""
+    sample = []
+    for line in lines:
+        text = line.decode("utf-8", "backslashreplace") if isinstance(line, bytes) else line
+        if text.strip():
+            sample.append(text)
+            if len(sample) == SAMPLE_LINES:
+                break
+    return sample
+
+
+def scored(name: str, parse: Callable[[str], object], lines: Iterable[bytes | str]) -> Candidate:
+    """A parser that no format name stands for alone (a layout inferred from the lines) scored on
+    `lines` as `rank_formats` scores each format, so that `chosen_format` weighs it like them."""
+    sample = sample_of(lines)
+    return _score(name, parse, sample, _counted(sample))
+
+
+def _counted(sample: Sequence[str]) -> frozenset[int]:
+    """The positions scored: headers are still read, in their place (a W3C `#Fields:` says how the
+    lines after it read), but counted only in a sample of nothing else."""
+    counted = frozenset(position for position, text in enumerate(sample) if not _is_header(text))
+    return counted or frozenset(range(len(sample)))
 
 
 def _is_header(text: str) -> bool:

@@ -49,19 +49,22 @@ def _run_batch(settings, options) -> int:
 
     from pipeline import local
     from matcher.logformats import AUTO, is_zoneless
+    from matcher.logformats.inference import InferredFormat
     from pipeline.graph import build, progress
     from pipeline.graph.settings import with_file_formats
     from pipeline.report import html, text
     from pipeline.tables import run_folder
 
     log_files = build.log_files(settings.inputs.logs)
+    inferred: dict[str, InferredFormat] = {}
     if settings.inputs.log_format == AUTO:
         detected = build.detect_file_formats(log_files)
         for path, candidate in detected.items():
             say(f"log format of {path}: {candidate}")
+        inferred = {path: candidate for path, candidate in detected.items() if isinstance(candidate, InferredFormat)}
         settings = with_file_formats(settings, {
             path: candidate.name for path, candidate in detected.items() if not isinstance(candidate, build.Unreadable)
-        })
+        }, {path: dict(candidate.field_map) for path, candidate in inferred.items() if candidate.field_map is not None})
     used = set((settings.inputs.file_formats or {}).values()) | {settings.inputs.log_format}
     for name in sorted(name for name in used if name != AUTO and is_zoneless(name)):
         say(f"{name} times carry no zone: read as {settings.inputs.log_timezone} (--log-timezone)")
@@ -76,7 +79,7 @@ def _run_batch(settings, options) -> int:
                 outputs = build.build(pipeline, settings, plan.grouping, auditor)
                 build.write_outputs(outputs, str(folder.staging), settings.outputs.format)
         chosen = settings.inputs.file_formats or {}
-        files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path)) for f in log_files]
+        files = [run_folder.LogFile(f.path, f.size_in_bytes, chosen.get(f.path), inferred.get(f.path)) for f in log_files]
         formats = build.table_formats(settings.outputs.format)
         folder.commit(run_folder.manifest(
             folder.staging, settings, files, formats, plan.worker_processes, auditor.ranges.problems))

@@ -30,6 +30,7 @@ from matcher.line_auditor import LineAuditor, RobotsByHost, robots_by_host
 from matcher.logformats import PASTE_YOUR_FORMAT, reads_in_pieces
 from matcher.logformats.timestamps import time_zone
 from matcher.logformats.detect import SAMPLE_LINES, Candidate, chosen_format, rank_formats
+from matcher.logformats.inference import infer_layout, inferred_choice
 from matcher.printable import printable
 from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
@@ -138,6 +139,7 @@ def line_auditor(settings: RunSettings) -> LineAuditor:
         default_host=inputs.default_host,
         field_map=inputs.field_map,
         file_formats=inputs.file_formats,
+        file_field_maps=inputs.file_field_maps,
         zone=time_zone(inputs.log_timezone),
         registry=registry,
         ranges=load_ranges(inputs.ranges, registry, settings.identity.range_window),
@@ -312,9 +314,10 @@ class Unreadable:
 
 
 def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
-    """path -> the format `detect.chosen_format` takes on the file's first lines (`--log-format auto`), or
-    Unreadable when not one line could be read; an empty file gets none. A file that no format
-    reads is refused with the best candidates."""
+    """path -> the format `detect.chosen_format` takes on the file's first lines (`--log-format auto`),
+    else the layout inferred from them (`inference.InferredFormat`) when that is taken, or Unreadable
+    when not one line could be read; an empty file gets none. A file that neither reads is refused
+    with the best candidates."""
     detected: dict[str, Candidate | Unreadable] = {}
     for found in log_files:
         lines, stopped = first_lines(found.path, SAMPLE_LINES)
@@ -324,12 +327,17 @@ def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
         ranked = rank_formats(lines)
         if not ranked[0].sample:
             continue  # nothing to read, nothing to audit
-        best = chosen_format(ranked)
+        best, inferred = chosen_format(ranked), None
+        if best is None:
+            inferred = infer_layout(lines)
+            best = inferred_choice(inferred, ranked)
         if best is None:
             candidates = ", ".join(str(candidate) for candidate in ranked[:3])
+            guess = "" if inferred is None else (
+                f"; the layout inferred from them reads {inferred.read} of {inferred.sample}: {inferred.option()}")
             raise ValueError(
                 f"no log format reads enough of the first lines of {printable(found.path)}; best candidates: "
-                f"{candidates}; {PASTE_YOUR_FORMAT} (JSON lines: --log-format jsonl --field-map)"
+                f"{candidates}{guess}; {PASTE_YOUR_FORMAT} (JSON lines: --log-format jsonl --field-map)"
             )
         detected[found.path] = best
     return detected

@@ -46,6 +46,8 @@ class InputSettings:
     log_timezone: str = "UTC"
     # path -> format, for `auto`: what was detected in each log file at launch (`with_file_formats`)
     file_formats: Mapping[str, str] | None = None
+    # path -> field map, for a JSON file whose layout `auto` inferred (`with_file_formats`)
+    file_field_maps: Mapping[str, Mapping[str, str]] | None = None
     prior_run: str | None = None
 
 
@@ -225,9 +227,13 @@ def read_settings(args: argparse.Namespace, options: PipelineOptions, beam_args:
     )
 
 
-def with_file_formats(settings: RunSettings, file_formats: Mapping[str, str]) -> RunSettings:
-    """`settings` with the formats detected in each log file at launch."""
-    return dataclasses.replace(settings, inputs=dataclasses.replace(settings.inputs, file_formats=dict(file_formats)))
+def with_file_formats(
+    settings: RunSettings, file_formats: Mapping[str, str], file_field_maps: Mapping[str, Mapping[str, str]] | None = None,
+) -> RunSettings:
+    """`settings` with the formats detected in each log file at launch, and the field maps inferred
+    for JSON files no preset reads."""
+    return dataclasses.replace(settings, inputs=dataclasses.replace(
+        settings.inputs, file_formats=dict(file_formats), file_field_maps=dict(file_field_maps or {})))
 
 
 def _streaming_problems(args: argparse.Namespace) -> list[str]:

@@ -33,7 +33,8 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import Timestamp
 
 from matcher.logformats import AUTO, LogParseError, parser_for
-from matcher.logformats.detect import SAMPLE_LINES, chosen_format, rank_formats
+from matcher.logformats.detect import SAMPLE_LINES
+from matcher.logformats.inference import InferredFormat, detected_format
 from pipeline.evidence.confined import is_url
 from pipeline.graph.read_logs import (
     LINES_PER_BATCH, LONG_LINE_PREFIX_BYTES, MAX_LINE_BYTES, LongLine, decoded, file_lines, first_lines, line_batches,
@@ -69,9 +70,13 @@ class LogFolderPoll(PollFn):
         """The parser of a new file: the run's format, or with `auto` the one its first lines are in."""
         log_format, default_host, field_map = self._parser_args
         if log_format == AUTO:
-            detected = chosen_format(rank_formats(first_lines(path, SAMPLE_LINES)[0]))
-            log_format = detected.name if detected is not None else None
-        return _never_parses if log_format is None else parser_for(log_format, default_host, field_map)
+            detected = detected_format(first_lines(path, SAMPLE_LINES)[0])
+            if detected is None:
+                return _never_parses
+            log_format = detected.name
+            if isinstance(detected, InferredFormat):
+                field_map = detected.field_map
+        return parser_for(log_format, default_host, field_map)
 
     def _stamp(self, found: FileMetadata) -> Timestamp:
         stamp = self._stamps.get(found.path)

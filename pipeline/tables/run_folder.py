@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
+from matcher.logformats.inference import InferredFormat
 from matcher.records import SCHEMA_VERSION
 from matcher.timerange import duration_text
 from pipeline.tables.files import MissingFile, RunFolderError, read_member, write_whole
@@ -180,6 +181,8 @@ class LogFile:
     size_in_bytes: int
     # the format `--log-format auto` detected in it (None: the run named one, or the file was empty)
     log_format: str | None = None
+    # the layout inferred from its lines when no known format read them (`inference.InferredFormat`)
+    inferred: InferredFormat | None = None
 
 
 def manifest(
@@ -239,6 +242,12 @@ def _log_file_entry(log_file: LogFile) -> dict:
     entry = {"path": log_file.path, "bytes": log_file.size_in_bytes}
     if log_file.log_format is not None:
         entry["log_format"] = log_file.log_format
+    if log_file.inferred is not None:
+        entry["log_format_inferred"] = {
+            "option": log_file.inferred.option(), "read": log_file.inferred.read, "sample": log_file.inferred.sample,
+        }
+        if log_file.inferred.field_map is not None:
+            entry["field_map"] = dict(log_file.inferred.field_map)
     return entry
 
 

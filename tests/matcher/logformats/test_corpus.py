@@ -23,52 +23,45 @@ WRITERS = writers()
 
 # Writers `auto` reads too few requests of today, and why.
 READS_SHORT: dict[str, str] = {
-    "azure_application_gateway": "no preset reads Application Gateway's diagnostic JSON (properties.clientIP, "
-                                 "originalRequestUriWithArgs): auto refuses the file",
     "aws_s3": "the requester of line 5 is logged as - (an AWS service delivering logs): a line without a client "
               "address is a missing-field dead letter, in every format",
-    "azure_front_door": "no preset reads Front Door's FrontdoorAccessLog JSON (properties.clientIp, requestUri): "
-                        "auto refuses the file",
-    "cloudfront_realtime": "a real-time record has no header naming its fields: auto refuses it without the field list",
-    "envoy_gateway_json": "no preset reads Envoy Gateway's JSON keys (start_time, :authority, downstream_remote_address): "
-                          "auto refuses the file",
-    "envoy_text": "no preset reads Envoy's default text format: auto refuses the file",
+    "envoy_text": "line 2 logs no client (its X-Forwarded-For is -), the one address the inferred layout reads the "
+                  "client from: 2 of 3 requests",
     "haproxy_http": "a syslog header with an RFC 3339 time (2015-08-26T02:09:48+02:00 host haproxy[pid]:) is not "
                     "unwrapped: 4 of 5 requests",
-    "heroku_router": "no preset reads the Heroku router's key=value lines among the app's own: auto refuses the file",
+    "heroku_router": "line 1 writes its time without a fraction and its path unquoted, another layout than the one "
+                     "inferred from the other router lines: 4 of 5 requests",
     "iis_advanced_logging": "w3c reads 1 of 3: a bare - where other lines quote the client, and a quoted value "
                             "with doubled quotes inside",
-    "ingress_nginx": "the upstream fields after the combined ones are refused: auto refuses the file",
-    "istio_json": "no preset reads Envoy's JSON keys (start_time, authority, downstream_remote_address): auto refuses the file",
-    "istio_text": "no preset reads Istio's default text format: auto refuses the file",
-    "istio_text_cri": "no preset reads Istio's default text format, inside CRI framing or not: auto refuses the file",
-    "jira_access_valve": "no preset reads host:port, client and two more fields before the time: auto refuses the file",
-    "kong_file_log": "no preset reads Kong's file-log JSON (client_ip, request.headers.host, started_at in ms): "
-                     "auto refuses the file",
-    "netlify_log_drain": "no preset reads Netlify's traffic log JSON: auto refuses the file",
-    "nginx_proxy_manager": "no preset reads Nginx Proxy Manager's proxy log_format ([time] ... [Client ip]): "
-                           "auto refuses the file",
-    "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp",
+    "istio_text_cri": "line 1's status is 0 (the client left, DC), which the inferred layout's status does not "
+                      "read: 9 of 10 requests",
+    "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp, "
+                         "and no layout is inferred from a time in that spelling",
     "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
                    "3 of 6 lines is not most, auto refuses the file",
-    "traffic_server_squid": "the squid preset refuses the transaction id Traffic Server's squid format ends with: "
-                            "auto refuses the file",
-    "uwsgi": "no preset reads uWSGI's request lines: auto refuses the file",
-    "vercel_log_drain": "no preset reads Vercel's drain JSON (proxy.clientIp, proxy.host, proxy.path): auto refuses the file",
-    "zeek_http_json": "no preset reads Zeek's http.log JSON: auto refuses the file",
-    "zeek_http_tsv": "no preset reads Zeek's TSV under its #fields header: auto refuses the file",
+    "uwsgi": "no preset reads uWSGI's request lines, and no layout is inferred from them: its time is asctime's, "
+             "with the weekday ([Sun Mar 13 22:49:12 2016]), which a format string does not read",
 }
-
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {
-    **{writer: reason for writer, reason in READS_SHORT.items() if writer not in ("aws_s3", "haproxy_http", "iis_advanced_logging")},
+    **{writer: reason for writer, reason in READS_SHORT.items()
+       if writer not in ("aws_s3", "envoy_text", "haproxy_http", "heroku_router", "iis_advanced_logging")},
     "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
+    "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status, "
+                           "skips the milliseconds after the Unix seconds and leaves the User-Agent's %-escapes",
+    "envoy_gateway_json": "the inferred map reads downstream_remote_address, which keeps its port (203.0.113.7:52314)",
     "express_morgan": "the client ::ffff:127.0.0.1 (IPv4 on a dual-stack socket) is kept, not read as 127.0.0.1",
     "gcp_http_lb": "httpRequest.remoteIp with a port (89.160.20.156:9989) keeps the port",
     "iis_w3c": "IIS writes a space as + and a + as itself: '++http' is ' +http', read as two spaces",
     "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
+    "istio_json": "the inferred map reads downstream_remote_address, which keeps its port (10.124.0.13:43612)",
+    "istio_text_cri": "the inferred layout reads the time of the CRI frame before the Envoy line, not Envoy's own",
     "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
+    "traffic_server_squid": "the inferred layout skips the milliseconds after the Unix seconds, and finds no status "
+                            "in TCP_MISS/200 nor the host in the absolute URL",
     "varnishncsa": "auto picks combined: the host of varnishncsa's absolute URL is kept as evidence only",
+    "vercel_log_drain": "the inferred map takes the top-level host (the deployment) over proxy.host (the one asked for)",
+    "zeek_http_tsv": "the inferred layout skips the microseconds after the Unix seconds",
 }
 
 
