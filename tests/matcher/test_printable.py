@@ -55,10 +55,12 @@ def test_forty_thousand_crawler_names_render_in_seconds_and_capped():
          "crawl_delay_s": 5.0, "requests": 3, "violations": 1 + n % 3, "min_gap_s": 1.0, "honours_crawl_delay": None}
         for n in range(40_000)
     ]
-    started = time.perf_counter()
+    # Linear in the rows: about a second of CPU. A cost per pair of rows would take hours; the
+    # bound sits far from both, and counts this process's CPU, not a busy machine's clock.
+    started = time.process_time()
     text = report.render(report.RunSummary({"lines": 10, "verdicts": 10}, rows, windows))
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5, f"{elapsed:.1f} s"
+    elapsed = time.process_time() - started
+    assert elapsed < 60, f"{elapsed:.1f} CPU s"
     lines = text.splitlines()
     assert len(lines) < 80
     table = lines[lines.index(next(line for line in lines if line.startswith("crawler"))):]
