@@ -11,7 +11,8 @@ Times are `date` + `time`, UTC by the W3C definition (IIS's W3C logs are UTC wha
 server's zone); IIS Advanced Logging may log only the server's clock, `date-local` + `time-local`,
 read in the zone it is given (`--log-timezone`). Values are separated by runs of spaces (IIS,
 NetScaler, writers that pad columns) or by tabs (CloudFront); a value may be quoted (Incapsula).
-IIS writes a space in a value as `+`; CloudFront %-encodes values and keeps `+` as it is.
+IIS writes a space in a value as `+` and a `+` as itself (`;++http` is `; +http`); CloudFront
+%-encodes values and keeps `+` as it is.
 Incapsula writes `cs-uri` without its scheme (`www.example.com/page.php`), and Matomo's importer
 reads it so: a `cs-uri` that begins with a host name and a slash is that host and that path.
 """
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
 from types import MappingProxyType
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import unquote
 
 from matcher.logformats.fields import (
     cleaned_line,
@@ -32,6 +33,7 @@ from matcher.logformats.fields import (
     target_path,
     w3c_header,
     w3c_signature_header,
+    w3c_spaces,
 )
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import iso_timestamp, unix_seconds_timestamp
@@ -218,7 +220,7 @@ def record_of(
         query = value("query")
         target = stem if query is None else f"{stem}?{query}"
         path, target_host = target_path(target)
-    decode = unquote_plus if columns.plus_is_space else unquote
+    decode = _iis_decoded if columns.plus_is_space else unquote
     status, size = value("status"), value("size")
     referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
     host = value("host")
@@ -238,6 +240,11 @@ def record_of(
         target_host=logged_host(target_host),
         signed=_signed(value, host or target_host, columns) if columns.signed else None,
     )
+
+
+def _iis_decoded(text: str) -> str:
+    """An IIS User-Agent or Referer: `+` for a space (`fields.w3c_spaces`), %-escapes undone."""
+    return unquote(w3c_spaces(text))
 
 
 def _signed(value, authority: str | None, columns: Columns):

@@ -65,9 +65,8 @@ EXPECTED = {
     ],
     "w3c": [
         "directive", "directive", "directive", "directive",
-        # IIS writes spaces as "+", so the "+" before the URL reads as a second space
-        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None,
-         GOOGLEBOT.replace("+http", " http"), None),
+        # IIS writes a space as "+" and a "+" as itself: ";++http" is "; +http"
+        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None, GOOGLEBOT, None),
         "directive", "directive", "directive", "directive",  # a restart, with other fields
         (at(0) + timedelta(minutes=5, seconds=1), "10.0.0.9", "www.example.com", "GET", "/p", "/p", 404, 1245, "https://www.example.com/", "curl/8.5.0", "192.0.2.5"),
     ],

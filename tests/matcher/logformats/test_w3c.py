@@ -99,6 +99,19 @@ def test_the_target_and_host_from_each_uri_and_host_field(fields, values, host, 
     assert (record.host, record.path) == (host, path)
 
 
+@pytest.mark.parametrize(("logged", "user_agent"), [
+    (GOOGLEBOT_IIS, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"),
+    ("FeedFetcher-Google;+(+http://www.google.com/feedfetcher.html)",
+     "FeedFetcher-Google; (+http://www.google.com/feedfetcher.html)"),
+    ("a+++b", "a ++b"),
+    ("curl/8.5.0", "curl/8.5.0"),
+])
+def test_iis_writes_a_space_as_plus_and_a_plus_as_itself(logged, user_agent):
+    fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent) cs(Referer)"
+    _, record = _read([fields, f"2026-11-02 10:00:00 66.249.66.1 GET /a 200 {logged} {logged}"])
+    assert (record.user_agent, record.referer) == (user_agent, user_agent)
+
+
 def test_cloudfront_s_distribution_name_in_cs_host_is_never_the_site():
     fields = "#Fields: date time x-edge-location c-ip cs-method cs(Host) cs-uri-stem sc-status cs(User-Agent)"
     line = "2026-11-02\t10:00:00\tFRA56-P1\t66.249.66.1\tGET\td111111abcdef8.cloudfront.net\t/a\t200\tGooglebot/2.1"
