@@ -14,7 +14,8 @@ NetScaler, writers that pad columns) or by tabs (CloudFront); a value may be quo
 IIS writes a space in a value as `+` and a `+` as itself (`;++http` is `; +http`); CloudFront
 %-encodes values and keeps `+` as it is.
 Incapsula writes `cs-uri` without its scheme (`www.example.com/page.php`), and Matomo's importer
-reads it so: a `cs-uri` that begins with a host name and a slash is that host and that path.
+reads it so: a `cs-uri` that begins with a host name and a slash is that host and that path. It
+writes the query apart, in `cs-uri-query`, which is joined to a `cs-uri` that holds no query.
 """
 from __future__ import annotations
 
@@ -209,15 +210,16 @@ def record_of(
         raise LogParseError("no-request", "no cs-method: no request was received")
     # Fields that log no method at all (SHOUTcast's listeners) still log the request: its method is unknown.
     uri = value("uri")
+    query = value("query")
     if uri is not None:
-        target = uri
+        # Incapsula writes the query apart from its cs-uri; a cs-uri that holds one is whole
+        target = uri if query is None or "?" in uri else f"{uri}?{query}"
         # The scheme Incapsula leaves out changes nothing: the host and path are what is judged.
-        path, target_host = target_path(f"http://{uri}" if _SCHEMELESS_URI.match(uri) else uri)
+        path, target_host = target_path(f"http://{target}" if _SCHEMELESS_URI.match(target) else target)
     else:
         stem = value("stem")
         if stem is None:
             raise LogParseError("missing-field", "a W3C line needs cs-uri-stem or cs-uri")
-        query = value("query")
         target = stem if query is None else f"{stem}?{query}"
         path, target_host = target_path(target)
     decode = _iis_decoded if columns.plus_is_space else unquote

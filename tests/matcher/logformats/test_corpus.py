@@ -61,7 +61,6 @@ READS_SHORT: dict[str, str] = {
 FIELDS_WRONG: dict[str, str] = {
     **{writer: reason for writer, reason in READS_SHORT.items() if writer not in ("haproxy_http", "iis_advanced_logging")},
     "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
-    "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
     "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
     "varnishncsa": "auto picks combined: the host of varnishncsa's absolute URL is kept as evidence only",
 }

@@ -87,6 +87,10 @@ def test_a_blank_line_in_a_w3c_file_is_no_request_and_no_error(blank):
     ("cs-uri cs(Host)", "/a?b=1 www.example.com", "www.example.com", "/a?b=1"),
     # an absolute cs-uri the server wrote down names the host, unless a host field is logged
     ("cs-uri", "https://www.example.com/a?b=1", "www.example.com", "/a?b=1"),
+    # Incapsula writes the query apart, after a cs-uri without its scheme
+    ("cs-uri cs-uri-query", "www.example.com/page.php variable=test", "www.example.com", "/page.php?variable=test"),
+    ("cs-uri cs-uri-query", "www.example.com/page.php -", "www.example.com", "/page.php"),
+    ("cs-uri cs-uri-query", "https://www.example.com/a?b=1 b=1", "www.example.com", "/a?b=1"),
     ("cs-uri cs(Host)", "https://other.example/a www.example.com", "www.example.com", "/a"),
     # the stem and the query apart
     ("cs-uri-stem cs-uri-query", "/a b=1", None, "/a?b=1"),
