@@ -111,7 +111,8 @@ class Columns:
 
 def _values(text: str) -> list[str]:
     """A data line's values: tab-separated when it holds a tab, else separated by runs of spaces
-    (a writer that pads its columns); a value in double quotes may hold the separator."""
+    (a writer that pads its columns); a value in double quotes may hold the separator, and a
+    doubled quote inside it (`" ""a"" b "`, IIS Advanced Logging) is one quote."""
     separator = "\t" if "\t" in text else " "
     if '"' not in text:
         return text.split("\t") if separator == "\t" else [value for value in text.split(" ") if value]
@@ -119,9 +120,12 @@ def _values(text: str) -> list[str]:
     while True:
         if text.startswith('"', position):
             end = text.find('"', position + 1)
+            while end >= 0 and text.startswith('"', end + 1):
+                end = text.find('"', end + 2)
             if end < 0:
                 raise LogParseError("no-match", "a quoted W3C value is not closed")
-            values.append(text[position + 1:end])
+            value = text[position + 1:end]
+            values.append(value.replace('""', '"') if '""' in value else value)
             position = end + 1
             if position < len(text) and text[position] != separator:
                 raise LogParseError("no-match", "a quoted W3C value runs into the next")
@@ -198,13 +202,16 @@ def record_of(
         found = values[position]
         return None if found in ("", "-") else found
 
-    stamp, client_ip = value("ts"), value("client_ip")
+    stamp = value("ts")
     if stamp is not None:
         ts = unix_seconds_timestamp(stamp)
     else:
         ts = _w3c_time(value("date"), value("time"), value("date_local"), value("time_local"), zone)
-    if client_ip is None:
-        raise LogParseError("missing-field", "the line has no c-ip")
+    if "client_ip" not in index:
+        raise LogParseError("missing-field", "the fields name no c-ip")
+    # A `-` c-ip (IIS Advanced Logging writes some) is a request from a client the line does not
+    # name, read like a combined line's `-` client: its claim cannot be checked by address.
+    client_ip = value("client_ip") or "-"
     method = value("method")
     if method is None and "method" in index:
         raise LogParseError("no-request", "no cs-method: no request was received")

@@ -66,6 +66,25 @@ def test_values_may_be_separated_by_runs_of_spaces():
     assert _read([fields, "2026-11-02  10:00:00  66.249.66.1 GET  /a  200"])[1] == "no-match"
 
 
+def test_a_doubled_quote_inside_a_quoted_value_is_one_quote():
+    fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent) sc-substatus"
+    line = '2026-11-02 10:00:00 "66.249.66.1" GET /a 404 "Googlebot ""2.1""" " ""garbage"" w/ spaces "'
+    _, record = _read([fields, line])
+    assert (record.status, record.user_agent) == (404, 'Googlebot "2.1"')
+    assert _read([fields, '2026-11-02 10:00:00 "66.249.66.1" GET /a 404 "Googlebot ""2.1 0'])[1] == "no-match"  # never closed
+
+
+def test_a_bare_dash_for_the_client_reads_the_request_from_an_unnamed_client():
+    # IIS Advanced Logging quotes the client on most lines and writes a bare - where it has none
+    fields = "#Fields: date-local time-local cs-method cs-uri-stem c-ip cs(User-Agent) cs(Host) sc-status"
+    lines = ['2012-08-15 17:00:00.363 GET /a "70.95.0.0" "Mozilla/5.0 (X11)" "www.example.com" 200',
+             '2012-08-15 17:00:00.660 GET /b - "Mozilla/5.0 (X11)" "www.example.com" 301']
+    _, quoted, bare = _read([fields, *lines])
+    assert (quoted.client_ip, bare.client_ip) == ("70.95.0.0", "-")
+    assert (bare.path, bare.status, bare.host) == ("/b", 301, "www.example.com")
+    assert _read([fields.replace(" c-ip", ""), lines[1].replace(" - ", " ")])[1] == "missing-field"
+
+
 def test_tab_separated_values_keep_their_spaces():
     fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status x-edge-location"
     _, record = _read([fields, "2026-11-02\t10:00:00\t66.249.66.1\tGET\t/a  b\t200\tX"])
