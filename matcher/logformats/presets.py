@@ -15,6 +15,7 @@ from datetime import datetime, tzinfo
 from types import MappingProxyType
 
 from matcher.addresses import parse_ip
+from matcher.logformats.envelopes import SYSLOG_HEADER
 from matcher.logformats.fields import (
     cleaned_line, logged_host, request_host, request_line, signed_headers, target_path, unescaped_text,
 )
@@ -102,10 +103,6 @@ EPOCH = TimeField(("time",), _epoch)
 EPOCH_SECONDS = TimeField(("time",), _epoch_seconds)
 LOCAL_CLF = TimeField(("time",), _clf_without_zone, zoned=False)
 
-# RFC 3164 header as syslog daemons write it for HAProxy (`Feb  6 12:14:14 host haproxy[1]: `):
-# its time is that of the log line's arrival; the line's own accept date is the one read.
-_SYSLOG_PREFIX = re.compile(r"(?:<\d{1,3}>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:\[]+(?:\[\d+\])?: ", re.ASCII)
-
 LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     # AWS Application Load Balancer access log entry (docs.aws.amazon.com, "Access log entries").
     "aws_alb": _layout([
@@ -124,11 +121,12 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
         r"(?: \S+ \S+ \S+ \S+ \S+ (?P<host>\S+))?", _REST,
     ], CLF),
     # HAProxy `option httplog` (HAProxy configuration manual, 8.2.3 "HTTP log format"), with or
-    # without the syslog header in front of it.
+    # without the syslog header in front of it (`Feb  6 12:14:14 host haproxy[1]: `): the header's
+    # time is the line's arrival; the line's own accept date is the one read.
     "haproxy": _layout([
         r"(?P<client_ip>\S+) \[(?P<time>[^\]]*)\] \S+ \S+ \S+ (?P<status>-?\d{1,3}) (?P<size>\+?\d{1,20}) ",
         r"\S+ \S+ \S+ \S+ \S+ (?:\{[^}]*\} ){0,2}", _quoted("request"), _REST,
-    ], LOCAL_CLF, client_has_port=True, prefix=_SYSLOG_PREFIX),
+    ], LOCAL_CLF, client_has_port=True, prefix=SYSLOG_HEADER),
     # Traefik access log in its default Common Log Format (doc.traefik.io, "Access Logs").
     "traefik": _layout([
         r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ", _quoted("request"),

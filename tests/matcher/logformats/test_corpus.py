@@ -31,8 +31,6 @@ READS_SHORT: dict[str, str] = {
     "envoy_gateway_json": "no preset reads Envoy Gateway's JSON keys (start_time, :authority, downstream_remote_address): "
                           "auto refuses the file",
     "envoy_text": "no preset reads Envoy's default text format: auto refuses the file",
-    "haproxy_http": "a syslog header with an RFC 3339 time (2015-08-26T02:09:48+02:00 host haproxy[pid]:) is not "
-                    "unwrapped: 4 of 5 requests",
     "heroku_router": "no preset reads the Heroku router's key=value lines among the app's own: auto refuses the file",
     "ingress_nginx": "the upstream fields after the combined ones are refused: auto refuses the file",
     "istio_json": "no preset reads Envoy's JSON keys (start_time, authority, downstream_remote_address): auto refuses the file",
@@ -57,8 +55,7 @@ READS_SHORT: dict[str, str] = {
 
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {
-    **{writer: reason for writer, reason in READS_SHORT.items() if writer != "haproxy_http"},
-    "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
+    **READS_SHORT,
     "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
     "varnishncsa": "auto picks combined: the host of varnishncsa's absolute URL is kept as evidence only",
 }

@@ -159,6 +159,17 @@ def test_auto_detection_names_the_fixture_format(name):
     assert chosen is not None and chosen.name in same.get(name, {name})
 
 
+@pytest.mark.parametrize("header", [
+    "Feb  6 12:14:14 lb1 haproxy[14389]: ",
+    "<134>Feb  6 12:14:14 lb1 haproxy[14389]: ",
+    "2015-08-26T02:09:48+02:00 lb1 haproxy[14389]: ",  # rsyslog's RSYSLOG_FileFormat
+    "2015-08-26T00:09:48.123456Z lb1 haproxy: ",
+])
+def test_a_haproxy_line_behind_a_syslog_header_reads_as_without_it(header):
+    line = FIXTURES.joinpath("haproxy.log").read_text().splitlines()[1]
+    assert parser_for("haproxy")(header + line) == parser_for("haproxy")(line)
+
+
 def test_a_time_without_a_zone_is_read_in_the_log_timezone():
     assert ZONELESS_FORMATS == {"haproxy"}
     paris = _read("haproxy", ZoneInfo("Europe/Paris"))
