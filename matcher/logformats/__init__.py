@@ -109,6 +109,7 @@ FORMATS: tuple[str, ...] = (
     "aws_elb",
     "aws_s3",
     "haproxy",
+    "python_http",
     "traefik",
     "squid",
 )

@@ -77,6 +77,11 @@ def _clf_without_zone(text: str, zone: tzinfo) -> datetime:
     return local_timestamp(text, zone)
 
 
+def _clf_spaced_without_zone(text: str, zone: tzinfo) -> datetime:
+    """`21/Sep/2021 08:53:53`: CLF's date and clock with a space between them, no zone."""
+    return local_timestamp(text.replace(" ", ":", 1), zone)
+
+
 @dataclass(frozen=True)
 class Layout:
     """One preset: its pattern, its time, and how its fields are written."""
@@ -102,6 +107,7 @@ CLF = TimeField(("time",), _clf)
 EPOCH = TimeField(("time",), _epoch)
 EPOCH_SECONDS = TimeField(("time",), _epoch_seconds)
 LOCAL_CLF = TimeField(("time",), _clf_without_zone, zoned=False)
+LOCAL_CLF_SPACED = TimeField(("time",), _clf_spaced_without_zone, zoned=False)
 
 LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     # AWS Application Load Balancer access log entry (docs.aws.amazon.com, "Access log entries").
@@ -127,6 +133,13 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
         r"(?P<client_ip>\S+) \[(?P<time>[^\]]*)\] \S+ \S+ \S+ (?P<status>-?\d{1,3}) (?P<size>\+?\d{1,20}) ",
         r"\S+ \S+ \S+ \S+ \S+ (?:\{[^}]*\} ){0,2}", _quoted("request"), _REST,
     ], LOCAL_CLF, client_has_port=True, prefix=SYSLOG_HEADER),
+    # Python's http.server (BaseHTTPRequestHandler.log_request) and Werkzeug's development server,
+    # which writes the same line: `client - - [dd/Mon/yyyy HH:MM:SS] "request" status size`, the
+    # server's local time with no zone.
+    "python_http": _layout([
+        r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>\d\d/[A-Za-z]{3}/\d{4} \d\d:\d\d:\d\d)\] ", _quoted("request"),
+        r" (?P<status>\d{3}) (?P<size>\d{1,20}|-)",
+    ], LOCAL_CLF_SPACED),
     # Traefik access log in its default Common Log Format (doc.traefik.io, "Access Logs").
     "traefik": _layout([
         r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ", _quoted("request"),

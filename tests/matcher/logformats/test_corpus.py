@@ -42,7 +42,6 @@ READS_SHORT: dict[str, str] = {
     "netlify_log_drain": "no preset reads Netlify's traffic log JSON: auto refuses the file",
     "nginx_proxy_manager": "no preset reads Nginx Proxy Manager's proxy log_format ([time] ... [Client ip]): "
                            "auto refuses the file",
-    "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp",
     "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
                    "3 of 6 lines is not most, auto refuses the file",
     "traffic_server_squid": "the squid preset refuses the transaction id Traffic Server's squid format ends with: "
