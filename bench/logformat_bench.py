@@ -94,6 +94,8 @@ def _line(name: str, f: dict) -> str:
     if name == "haproxy":
         return (f"{t.strftime('%b %e %H:%M:%S')} lb haproxy[14389]: {ip}:33317 [{t.strftime('%d/%b/%Y:%H:%M:%S')}.655] "
                 f'http-in static/srv1 10/0/30/69/109 {status} {size} - - ---- 1/1/1/1/0 0/0 "GET {path} HTTP/1.1"')
+    if name == "python_http":
+        return f'{ip} - - [{t.strftime("%d/%b/%Y %H:%M:%S")}] "GET {path} HTTP/1.1" {status} {size}'
     if name == "squid":
         return f"{t.timestamp():.3f}    180 {ip} TCP_MISS/{status} {size} GET http://{host}{path} - HIER_DIRECT/93.184.216.34 text/html"
     if name == "w3c":

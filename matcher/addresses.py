@@ -15,7 +15,7 @@ import ipaddress
 import socket
 from datetime import date, datetime, timezone
 
-__all__ = ["ADDRESS_TEXT_LIMIT", "REMEMBERED_ADDRESSES", "Address", "Network", "parse_ip", "parse_network", "request_day", "reverse_dns_problem", "truncated"]
+__all__ = ["ADDRESS_TEXT_LIMIT", "REMEMBERED_ADDRESSES", "Address", "Network", "address_text", "parse_ip", "parse_network", "request_day", "reverse_dns_problem", "truncated"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -63,6 +63,16 @@ def _parse_ip(text: str) -> Address | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address
+
+
+def address_text(text: str) -> str:
+    """A logged client as the tables write and count it: the address `parse_ip`
+    reads (`[2001:DB8::1]:443` -> `2001:db8::1`, `::ffff:192.0.2.7` -> `192.0.2.7`,
+    `192.0.2.7:9989` -> `192.0.2.7`), or `text` as written when it names none."""
+    if ":" not in text:  # a dotted quad is written one way already; a name or "-" is kept
+        return text
+    address = parse_ip(text)
+    return text if address is None else str(address)
 
 
 def _is_port(text: str) -> bool:

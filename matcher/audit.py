@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from matcher import agents, identity
-from matcher.addresses import parse_ip, truncated
+from matcher.addresses import address_text, parse_ip, truncated
 from matcher.agents import AGENT, AUTOMATED, CRAWLER, UNKNOWN_PURPOSE, ClientKind, Crawler, KeyDirectory, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
 from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
@@ -255,6 +255,10 @@ def audit(
     judgement = _judge(history, request.ts, request.path, claim, "unknown-host" if request.host else "no-host")
     if truncate_addresses and who.status in _MAYBE_A_PERSON:
         client_ip = truncated(client_ip)
+    else:
+        # in its one spelling (`::ffff:a.b.c.d` as `a.b.c.d`, no port), as every table counts
+        # it; what is remembered before this point is keyed by the text as logged
+        client_ip = address_text(client_ip)
     return {
         "ts": request.ts,
         "host": host,

@@ -73,6 +73,7 @@ SEEDS = {
     "aws_elb": f'2026-11-02T09:00:00.945958Z lb 66.249.66.1:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 "GET http://example.com:80/a HTTP/1.1" "{GOOGLEBOT}" - -',
     "aws_s3": f'79a5 bucket [02/Nov/2026:10:00:00 +0100] 66.249.66.1 - 3E57 WEBSITE.GET.OBJECT a "GET /a HTTP/1.1" 200 - 113 113 7 - "-" "{GOOGLEBOT}" - s9lz - - - example.com - - -',
     "haproxy": 'Nov  2 09:00:00 lb haproxy[1]: 66.249.66.1:33317 [02/Nov/2026:09:00:00.655] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {example.com} {} "GET /a HTTP/1.1"',
+    "python_http": '::ffff:66.249.66.1 - - [02/Nov/2026 09:00:00] "GET /a?b=1 HTTP/1.1" 200 -',
     "traefik": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "web@docker" "http://172.18.0.3:80" 3ms',
     "squid": "1793613600.779    180 66.249.66.1 TCP_MISS/200 411 GET http://example.com/a - HIER_DIRECT/93.184.216.34 text/html",
     "caddy": json.dumps({"ts": 1793613600.52, "request": {"client_ip": "66.249.66.1", "method": "GET", "host": "example.com",

@@ -108,6 +108,7 @@ FORMATS: tuple[str, ...] = (
     "aws_elb",
     "aws_s3",
     "haproxy",
+    "python_http",
     "traefik",
     "squid",
 )

@@ -3,7 +3,10 @@ reads it. A format name `ENVELOPE+FORMAT` (`syslog+nginx_json`, `cri+combined`) 
 inside ENVELOPE; `--log-format auto` tries every envelope with every format.
 
     syslog   RFC 3164 (`<134>Nov  2 10:00:00 host tag[pid]: `, the <PRI> optional, as syslog
-             daemons write files) or RFC 5424 (`<134>1 2026-11-02T10:00:00Z host app - - - `).
+             daemons write files), the same header with an RFC 3339 time as rsyslog's
+             `RSYSLOG_FileFormat` and syslog-ng's `ts-format(iso)` write it
+             (`2026-11-02T10:00:00+01:00 host tag[pid]: `), or RFC 5424
+             (`<134>1 2026-11-02T10:00:00Z host app - - - `).
              The envelope's own time is the shipper's; the line's time is the one read, so the
              year RFC 3164 leaves out is never needed.
     cri      Kubernetes CRI container logs: `TIME STREAM F|P line` (a `P` line is a part the
@@ -21,13 +24,19 @@ from matcher.logformats.fields import cleaned_line
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.json_text import loads_logged
 
-_RFC3164 = re.compile(r"(?:<\d{1,3}>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:\[]+(?:\[[^\]\s]*\])?: ?", re.ASCII)
+# RFC 3164's header, its time as RFC 3164 writes it or as RFC 3339 does (a daemon's high-precision
+# file format): the one syslog header of a line a program wrote through syslog.
+SYSLOG_HEADER = re.compile(
+    r"(?:<\d{1,3}>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d))"
+    r" \S+ [^\s:\[]+(?:\[[^\]\s]*\])?: ?",
+    re.ASCII,
+)
 _RFC5424 = re.compile(r"<\d{1,3}>\d{1,2} \S+ \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?", re.ASCII)
 _CRI = re.compile(r"\d{4}-\d\d-\d\dT\S+ (?:stdout|stderr) [FP] ", re.ASCII)
 
 
 def _syslog(text: str) -> str:
-    match = _RFC3164.match(text) or _RFC5424.match(text)
+    match = SYSLOG_HEADER.match(text) or _RFC5424.match(text)
     if match is None:
         raise LogParseError("no-envelope", "no RFC 3164 or RFC 5424 syslog header")
     return text[match.end():]

@@ -81,9 +81,21 @@ def apache_header(field: str) -> str | None:
     return None if field in ("", "-") else unescaped_text(field)
 
 
+# IIS writes a space in a value as `+` and a `+` as itself. A `+` after a `+` or after `(` is the
+# character: User-Agents write `; +http://…` (logged `;++http://…`) and `(+http://…)`, and
+# neither two spaces in a row nor a space after `(`.
+_IIS_SPACE = re.compile(r"(?<![+(])\+")
+
+
+def w3c_spaces(field: str) -> str:
+    """A value of an IIS W3C log with its spaces back: `Mozilla/5.0+(compatible;++http://x)` is
+    `Mozilla/5.0 (compatible; +http://x)`."""
+    return _IIS_SPACE.sub(" ", field) if "+" in field else field
+
+
 def w3c_header(field: str) -> str | None:
     """A `cs(Header)` field of a W3C extended log: spaces written as `+`, `-` for none."""
-    return None if field in ("", "-") else field.replace("+", " ")
+    return None if field in ("", "-") else w3c_spaces(field)
 
 
 def w3c_signature_header(field: str) -> str | None:
@@ -93,7 +105,7 @@ def w3c_signature_header(field: str) -> str | None:
         return None
     parts = field.split(":")
     # even parts lie outside `:...:` byte sequences
-    return ":".join(part.replace("+", " ") if index % 2 == 0 else part for index, part in enumerate(parts))
+    return ":".join(w3c_spaces(part) if index % 2 == 0 else part for index, part in enumerate(parts))
 
 
 def signed_headers(

@@ -15,6 +15,7 @@ from datetime import datetime, tzinfo
 from types import MappingProxyType
 
 from matcher.addresses import parse_ip
+from matcher.logformats.envelopes import SYSLOG_HEADER
 from matcher.logformats.fields import (
     cleaned_line, logged_host, request_host, request_line, signed_headers, target_path, unescaped_text,
 )
@@ -76,6 +77,11 @@ def _clf_without_zone(text: str, zone: tzinfo) -> datetime:
     return local_timestamp(text, zone)
 
 
+def _clf_spaced_without_zone(text: str, zone: tzinfo) -> datetime:
+    """`21/Sep/2021 08:53:53`: CLF's date and clock with a space between them, no zone."""
+    return local_timestamp(text.replace(" ", ":", 1), zone)
+
+
 @dataclass(frozen=True)
 class Layout:
     """One preset: its pattern, its time, and how its fields are written."""
@@ -105,10 +111,9 @@ CLF = TimeField(("time",), _clf)
 EPOCH = TimeField(("time",), _epoch)
 EPOCH_SECONDS = TimeField(("time",), _epoch_seconds)
 LOCAL_CLF = TimeField(("time",), _clf_without_zone, zoned=False)
-
-# RFC 3164 header as syslog daemons write it for HAProxy (`Feb  6 12:14:14 host haproxy[1]: `):
-# its time is that of the log line's arrival; the line's own accept date is the one read.
-_SYSLOG_PREFIX = r"(?:(?:<\d{1,3}>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:\[]+(?:\[\d+\])?: )?"
+LOCAL_CLF_SPACED = TimeField(("time",), _clf_spaced_without_zone, zoned=False)
+# The syslog header a daemon writes in front of an HAProxy line, part of the line's one pattern.
+_SYSLOG_PREFIX = f"(?:{SYSLOG_HEADER.pattern})?"
 
 LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     # AWS Application Load Balancer access log entry (docs.aws.amazon.com, "Access log entries").
@@ -128,11 +133,19 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
         r"(?: \S+ \S+ \S+ \S+ \S+ (?P<host>\S+))?", _REST,
     ], CLF),
     # HAProxy `option httplog` (HAProxy configuration manual, 8.2.3 "HTTP log format"), with or
-    # without the syslog header in front of it.
+    # without the syslog header in front of it (`Feb  6 12:14:14 host haproxy[1]: `): the header's
+    # time is the line's arrival; the line's own accept date is the one read.
     "haproxy": _layout([
         _SYSLOG_PREFIX, r"(?P<client_ip>\S+) \[(?P<time>[^\]]*)\] \S+ \S+ \S+ (?P<status>-?\d{1,3}) (?P<size>\+?\d{1,20}) ",
         r"\S+ \S+ \S+ \S+ \S+ (?:\{[^}]*\} ){0,2}", _quoted("request"), _REST,
     ], LOCAL_CLF, client_has_port=True),
+    # Python's http.server (BaseHTTPRequestHandler.log_request) and Werkzeug's development server,
+    # which writes the same line: `client - - [dd/Mon/yyyy HH:MM:SS] "request" status size`, the
+    # server's local time with no zone.
+    "python_http": _layout([
+        r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>\d\d/[A-Za-z]{3}/\d{4} \d\d:\d\d:\d\d)\] ", _quoted("request"),
+        r" (?P<status>\d{3}) (?P<size>\d{1,20}|-)",
+    ], LOCAL_CLF_SPACED),
     # Traefik access log in its default Common Log Format (doc.traefik.io, "Access Logs").
     "traefik": _layout([
         r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ", _quoted("request"),
@@ -181,9 +194,9 @@ class PresetParser:
             if query and query != "-":
                 target += query if query[0] == "?" else "?" + query
         path, target_host = target_path(target)
-        client_ip = groups["client_ip"]
-        if client_ip in ("", "-"):
-            raise LogParseError("missing-field", "the line has no client address")
+        # A line whose client is empty or `-` is still a request, from a client it does not name
+        # (a claimed crawler's identity is then unverified), as in W3C files.
+        client_ip = groups["client_ip"] or "-"
         if layout.client_has_port:
             client_ip = without_port(client_ip)
         status = groups.get("status")

@@ -11,9 +11,11 @@ Times are `date` + `time`, UTC by the W3C definition (IIS's W3C logs are UTC wha
 server's zone); IIS Advanced Logging may log only the server's clock, `date-local` + `time-local`,
 read in the zone it is given (`--log-timezone`). Values are separated by runs of spaces (IIS,
 NetScaler, writers that pad columns) or by tabs (CloudFront); a value may be quoted (Incapsula).
-IIS writes a space in a value as `+`; CloudFront %-encodes values and keeps `+` as it is.
+IIS writes a space in a value as `+` and a `+` as itself (`;++http` is `; +http`); CloudFront
+%-encodes values and keeps `+` as it is.
 Incapsula writes `cs-uri` without its scheme (`www.example.com/page.php`), and Matomo's importer
-reads it so: a `cs-uri` that begins with a host name and a slash is that host and that path.
+reads it so: a `cs-uri` that begins with a host name and a slash is that host and that path. It
+writes the query apart, in `cs-uri-query`, which is joined to a `cs-uri` that holds no query.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
 from types import MappingProxyType
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import unquote
 
 from matcher.logformats.fields import (
     cleaned_line,
@@ -32,6 +34,7 @@ from matcher.logformats.fields import (
     target_path,
     w3c_header,
     w3c_signature_header,
+    w3c_spaces,
 )
 from matcher.logformats.record import LogParseError, LogRecord
 from matcher.logformats.timestamps import iso_timestamp, unix_seconds_timestamp
@@ -108,7 +111,8 @@ class Columns:
 
 def _values(text: str) -> list[str]:
     """A data line's values: tab-separated when it holds a tab, else separated by runs of spaces
-    (a writer that pads its columns); a value in double quotes may hold the separator."""
+    (a writer that pads its columns); a value in double quotes may hold the separator, and a
+    doubled quote inside it (`" ""a"" b "`, IIS Advanced Logging) is one quote."""
     separator = "\t" if "\t" in text else " "
     if '"' not in text:
         return text.split("\t") if separator == "\t" else [value for value in text.split(" ") if value]
@@ -116,9 +120,12 @@ def _values(text: str) -> list[str]:
     while True:
         if text.startswith('"', position):
             end = text.find('"', position + 1)
+            while end >= 0 and text.startswith('"', end + 1):
+                end = text.find('"', end + 2)
             if end < 0:
                 raise LogParseError("no-match", "a quoted W3C value is not closed")
-            values.append(text[position + 1:end])
+            value = text[position + 1:end]
+            values.append(value.replace('""', '"') if '""' in value else value)
             position = end + 1
             if position < len(text) and text[position] != separator:
                 raise LogParseError("no-match", "a quoted W3C value runs into the next")
@@ -195,30 +202,34 @@ def record_of(
         found = values[position]
         return None if found in ("", "-") else found
 
-    stamp, client_ip = value("ts"), value("client_ip")
+    stamp = value("ts")
     if stamp is not None:
         ts = unix_seconds_timestamp(stamp)
     else:
         ts = _w3c_time(value("date"), value("time"), value("date_local"), value("time_local"), zone)
-    if client_ip is None:
-        raise LogParseError("missing-field", "the line has no c-ip")
+    if "client_ip" not in index:
+        raise LogParseError("missing-field", "the fields name no c-ip")
+    # A `-` c-ip (IIS Advanced Logging writes some) is a request from a client the line does not
+    # name, read like a combined line's `-` client: its claim cannot be checked by address.
+    client_ip = value("client_ip") or "-"
     method = value("method")
     if method is None and "method" in index:
         raise LogParseError("no-request", "no cs-method: no request was received")
     # Fields that log no method at all (SHOUTcast's listeners) still log the request: its method is unknown.
     uri = value("uri")
+    query = value("query")
     if uri is not None:
-        target = uri
+        # Incapsula writes the query apart from its cs-uri; a cs-uri that holds one is whole
+        target = uri if query is None or "?" in uri else f"{uri}?{query}"
         # The scheme Incapsula leaves out changes nothing: the host and path are what is judged.
-        path, target_host = target_path(f"http://{uri}" if _SCHEMELESS_URI.match(uri) else uri)
+        path, target_host = target_path(f"http://{target}" if _SCHEMELESS_URI.match(target) else target)
     else:
         stem = value("stem")
         if stem is None:
             raise LogParseError("missing-field", "a W3C line needs cs-uri-stem or cs-uri")
-        query = value("query")
         target = stem if query is None else f"{stem}?{query}"
         path, target_host = target_path(target)
-    decode = unquote_plus if columns.plus_is_space else unquote
+    decode = _iis_decoded if columns.plus_is_space else unquote
     status, size = value("status"), value("size")
     referer, user_agent, forwarded_for = value("referer"), value("user_agent"), value("forwarded_for")
     host = value("host")
@@ -238,6 +249,11 @@ def record_of(
         target_host=logged_host(target_host),
         signed=_signed(value, host or target_host, columns) if columns.signed else None,
     )
+
+
+def _iis_decoded(text: str) -> str:
+    """An IIS User-Agent or Referer: `+` for a space (`fields.w3c_spaces`), %-escapes undone."""
+    return unquote(w3c_spaces(text))
 
 
 def _signed(value, authority: str | None, columns: Columns):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from matcher.addresses import parse_ip, parse_network, request_day, reverse_dns_problem
+from matcher.addresses import address_text, parse_ip, parse_network, request_day, reverse_dns_problem
 
 
 def test_parse_ip_unwraps_ipv4_mapped_addresses():
@@ -27,6 +27,22 @@ def test_a_port_after_the_address_is_not_part_of_it():
     assert str(parse_ip("2001:db8::1:443")) == "2001:db8::1:443"  # unbracketed: all of it is the address
     assert parse_ip("89.160.20.156:") is None and parse_ip("89.160.20.156:123456") is None
     assert parse_ip("example.com:80") is None
+
+
+@pytest.mark.parametrize("logged, spelled", [
+    ("::ffff:127.0.0.1", "127.0.0.1"),  # a dual-stack socket's IPv4 peer
+    ("::FFFF:7f00:1", "127.0.0.1"),
+    ("89.160.20.156:9989", "89.160.20.156"),
+    ("[2001:DB8::1]:443", "2001:db8::1"),
+    ("[::ffff:192.0.2.7]:80", "192.0.2.7"),
+    ("fe80::1%eth0", "fe80::1%eth0"),
+    ("192.0.2.7", "192.0.2.7"),
+    ("unknown", "unknown"),
+    ("-", "-"),
+    ("2001:db8::zz", "2001:db8::zz"),  # names no address: kept as logged
+])
+def test_a_logged_client_is_written_as_the_address_it_names(logged, spelled):
+    assert address_text(logged) == spelled
 
 
 @pytest.mark.parametrize("text, address", [

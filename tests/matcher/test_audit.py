@@ -391,11 +391,14 @@ def test_dns_can_verify_a_crawler_outside_its_published_ranges():
     assert (found["identity"], found["identity_method"]) == ("verified", "reverse-dns")
 
 
-def test_the_dns_question_is_the_client_address_in_canonical_form():
+def test_the_dns_question_and_the_verdict_name_the_client_address_in_its_one_spelling():
     mapped = request("/docs/", user_agent=YANDEXBOT, ip=f"::ffff:{YANDEX_IP}")
     assert dns_question(mapped, REGISTRY, RANGES, NO_PROXIES) == YANDEX_IP
     verdict = verdict_of(mapped, dns={YANDEX_IP: answer(YANDEX_IP, YANDEX_NAME, forward=(YANDEX_IP,))})
-    assert (verdict["identity"], verdict["client_ip"]) == ("verified", f"::ffff:{YANDEX_IP}")
+    assert (verdict["identity"], verdict["client_ip"]) == ("verified", YANDEX_IP)
+    for logged in (f"{YANDEX_IP}:9989", f"[::ffff:{YANDEX_IP}]:443"):
+        assert verdict_of(request("/docs/", user_agent=YANDEXBOT, ip=logged))["client_ip"] == YANDEX_IP
+    assert verdict_of(request("/docs/", ip="[2001:DB8::1]:443"))["client_ip"] == "2001:db8::1"
     proxied = request("/docs/", user_agent=YANDEXBOT, ip="10.0.0.2", forwarded_for=f"{YANDEX_IP}:4711")
     assert dns_question(proxied, REGISTRY, RANGES, PROXIES) == YANDEX_IP
     assert dns_question(proxied, REGISTRY, RANGES, NO_PROXIES) == "10.0.0.2"

@@ -535,6 +535,7 @@ _ONE_REQUEST = {
     "aws_elb": f'2026-10-10T20:55:36Z lb 66.249.66.1:2817 - -1 -1 -1 200 - 0 29 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "{GOOGLEBOT}" - -',
     "aws_s3": f'79a5 bucket [10/Oct/2026:20:55:36 +0000] 66.249.66.1 - 3E57 WEBSITE.GET.OBJECT a "GET /a?x=1 HTTP/1.1" 200 - 113 113 7 - "-" "{GOOGLEBOT}" -',
     "haproxy": '66.249.66.1:33317 [10/Oct/2026:20:55:36.000] in st/s1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a?x=1 HTTP/1.1"',
+    "python_http": '66.249.66.1 - - [10/Oct/2026 20:55:36] "GET /a?x=1 HTTP/1.1" 200 -',
     "traefik": f'66.249.66.1 - - [10/Oct/2026:20:55:36 +0000] "GET /a?x=1 HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 1 "r@docker" "-" 0ms',
     "squid": "1791665736.000 180 66.249.66.1 TCP_MISS/200 411 GET /a?x=1 - HIER_DIRECT/93.184.216.34 text/html",
     "caddy": json.dumps({"ts": INSTANT_UNIX, "request": {"client_ip": "66.249.66.1", "method": "GET", "uri": "/a?x=1",
@@ -551,7 +552,7 @@ _ONE_REQUEST = {
                               "queryStr": "x=1", "UA": GOOGLEBOT.replace("+", "%2B").replace(" ", "+")}),
 }
 # Formats that log no User-Agent by default, and those that log no method.
-_NO_USER_AGENT = {"common", "vhost_common", "haproxy", "squid"}
+_NO_USER_AGENT = {"common", "vhost_common", "haproxy", "python_http", "squid"}
 _NO_METHOD = {"matomo_json"}
 
 

@@ -23,20 +23,10 @@ WRITERS = writers()
 
 # Writers `auto` reads too few requests of today, and why.
 READS_SHORT: dict[str, str] = {
-    "aws_s3": "the requester of line 5 is logged as - (an AWS service delivering logs): a line without a client "
-              "address is a missing-field dead letter, in every format",
-    "envoy_text": "line 2 logs no client (its X-Forwarded-For is -), the one address the inferred layout reads the "
-                  "client from: 2 of 3 requests",
-    "haproxy_http": "a syslog header with an RFC 3339 time (2015-08-26T02:09:48+02:00 host haproxy[pid]:) is not "
-                    "unwrapped: 4 of 5 requests",
     "heroku_router": "line 1 writes its time without a fraction and its path unquoted, another layout than the one "
                      "inferred from the other router lines: 4 of 5 requests",
-    "iis_advanced_logging": "w3c reads 1 of 3: a bare - where other lines quote the client, and a quoted value "
-                            "with doubled quotes inside",
     "istio_text_cri": "line 1's status is 0 (the client left, DC), which the inferred layout's status does not "
                       "read: 9 of 10 requests",
-    "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp, "
-                         "and no layout is inferred from a time in that spelling",
     "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
                    "3 of 6 lines is not most, auto refuses the file",
     "uwsgi": "no preset reads uWSGI's request lines, and no layout is inferred from them: its time is asctime's, "
@@ -44,17 +34,9 @@ READS_SHORT: dict[str, str] = {
 }
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {
-    **{writer: reason for writer, reason in READS_SHORT.items()
-       if writer not in ("aws_s3", "envoy_text", "haproxy_http", "heroku_router", "iis_advanced_logging")},
-    "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
+    **{writer: reason for writer, reason in READS_SHORT.items() if writer != "heroku_router"},
     "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status, "
                            "skips the milliseconds after the Unix seconds and leaves the User-Agent's %-escapes",
-    "envoy_gateway_json": "the inferred map reads downstream_remote_address, which keeps its port (203.0.113.7:52314)",
-    "express_morgan": "the client ::ffff:127.0.0.1 (IPv4 on a dual-stack socket) is kept, not read as 127.0.0.1",
-    "gcp_http_lb": "httpRequest.remoteIp with a port (89.160.20.156:9989) keeps the port",
-    "iis_w3c": "IIS writes a space as + and a + as itself: '++http' is ' +http', read as two spaces",
-    "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
-    "istio_json": "the inferred map reads downstream_remote_address, which keeps its port (10.124.0.13:43612)",
     "istio_text_cri": "the inferred layout reads the time of the CRI frame before the Envoy line, not Envoy's own",
     "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
     "traffic_server_squid": "the inferred layout skips the milliseconds after the Unix seconds, and finds no status "

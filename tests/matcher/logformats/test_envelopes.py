@@ -17,6 +17,9 @@ FASTLY = json.dumps({"timestamp": "2026-11-02T10:00:00+0000", "client_ip": "66.2
 WRAPPED = [
     ("syslog+combined", f"Nov  2 10:00:00 web1 nginx: {COMBINED}"),
     ("syslog+combined", f"<190>Nov 12 10:00:00 web1 apache2[812]: {COMBINED}"),
+    # RFC 3164's header with an RFC 3339 time (rsyslog's RSYSLOG_FileFormat, syslog-ng's iso)
+    ("syslog+combined", f"2026-11-02T11:00:00+01:00 web1 nginx[812]: {COMBINED}"),
+    ("syslog+combined", f"<190>2026-11-02T10:00:00.123456Z web1 nginx: {COMBINED}"),
     ("syslog+fastly", f"<134>1 2026-11-02T10:00:00Z cache-fra19 fastly-logs - - - {FASTLY}"),
     ("syslog+fastly", f'<134>1 2026-11-02T10:00:00Z h app 12 ID47 [exampleSDID@32473 iut="3" eventSource="App"] {FASTLY}'),
     ("cri+combined", f"2026-11-02T10:00:00.123456789Z stdout F {COMBINED}"),

@@ -65,9 +65,8 @@ EXPECTED = {
     ],
     "w3c": [
         "directive", "directive", "directive", "directive",
-        # IIS writes spaces as "+", so the "+" before the URL reads as a second space
-        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None,
-         GOOGLEBOT.replace("+http", " http"), None),
+        # IIS writes a space as "+" and a "+" as itself: ";++http" is "; +http"
+        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None, GOOGLEBOT, None),
         "directive", "directive", "directive", "directive",  # a restart, with other fields
         (at(0) + timedelta(minutes=5, seconds=1), "10.0.0.9", "www.example.com", "GET", "/p", "/p", 404, 1245, "https://www.example.com/", "curl/8.5.0", "192.0.2.5"),
     ],
@@ -120,6 +119,13 @@ EXPECTED = {
         (at(0), "66.249.66.1", "www.example.com", None, "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
         (at(1), "192.0.2.5", "shop.example.net", None, "/p", "/p", 404, 19, "https://www.example.com/", "curl/8.5.0", None),
     ],
+    # Python's http.server: the local time with a space before the clock and no zone; the note it
+    # writes before a request it answers with an error is no request line
+    "python_http": [
+        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None, "", None),
+        "no-match",
+        (at(1), "::ffff:192.0.2.5", "default.test", "GET", "/p", "/p", 404, 469, None, "", None),
+    ],
     "fastly": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
         (at(1), "192.0.2.5", "www.example.com", "GET", "/p", "/p", 404, None, "https://www.example.com/", "curl/8.5.0", None),
@@ -160,11 +166,23 @@ def test_auto_detection_names_the_fixture_format(name):
     assert chosen is not None and chosen.name in same.get(name, {name})
 
 
+@pytest.mark.parametrize("header", [
+    "Feb  6 12:14:14 lb1 haproxy[14389]: ",
+    "<134>Feb  6 12:14:14 lb1 haproxy[14389]: ",
+    "2015-08-26T02:09:48+02:00 lb1 haproxy[14389]: ",  # rsyslog's RSYSLOG_FileFormat
+    "2015-08-26T00:09:48.123456Z lb1 haproxy: ",
+])
+def test_a_haproxy_line_behind_a_syslog_header_reads_as_without_it(header):
+    line = FIXTURES.joinpath("haproxy.log").read_text().splitlines()[1]
+    assert parser_for("haproxy")(header + line) == parser_for("haproxy")(line)
+
+
 def test_a_time_without_a_zone_is_read_in_the_log_timezone():
-    assert ZONELESS_FORMATS == {"haproxy"}
+    assert ZONELESS_FORMATS == {"haproxy", "python_http"}
     paris = _read("haproxy", ZoneInfo("Europe/Paris"))
     assert paris[0][0] == at(0, 655000) - timedelta(hours=1)
     assert _read("haproxy", time_zone("-05:00"))[1][0] == at(1) + timedelta(hours=5)
+    assert _read("python_http", ZoneInfo("Europe/Paris"))[2][0] == at(1) - timedelta(hours=1)
 
 
 @pytest.mark.parametrize("text", ["Mars/Olympus", "+25:00", ""])

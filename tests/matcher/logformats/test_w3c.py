@@ -66,6 +66,25 @@ def test_values_may_be_separated_by_runs_of_spaces():
     assert _read([fields, "2026-11-02  10:00:00  66.249.66.1 GET  /a  200"])[1] == "no-match"
 
 
+def test_a_doubled_quote_inside_a_quoted_value_is_one_quote():
+    fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent) sc-substatus"
+    line = '2026-11-02 10:00:00 "66.249.66.1" GET /a 404 "Googlebot ""2.1""" " ""garbage"" w/ spaces "'
+    _, record = _read([fields, line])
+    assert (record.status, record.user_agent) == (404, 'Googlebot "2.1"')
+    assert _read([fields, '2026-11-02 10:00:00 "66.249.66.1" GET /a 404 "Googlebot ""2.1 0'])[1] == "no-match"  # never closed
+
+
+def test_a_bare_dash_for_the_client_reads_the_request_from_an_unnamed_client():
+    # IIS Advanced Logging quotes the client on most lines and writes a bare - where it has none
+    fields = "#Fields: date-local time-local cs-method cs-uri-stem c-ip cs(User-Agent) cs(Host) sc-status"
+    lines = ['2012-08-15 17:00:00.363 GET /a "70.95.0.0" "Mozilla/5.0 (X11)" "www.example.com" 200',
+             '2012-08-15 17:00:00.660 GET /b - "Mozilla/5.0 (X11)" "www.example.com" 301']
+    _, quoted, bare = _read([fields, *lines])
+    assert (quoted.client_ip, bare.client_ip) == ("70.95.0.0", "-")
+    assert (bare.path, bare.status, bare.host) == ("/b", 301, "www.example.com")
+    assert _read([fields.replace(" c-ip", ""), lines[1].replace(" - ", " ")])[1] == "missing-field"
+
+
 def test_tab_separated_values_keep_their_spaces():
     fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status x-edge-location"
     _, record = _read([fields, "2026-11-02\t10:00:00\t66.249.66.1\tGET\t/a  b\t200\tX"])
@@ -87,6 +106,10 @@ def test_a_blank_line_in_a_w3c_file_is_no_request_and_no_error(blank):
     ("cs-uri cs(Host)", "/a?b=1 www.example.com", "www.example.com", "/a?b=1"),
     # an absolute cs-uri the server wrote down names the host, unless a host field is logged
     ("cs-uri", "https://www.example.com/a?b=1", "www.example.com", "/a?b=1"),
+    # Incapsula writes the query apart, after a cs-uri without its scheme
+    ("cs-uri cs-uri-query", "www.example.com/page.php variable=test", "www.example.com", "/page.php?variable=test"),
+    ("cs-uri cs-uri-query", "www.example.com/page.php -", "www.example.com", "/page.php"),
+    ("cs-uri cs-uri-query", "https://www.example.com/a?b=1 b=1", "www.example.com", "/a?b=1"),
     ("cs-uri cs(Host)", "https://other.example/a www.example.com", "www.example.com", "/a"),
     # the stem and the query apart
     ("cs-uri-stem cs-uri-query", "/a b=1", None, "/a?b=1"),
@@ -97,6 +120,19 @@ def test_a_blank_line_in_a_w3c_file_is_no_request_and_no_error(blank):
 def test_the_target_and_host_from_each_uri_and_host_field(fields, values, host, path):
     _, record = _read([f"#Fields: date time c-ip cs-method {fields}", f"2026-11-02 10:00:00 66.249.66.1 GET {values}"])
     assert (record.host, record.path) == (host, path)
+
+
+@pytest.mark.parametrize(("logged", "user_agent"), [
+    (GOOGLEBOT_IIS, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"),
+    ("FeedFetcher-Google;+(+http://www.google.com/feedfetcher.html)",
+     "FeedFetcher-Google; (+http://www.google.com/feedfetcher.html)"),
+    ("a+++b", "a ++b"),
+    ("curl/8.5.0", "curl/8.5.0"),
+])
+def test_iis_writes_a_space_as_plus_and_a_plus_as_itself(logged, user_agent):
+    fields = "#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent) cs(Referer)"
+    _, record = _read([fields, f"2026-11-02 10:00:00 66.249.66.1 GET /a 200 {logged} {logged}"])
+    assert (record.user_agent, record.referer) == (user_agent, user_agent)
 
 
 def test_cloudfront_s_distribution_name_in_cs_host_is_never_the_site():

@@ -157,7 +157,7 @@ def test_a_json_export_an_array_or_entries_pretty_printed_is_read_entry_by_entry
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
     assert (counts["lines"], counts["verdicts"], counts["dead_letters"]) == (4, 4, 0)
     verdicts = [json.loads(line) for part in (tmp_path / "out" / "verdicts").glob("part*") for line in part.read_text().splitlines()]
-    assert {v["client_ip"] for v in verdicts} == {"66.249.66.1:9989"} and {v["identity"] for v in verdicts} <= {"verified", "unverified"}
+    assert {v["client_ip"] for v in verdicts} == {"66.249.66.1"} and {v["identity"] for v in verdicts} <= {"verified", "unverified"}
 
 
 @pytest.mark.slow
