@@ -56,10 +56,8 @@ FIELDS_WRONG: dict[str, str] = {
     "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
     "istio_json": "the inferred map reads downstream_remote_address, which keeps its port (10.124.0.13:43612)",
     "istio_text_cri": "the inferred layout reads the time of the CRI frame before the Envoy line, not Envoy's own",
-    "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
     "traffic_server_squid": "the inferred layout skips the milliseconds after the Unix seconds, and finds no status "
                             "in TCP_MISS/200 nor the host in the absolute URL",
-    "varnishncsa": "auto picks combined: the host of varnishncsa's absolute URL is kept as evidence only",
     "vercel_log_drain": "the inferred map takes the top-level host (the deployment) over proxy.host (the one asked for)",
     "zeek_http_tsv": "the inferred layout skips the microseconds after the Unix seconds",
 }

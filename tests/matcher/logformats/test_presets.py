@@ -154,9 +154,9 @@ def test_every_line_of_the_preset_fixture_reads_field_by_field(name):
 def test_auto_detection_names_the_fixture_format(name):
     lines = (FIXTURES / f"{name}.log").read_bytes().splitlines()
     chosen = chosen_format(rank_formats(lines))
-    # varnishncsa writes Apache's combined layout; w3c and cloudfront read each other's files alike;
-    # OVH's host stands where combined has the identd user, so combined reads its lines too (without the host)
-    same = {"varnishncsa": {"combined", "varnishncsa"}, "cloudfront": {"w3c", "cloudfront"}, "ovh": {"combined", "ovh"}}
+    # w3c and cloudfront read each other's files alike;
+    # OVH's layout is lighttpd's default
+    same = {"cloudfront": {"w3c", "cloudfront"}, "ovh": {"lighttpd", "ovh"}}
     assert chosen is not None and chosen.name in same.get(name, {name})
 
 
