@@ -136,7 +136,8 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     # Traefik access log in its default Common Log Format (doc.traefik.io, "Access Logs").
     "traefik": _layout([
         r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ", _quoted("request"),
-        r" (?P<status>\d{3}|-) (?P<size>\d{1,20}|-) ", _quoted("referer"), " ", _quoted("user_agent"),
+        # an empty Referer is written bare: `-`
+        r" (?P<status>\d{3}|-) (?P<size>\d{1,20}|-) (?:", _quoted("referer"), "|-) ", _quoted("user_agent"),
         r' \d+ "[^"]*" "[^"]*" \d+ms',
     ], CLF),
     # Squid native access.log (wiki.squid-cache.org, "Squid native access.log format in detail").

@@ -37,8 +37,6 @@ READS_SHORT: dict[str, str] = {
                       "read: 9 of 10 requests",
     "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp, "
                          "and no layout is inferred from a time in that spelling",
-    "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
-                   "3 of 6 lines is not most, auto refuses the file",
     "uwsgi": "no preset reads uWSGI's request lines, and no layout is inferred from them: its time is asctime's, "
              "with the weekday ([Sun Mar 13 22:49:12 2016]), which a format string does not read",
 }

@@ -55,6 +55,8 @@ EXPECTED = {
         (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
         (datetime(2026, 11, 2, 9, 0, 1, tzinfo=UTC), "192.0.2.5", "default.test", "GET", "/p", "/p", 404, 19,
          "https://www.example.com/", "curl/8.5.0", None),
+        # an empty Referer written bare, as Traefik writes it
+        (at(2), "203.0.113.9", "default.test", "GET", "/en/", "/en/", 200, 2814, None, "Android", None),
     ],
     "squid": [
         (at(0, 779000), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 411, None, "", None),
