@@ -64,10 +64,15 @@ _EPOCH_NANOSECONDS = re.compile(r"[1-9]\d{18}\Z")
 @dataclass(frozen=True)
 class _Time:
     """How a column writes its time: the directive that reads it, and what follows it inside the
-    token (an epoch's fraction, which no directive reads, is matched and skipped)."""
+    token (the fraction of Unix seconds, read when it has Apache's three or six digits, else
+    matched and skipped)."""
 
     directive: str
     rest: str = ""
+
+
+_SKIPPED_FRACTION = ".%{fraction}e"
+_FRACTION_DIRECTIVES = {3: ".%{msec_frac}t", 6: ".%{usec_frac}t"}
 
 
 def _time_of(text: str, bracketed: bool) -> _Time | None:
@@ -85,15 +90,25 @@ def _time_of(text: str, bracketed: bool) -> _Time | None:
     match = _EPOCH.match(text)
     if match is not None and text[0] != "0":
         digits, fraction = match.groups()
-        return _Time(f"%{{{_EPOCH_UNITS[len(digits)]}}}t", "" if fraction is None else ".%{fraction}e")
+        unit = _EPOCH_UNITS[len(digits)]
+        if fraction is None:
+            return _Time(f"%{{{unit}}}t")
+        read = _FRACTION_DIRECTIVES.get(len(fraction) - 1) if unit == "sec" else None
+        return _Time(f"%{{{unit}}}t", read or _SKIPPED_FRACTION)
     return None
 
 
 def _column_time(values: Sequence[str], bracketed: bool) -> _Time | None:
     """The spelling of time most of a place's values are written in (a writer may leave out a
-    fraction of zero: those lines are not read), or None."""
-    spelling, count = Counter(_time_of(value, bracketed) for value in values).most_common(1)[0]
-    return spelling if spelling is not None and count >= _MOST * len(values) else None
+    fraction of zero: those lines are not read), or None. Unix seconds whose fractions are written
+    with more or fewer digits from line to line keep the seconds alone."""
+    spellings = [_time_of(value, bracketed) for value in values]
+    for spelled in (spellings, [time if time is None or not time.rest else _Time(time.directive, _SKIPPED_FRACTION)
+                                for time in spellings]):
+        spelling, count = Counter(spelled).most_common(1)[0]
+        if spelling is not None and count >= _MOST * len(values):
+            return spelling
+    return None
 
 
 def _address(text: str) -> bool:

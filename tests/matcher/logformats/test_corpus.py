@@ -45,8 +45,8 @@ FIELDS_WRONG: dict[str, str] = {
     **{writer: reason for writer, reason in READS_SHORT.items()
        if writer not in ("aws_s3", "envoy_text", "haproxy_http", "heroku_router", "iis_advanced_logging")},
     "haproxy_http": "the annotated line 5 is in an RFC 3339 syslog header, which is not unwrapped",
-    "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status, "
-                           "skips the milliseconds after the Unix seconds and leaves the User-Agent's %-escapes",
+    "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status "
+                           "and leaves the User-Agent's %-escapes",
     "envoy_gateway_json": "the inferred map reads downstream_remote_address, which keeps its port (203.0.113.7:52314)",
     "express_morgan": "the client ::ffff:127.0.0.1 (IPv4 on a dual-stack socket) is kept, not read as 127.0.0.1",
     "gcp_http_lb": "httpRequest.remoteIp with a port (89.160.20.156:9989) keeps the port",
@@ -54,10 +54,7 @@ FIELDS_WRONG: dict[str, str] = {
     "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
     "istio_json": "the inferred map reads downstream_remote_address, which keeps its port (10.124.0.13:43612)",
     "istio_text_cri": "the inferred layout reads the time of the CRI frame before the Envoy line, not Envoy's own",
-    "traffic_server_squid": "the inferred layout skips the milliseconds after the Unix seconds, and finds no status "
-                            "in TCP_MISS/200 nor the host in the absolute URL",
     "vercel_log_drain": "the inferred map takes the top-level host (the deployment) over proxy.host (the one asked for)",
-    "zeek_http_tsv": "the inferred layout skips the microseconds after the Unix seconds",
 }
 
 

@@ -185,13 +185,26 @@ def test_lines_of_another_shape_are_not_read_and_count_against_the_share():
     ("1796637600", "%{sec}t", datetime(2026, 12, 7, 10, tzinfo=UTC)),
     ("1796637600123", "%{msec}t", datetime(2026, 12, 7, 10, 0, 0, 123000, UTC)),
     ("1796637600123456", "%{usec}t", datetime(2026, 12, 7, 10, 0, 0, 123456, UTC)),
-    ("1796637600.123", "%{sec}t.%{fraction}e", datetime(2026, 12, 7, 10, tzinfo=UTC)),
+    ("1796637600.123", "%{sec}t.%{msec_frac}t", datetime(2026, 12, 7, 10, 0, 0, 123000, UTC)),
+    ("1796637600.123456", "%{sec}t.%{usec_frac}t", datetime(2026, 12, 7, 10, 0, 0, 123456, UTC)),
+    # a fraction of another length is matched, not read
+    ("1796637600.1234", "%{sec}t.%{fraction}e", datetime(2026, 12, 7, 10, tzinfo=UTC)),
+    ("1796637600123.456", "%{msec}t.%{fraction}e", datetime(2026, 12, 7, 10, 0, 0, 123000, UTC)),
 ])
 def test_times_in_each_common_spelling_are_found_and_read(stamp, directive, utc):
     lines = [f'{stamp} 66.249.66.{n} "GET /{n} HTTP/1.1" 200 {n} "{GOOGLEBOT}"' for n in range(5)]
     inferred = infer_layout(lines)
     assert inferred.name == f'apache:{directive} %h "%r" %>s %b "%{{User-Agent}}i"'
     assert parser_for(inferred.name)(lines[0]).ts == utc
+
+
+def test_unix_seconds_whose_fraction_varies_in_length_keep_the_seconds():
+    # a writer that leaves out trailing zeros: no one fraction directive reads most lines
+    lines = [f'1796637600.{fraction} 66.249.66.{n} "GET /{n} HTTP/1.1" 200'
+             for n, fraction in enumerate(("123", "12", "123456", "5", "1234"))]
+    inferred = infer_layout(lines)
+    assert inferred.name == 'apache:%{sec}t.%{fraction}e %h "%r" %>s'
+    assert inferred.read == len(lines)
 
 
 def test_addresses_with_a_port_and_forwarded_for_lists_are_told_apart():

@@ -61,6 +61,9 @@ EXPECTED = {
     "squid": [
         (at(0, 779000), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 411, None, "", None),
         "authority-form",
+        # Apache Traffic Server's `squid` format: one field more
+        (at(2, 2000), "198.51.100.4", "static.example.com", "GET", "http://static.example.com/app.js", "/app.js", 304, 0,
+         None, "", None),
     ],
     "varnishncsa": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
