@@ -37,7 +37,8 @@ _CLF_VALUE = r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}"
 # Values of a known form are read as that form, so that the text after them ends them in one place:
 # a scheme holds no `:` (`$scheme://$host`), a port or a duration no other character. Each may
 # also be `-` or nothing, as a server writes a value it does not have.
-_STATUS = r"\d{3}|-|"
+# a proxy writes 0 for a request that got no answer (Envoy: the client left first)
+_STATUS = r"\d{3}|0|-|"
 _SIZE = r"\d{1,20}|-|"
 _PORT = r"\d{1,5}|-|"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]{0,31}|-|"

@@ -33,8 +33,6 @@ READS_SHORT: dict[str, str] = {
                      "inferred from the other router lines: 4 of 5 requests",
     "iis_advanced_logging": "w3c reads 1 of 3: a bare - where other lines quote the client, and a quoted value "
                             "with doubled quotes inside",
-    "istio_text_cri": "line 1's status is 0 (the client left, DC), which the inferred layout's status does not "
-                      "read: 9 of 10 requests",
     "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp, "
                          "and no layout is inferred from a time in that spelling",
     "uwsgi": "no preset reads uWSGI's request lines, and no layout is inferred from them: its time is asctime's, "

@@ -243,7 +243,9 @@ CLF_AT = "[02/Nov/2026:10:00:00 +0000]"
     ('nginx:$remote_addr $time_local "$request" $status $scheme "$http_user_agent"',
      f'66.249.66.1 {CLF_AT[1:-1]} "GET /a HTTP/1.1"  - "{GOOGLEBOT}"', (None, GOOGLEBOT)),
     ('nginx:$remote_addr [$time_local] "$request" $status $body_bytes_sent "$http_user_agent"',
-     f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" - - "-"', (None, "")),
+     f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" - - "-"', (None, "")),    # Envoy's 0: no response, the client left first
+    ('apache:[%{%Y-%m-%dT%H:%M:%S.%f%z}t] "%r" %>s %b "%h" "%{User-Agent}i"',
+     f'[2026-11-02T10:00:00.000Z] "GET /a HTTP/1.1" 0 0 "66.249.66.1" "{GOOGLEBOT}"', (0, GOOGLEBOT)),
 ])
 def test_any_directive_may_be_empty_or_a_dash(spec, line, read):
     record = parser_for(spec)(line)

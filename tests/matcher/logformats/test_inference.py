@@ -207,6 +207,15 @@ def test_unix_seconds_whose_fraction_varies_in_length_keep_the_seconds():
     assert inferred.read == len(lines)
 
 
+def test_a_status_of_0_among_statuses_is_read_as_0():
+    # Envoy writes 0 where the client left before any response
+    lines = [f'[2026-12-07T10:00:0{n}.000Z] "GET /{n} HTTP/1.1" {status} "66.249.66.{n}" "{GOOGLEBOT}"'
+             for n, status in enumerate((0, 200, 200, 404, 200))]
+    inferred = infer_layout(lines)
+    assert (inferred.read, inferred.sample) == (5, 5)
+    assert [parser_for(inferred.name)(line).status for line in lines] == [0, 200, 200, 404, 200]
+
+
 def test_addresses_with_a_port_and_forwarded_for_lists_are_told_apart():
     lines = [f'[2026-12-07T10:00:0{n}Z] [2001:db8::{n}]:443 "GET /{n} HTTP/1.1" 200 "66.249.66.{n}, 10.0.0.{n}"'
              for n in range(5)]
