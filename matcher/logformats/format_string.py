@@ -63,6 +63,8 @@ _APACHE_OWN = {"p": _PORT, "D": _SIZE, "k": _SIZE}
 _STRFTIME = {
     "Y": r"(\d{4})", "m": r"(\d\d)", "d": r"(\d\d)", "e": r"([ \d]\d)", "H": r"(\d\d)", "M": r"(\d\d)",
     "S": r"(\d\d)", "b": r"([A-Za-z]{3})", "h": r"([A-Za-z]{3})", "y": r"(\d\d)",
+    # the weekday, as asctime writes it (`Sun Mar 13 22:49:12 2016`): matched, the date says the day
+    "a": r"([A-Za-z]{3})",
     "j": r"(\d{3})", "Z": r"([A-Za-z]{1,5})", "z": r"([+-]\d\d:?\d\d|Z)",
     # fractions of a second: `%f` up to nine digits, `%{msec_frac}t` and `%{usec_frac}t` three and six
     "f": r"(\d{1,9})", "{msec_frac}": r"(\d{3})", "{usec_frac}": r"(\d{6})",

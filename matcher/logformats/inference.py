@@ -54,6 +54,8 @@ _STATUS = re.compile(r"[1-5]\d\d\Z")
 _ISO = re.compile(
     r"(\d{4})([-/])(\d\d)\2(\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\Z")
 _CLF = re.compile(r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d(?: [+-]\d{4})?\Z")
+# asctime's, the weekday first, the day padded with a blank (uWSGI: `[Sun Mar  6 22:49:12 2016]`)
+_ASCTIME = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\Z")
 # Unix times from 2001-09-09 on (the first with 10 digits): seconds, milliseconds, microseconds;
 # JSON writers also write nanoseconds, which `jsonl` reads.
 _EPOCH = re.compile(r"(\d{10}|\d{13}|\d{16})(\.\d{1,9})?\Z")
@@ -87,6 +89,8 @@ def _time_of(text: str, bracketed: bool) -> _Time | None:
         if bracketed and len(text) == 26:
             return _Time("%t")
         return _Time("%{%d/%b/%Y:%H:%M:%S %z}t" if len(text) == 26 else "%{%d/%b/%Y:%H:%M:%S}t")
+    if _ASCTIME.match(text):
+        return _Time("%{%a %b %e %H:%M:%S %Y}t")
     match = _EPOCH.match(text)
     if match is not None and text[0] != "0":
         digits, fraction = match.groups()
@@ -256,9 +260,12 @@ def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None
 # ------------------------------------------------------------------ text lines
 
 _TOKEN = re.compile(
-    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]{0,256})\](?=\s|\Z)|(?P<bare>\S*))',
+    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]{0,256})\](?=\s|\Z)'
+    r'|\((?P<parenthesized>[^()]{0,256})\)(?=\s|\Z)|(?P<bare>\S*))',
     re.DOTALL,
 )
+# `(HTTP/1.1 200)`: a value in parentheses after a word of its own (uWSGI's protocol and status)
+_AFTER_A_WORD = re.compile(r"\S+ (\S+)\Z")
 _SPACE = re.compile(r"[ \t]+")
 _LABELLED = re.compile(r"([A-Za-z][\w-]{0,31}) (\S+)\Z")
 _SHAPES_TRIED = 5
@@ -275,7 +282,7 @@ _TIME_PAIR = re.compile(r"\d{4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d\S*\Z|\d\d/[A-Za-z
 class _Token:
     before: str  # the blanks before it
     key: str  # `key=` as written, or ""
-    wrap: str  # what opens it: '"', '[', '[Label ' (a bracket that names its value) or ''
+    wrap: str  # what opens it: '"', '[', '[Label ' (a bracket that names its value), '(', '( ' (a word, then the value) or ''
     value: str
 
     @property
@@ -310,6 +317,11 @@ def _tokens(text: str, tabbed: bool) -> tuple[_Token, ...] | None:
             labelled = _LABELLED.match(value)
             if labelled is not None:  # `[Client 203.0.113.9]`: the label is written, the value read
                 wrap, value = f"[{labelled.group(1)} ", labelled.group(2)
+        elif match.group("parenthesized") is not None:
+            wrap, value = "(", match.group("parenthesized")
+            worded = _AFTER_A_WORD.match(value)
+            if worded is not None:
+                wrap, value = "( ", worded.group(1)
         else:
             wrap, value = "", match.group("bare")
         if match.end() < len(text) and not text[match.end()].isspace():
@@ -355,7 +367,9 @@ def _spec(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]
     pieces = []
     for index, ((before, key, wrap), values) in enumerate(zip(shape, columns)):
         pieces.append(before + _literal(key))
-        close = "]" if wrap.startswith("[") else wrap
+        close = "]" if wrap.startswith("[") else ")" if wrap.startswith("(") else wrap
+        if wrap == "( ":
+            wrap = f"({_skipped(f'field{index + 1}_word', index)} "
         field = fields.get(index)
         if field == "ts":
             time = _column_time(values, wrap == "[")

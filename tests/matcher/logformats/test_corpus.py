@@ -35,8 +35,6 @@ READS_SHORT: dict[str, str] = {
                             "with doubled quotes inside",
     "python_dev_server": "the time in brackets has no zone ([21/Sep/2021 08:53:53]): every line is bad-timestamp, "
                          "and no layout is inferred from a time in that spelling",
-    "uwsgi": "no preset reads uWSGI's request lines, and no layout is inferred from them: its time is asctime's, "
-             "with the weekday ([Sun Mar 13 22:49:12 2016]), which a format string does not read",
 }
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {

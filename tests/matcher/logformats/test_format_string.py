@@ -320,6 +320,15 @@ def test_a_fraction_of_a_second_alone_is_refused(spec):
         parser_for(spec)
 
 
+def test_asctime_with_its_weekday_is_read_in_the_log_timezone():
+    # uWSGI's time: asctime's, the day padded with a blank, no zone
+    spec = 'apache:%h [%{%a %b %e %H:%M:%S %Y}t] "%r"'
+    assert is_zoneless(spec)
+    parse = parser_for(spec, zone=timezone(timedelta(hours=1)))
+    assert parse('66.249.66.1 [Mon Nov  2 11:00:00 2026] "GET / HTTP/1.1"').ts == AT
+    assert parse('66.249.66.1 [Thu Nov 12 11:00:00 2026] "GET / HTTP/1.1"').ts == AT + timedelta(days=10)
+
+
 def test_unix_seconds_with_a_fraction_take_the_digits_the_format_says():
     parse = parser_for('apache:%h [%{sec}t.%{msec_frac}t] "%r"')
     assert parse('66.249.66.1 [1793613600.250] "GET / HTTP/1.1"').ts == AT + timedelta(milliseconds=250)

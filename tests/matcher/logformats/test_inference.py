@@ -207,6 +207,18 @@ def test_unix_seconds_whose_fraction_varies_in_length_keep_the_seconds():
     assert inferred.read == len(lines)
 
 
+def test_uwsgi_lines_give_their_asctime_and_the_status_in_parentheses():
+    lines = [f"[pid: 881|app: 0|req: {n}/{n}] 66.249.66.{n} () {{38 vars in 69{n} bytes}} [Mon Dec  7 10:00:0{n} 2026] "
+             f"GET /{n} => generated 4{n} bytes in 1{n} msecs (HTTP/1.{n % 2} {status}) 9 headers in 37{n} bytes "
+             f"(1 switches on core {n})" for n, status in enumerate((200, 404, 200, 301, 200))]
+    inferred = infer_layout(lines)
+    assert (inferred.read, inferred.sample) == (5, 5)
+    assert "[%{%a %b %e %H:%M:%S %Y}t]" in inferred.name and "%>s)" in inferred.name
+    records = [parser_for(inferred.name)(line) for line in lines]
+    assert [(r.client_ip, r.path, r.status) for r in records][1] == ("66.249.66.1", "/1", 404)
+    assert records[2].ts == datetime(2026, 12, 7, 10, 0, 2, tzinfo=UTC)
+
+
 def test_a_status_of_0_among_statuses_is_read_as_0():
     # Envoy writes 0 where the client left before any response
     lines = [f'[2026-12-07T10:00:0{n}.000Z] "GET /{n} HTTP/1.1" {status} "66.249.66.{n}" "{GOOGLEBOT}"'
