@@ -28,7 +28,9 @@ from typing import Any
 
 from matcher.addresses import parse_ip
 from matcher.logformats.detect import Candidate, chosen_format, rank_formats, sample_of, scored
+from matcher.logformats.envelopes import ENVELOPES, unwrapped
 from matcher.logformats.json_text import loads_logged
+from matcher.logformats.record import LogParseError
 
 __all__ = ["InferredFormat", "detected_format", "infer_layout", "inferred_choice"]
 
@@ -238,8 +240,26 @@ def infer_layout(lines: Iterable[bytes | str]) -> InferredFormat | None:
     objects = [_json_object(text) for text in sample]
     if 2 * sum(1 for found in objects if found is not None) > len(sample):
         return _checked("jsonl", sample, _json_mapping([found for found in objects if found is not None]))
-    spec = _text_spec(sample)
-    return None if spec is None else _checked(spec, sample, None)
+    envelope, texts = _inside_envelope(sample)
+    spec = _text_spec(texts)
+    if spec is None:
+        return None
+    return _checked(spec if envelope is None else f"{envelope}+{spec}", sample, None)
+
+
+def _inside_envelope(sample: Sequence[str]) -> tuple[str | None, Sequence[str]]:
+    """The envelope most lines are in and the lines inside it, whose own time is the request's (a
+    CRI frame's or a syslog header's is the runtime's); else None and the lines as they are."""
+    for envelope in ENVELOPES:
+        inside = []
+        for text in sample:
+            try:
+                inside.append(unwrapped(envelope, text))
+            except LogParseError:
+                continue
+        if 2 * len(inside) > len(sample):
+            return envelope, inside
+    return None, sample
 
 
 def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None) -> InferredFormat | None:

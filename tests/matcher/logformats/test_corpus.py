@@ -49,7 +49,6 @@ FIELDS_WRONG: dict[str, str] = {
     "iis_w3c": "IIS writes a space as + and a + as itself: '++http' is ' +http', read as two spaces",
     "incapsula_w3c": "cs-uri-query is not joined to a cs-uri written without its scheme",
     "istio_json": "the inferred map reads downstream_remote_address, which keeps its port (10.124.0.13:43612)",
-    "istio_text_cri": "the inferred layout reads the time of the CRI frame before the Envoy line, not Envoy's own",
     "vercel_log_drain": "the inferred map takes the top-level host (the deployment) over proxy.host (the one asked for)",
 }
 

@@ -219,6 +219,14 @@ def test_uwsgi_lines_give_their_asctime_and_the_status_in_parentheses():
     assert records[2].ts == datetime(2026, 12, 7, 10, 0, 2, tzinfo=UTC)
 
 
+def test_lines_inside_an_envelope_give_their_own_time_not_the_envelope_s():
+    # the kubelet's CRI frame carries the time the line was written out, seconds after the request
+    lines = [f"2026-12-07T10:05:0{index}.000000000Z stdout F {written(envoy)[index]}" for index in range(len(REQUESTS))]
+    inferred = infer_layout(lines)
+    assert inferred.name.startswith("cri+apache:[%{") and (inferred.read, inferred.sample) == (len(lines), len(lines))
+    assert parser_for(inferred.name)(lines[1]).ts == moment(1)
+
+
 def test_a_status_of_0_among_statuses_is_read_as_0():
     # Envoy writes 0 where the client left before any response
     lines = [f'[2026-12-07T10:00:0{n}.000Z] "GET /{n} HTTP/1.1" {status} "66.249.66.{n}" "{GOOGLEBOT}"'
