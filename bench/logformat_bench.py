@@ -68,7 +68,7 @@ def _line(name: str, f: dict) -> str:
         return f'{clf} "-" "{ua}" "noindex"'
     if name == "gandi":
         return f'{host} {clf.replace("] ", "] (0 s) ", 1)} "-" "{ua}"'
-    if name == "ovh":
+    if name in ("lighttpd", "ovh"):
         return f'{clf.replace(" - - ", f" {host} - ", 1)} "-" "{ua}"'
     if name == "icecast2":
         return f'{clf} "-" "{ua}" {size % 3600}'

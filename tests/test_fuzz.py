@@ -60,6 +60,7 @@ SEEDS = {
         "userAgent": GOOGLEBOT}}),
     "vhost_common": 'example.com 66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /a?b=1 HTTP/1.1" 200 512',
     "gandi": f'example.com 66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] (0 s) "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+    "lighttpd": f'66.249.66.1 example.com - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
     "ovh": f'66.249.66.1 example.com:443 - [02/Nov/2026:10:00:00 +0100] "GET /a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
     "icecast2": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET /live.ogg HTTP/1.1" 200 5 "-" "{GOOGLEBOT}" 3600',
     "varnishncsa": f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0100] "GET http://example.com/a HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',

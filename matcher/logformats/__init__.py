@@ -37,7 +37,8 @@ Text formats (Apache mod_log_config / nginx):
     host_combined   "$host " + combined (nginx)
     combined_xrt    combined + "%{X-Robots-Tag}o"
     gandi           host + combined with the time taken, "(0 s) ", before the request (Gandi)
-    ovh             combined with the Host in the identd field's place (OVH web hosting)
+    lighttpd        combined with the Host in the identd field's place (lighttpd's default)
+    ovh             the same layout (OVH web hosting)
     icecast2        combined + " <seconds connected>" (Icecast 2)
 The combined family accepts one optional trailing quoted X-Forwarded-For field,
 the layout of nginx's stock `main` format; in combined_xrt it sits before the
@@ -91,6 +92,7 @@ FORMATS: tuple[str, ...] = (
     "combined_xrt",
     "varnishncsa",
     "gandi",
+    "lighttpd",
     "ovh",
     "icecast2",
     "jsonl",

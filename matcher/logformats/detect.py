@@ -14,6 +14,11 @@ header lines (a `#` first: W3C directives, comments) are read in their place, si
 line says how the lines after it read, but not counted, so that a short file's headers neither
 carry nor sink a format; a file of nothing but headers is judged on its headers.
 
+Candidates that read as many lines are ranked by what they give: one that names the host on most
+of the lines it reads (lighttpd's `%V` where combined has the identd user, varnishncsa's absolute
+URLs) comes before one that does not, so that the same lines are not read without their host; else
+the order of the formats decides.
+
 The best candidate is taken when it reads at least 60% of the sample, or at least 30% and twice
 as many lines as the runner-up: the best of the others that read a line it does not (a format
 that reads only lines the best reads too, such as an alias, is no rival). The lines it does not
@@ -29,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from matcher.logformats.envelopes import ENVELOPES, unwrapped
-from matcher.logformats.record import LogParseError, is_not_request
+from matcher.logformats.record import LogParseError, LogRecord, is_not_request
 
 __all__ = [
     "SAMPLE_LINES", "SHARE_AHEAD", "SHARE_ALONE", "Candidate", "chosen_format", "detectable_formats", "rank_formats",
@@ -48,16 +53,23 @@ SHARE_AHEAD = 30
 @dataclass(frozen=True)
 class Candidate:
     """How well one format reads a sample: `read` of its `sample` lines (headers and blank lines
-    left out); `lines` are the positions of those read, to tell rivals from aliases."""
+    left out); `lines` are the positions of those read, to tell rivals from aliases; `hosts` how
+    many of them it reads a logged host from."""
 
     name: str
     read: int
     sample: int
     lines: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
+    hosts: int = field(default=0, compare=False, repr=False)
 
     @property
     def share(self) -> float:
         return self.read / self.sample if self.sample else 0.0
+
+    def names_hosts(self) -> bool:
+        """The host is read from most of the lines read: a format that gives it, not a format whose
+        odd line happens to (an absolute URL a client sent to an origin server)."""
+        return 2 * self.hosts > self.read
 
     def reads_most(self) -> bool:
         """At least `SHARE_ALONE` of the sample read: taken whatever the other formats read."""
@@ -95,7 +107,7 @@ def rank_formats(lines: Iterable[bytes | str], formats: Sequence[str] | None = N
             if 2 * sum(text is not None for text in inner) > len(sample):
                 scored += [_score(f"{envelope}+{name}", parser_for(name), inner, counted) for name in names]
     order = {candidate.name: position for position, candidate in enumerate(scored)}
-    return tuple(sorted(scored, key=lambda candidate: (-candidate.read, order[candidate.name])))
+    return tuple(sorted(scored, key=lambda candidate: (-candidate.read, not candidate.names_hosts(), order[candidate.name])))
 
 
 def sample_of(lines: Iterable[bytes | str]) -> list[str]:
@@ -110,7 +122,7 @@ def sample_of(lines: Iterable[bytes | str]) -> list[str]:
     return sample
 
 
-def scored(name: str, parse: Callable[[str], object], lines: Iterable[bytes | str]) -> Candidate:
+def scored(name: str, parse: Callable[[str], LogRecord], lines: Iterable[bytes | str]) -> Candidate:
     """A parser that no format name stands for alone (a layout inferred from the lines) scored on
     `lines` as `rank_formats` scores each format, so that `chosen_format` weighs it like them."""
     sample = sample_of(lines)
@@ -129,13 +141,18 @@ def _is_header(text: str) -> bool:
     return text.lstrip("\ufeff \t").startswith("#")
 
 
-def _score(name: str, parse, lines: Sequence[str | None], counted: frozenset[int]) -> Candidate:
+def _score(name: str, parse: Callable[[str], LogRecord], lines: Sequence[str | None], counted: frozenset[int]) -> Candidate:
     """`lines` read in order (None: not there to read, outside the envelope); those at `counted`
     positions scored."""
-    read = frozenset(
-        position for position, text in enumerate(lines) if text is not None and _reads(parse, text) and position in counted
-    )
-    return Candidate(name, len(read), len(counted), read)
+    read, hosts = set(), 0
+    for position, text in enumerate(lines):
+        if text is None:
+            continue
+        reading = _reading(parse, text)  # a header too: a W3C parser takes its `#Fields:`
+        if reading is not None and position in counted:
+            read.add(position)
+            hosts += reading
+    return Candidate(name, len(read), len(counted), frozenset(read), hosts)
 
 
 def _inside(envelope: str, text: str) -> str | None:
@@ -160,9 +177,10 @@ def chosen_format(ranked: Sequence[Candidate]) -> Candidate | None:
     return None
 
 
-def _reads(parse, text: str) -> bool:
+def _reading(parse: Callable[[str], LogRecord], text: str) -> bool | None:
+    """None: the line is not read; else whether its record names the host (a not-request has none)."""
     try:
-        parse(text)
+        record = parse(text)
     except LogParseError as error:
-        return is_not_request(error.reason)
-    return True
+        return False if is_not_request(error.reason) else None
+    return record.host is not None

@@ -37,7 +37,8 @@ _CLF_VALUE = r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}"
 # Values of a known form are read as that form, so that the text after them ends them in one place:
 # a scheme holds no `:` (`$scheme://$host`), a port or a duration no other character. Each may
 # also be `-` or nothing, as a server writes a value it does not have.
-_STATUS = r"\d{3}|-|"
+# a proxy writes 0 for a request that got no answer (Envoy: the client left first)
+_STATUS = r"\d{3}|0|-|"
 _SIZE = r"\d{1,20}|-|"
 _PORT = r"\d{1,5}|-|"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]{0,31}|-|"
@@ -62,6 +63,8 @@ _APACHE_OWN = {"p": _PORT, "D": _SIZE, "k": _SIZE}
 _STRFTIME = {
     "Y": r"(\d{4})", "m": r"(\d\d)", "d": r"(\d\d)", "e": r"([ \d]\d)", "H": r"(\d\d)", "M": r"(\d\d)",
     "S": r"(\d\d)", "b": r"([A-Za-z]{3})", "h": r"([A-Za-z]{3})", "y": r"(\d\d)",
+    # the weekday, as asctime writes it (`Sun Mar 13 22:49:12 2016`): matched, the date says the day
+    "a": r"([A-Za-z]{3})",
     "j": r"(\d{3})", "Z": r"([A-Za-z]{1,5})", "z": r"([+-]\d\d:?\d\d|Z)",
     # fractions of a second: `%f` up to nine digits, `%{msec_frac}t` and `%{usec_frac}t` three and six
     "f": r"(\d{1,9})", "{msec_frac}": r"(\d{3})", "{usec_frac}": r"(\d{6})",
@@ -69,6 +72,7 @@ _STRFTIME = {
 _STRFTIME_SHORTHANDS = {"T": "%H:%M:%S", "F": "%Y-%m-%d", "D": "%m/%d/%y", "R": "%H:%M"}
 _EPOCH_UNITS = {"sec": 1, "msec": 1_000, "usec": 1_000_000}
 _FRACTIONS = {"{msec_frac}": "f", "{usec_frac}": "f"}
+_FRACTION_DIGITS = {"msec_frac": 3, "usec_frac": 6}
 # what `%{...}t` may hold
 TIME_DIRECTIVES = frozenset({*(letter for letter in _STRFTIME if letter not in _FRACTIONS), *_STRFTIME_SHORTHANDS})
 
@@ -100,6 +104,13 @@ def _apache_parts(spec: str) -> list[tuple[str, str | None, str, str]]:
         directive = match.group(0)
         if letter == "%":
             pieces.append(("literal", None, "%", "%"))
+        elif letter == "t" and (digits := _unix_fraction(
+                argument, spec, position, matches[index] if index < len(matches) else None)) is not None:
+            # `%{sec}t.%{msec_frac}t`: one time, Unix seconds and their fraction
+            pieces.append(("time", TimeField(("time",), _EpochTime(1)), rf"(?P<time>\d{{1,20}}\.\d{{{digits}}})",
+                           spec[match.start():matches[index].end()]))
+            position = matches[index].end()
+            index += 1
         elif letter == "t" and _clock(argument) is not None:
             # `%{%d/%b/%Y %T}t.%{msec_frac}t %{%z}t`, as Apache's manual writes a time with its
             # fraction: one time, read whole, from consecutive `%{...}t` and the text between them
@@ -129,6 +140,17 @@ def _apache_parts(spec: str) -> list[tuple[str, str | None, str, str]]:
         text = spec[position:]
         pieces.append(("literal", None, re.escape(text), text))
     return pieces
+
+
+def _unix_fraction(argument: str | None, spec: str, position: int, following: re.Match[str] | None) -> int | None:
+    """The digits of the fraction when a `%{sec}t` ending at `position` is followed by `.` and
+    `%{msec_frac}t` or `%{usec_frac}t` (Unix seconds with their fraction, as Squid and Zeek write
+    them); else None."""
+    if argument is None or following is None or following.group(2) != "t" or spec[position:following.start()] != ".":
+        return None
+    if argument.removeprefix("begin:").removeprefix("end:") != "sec":
+        return None
+    return _FRACTION_DIGITS.get((following.group(1) or "").removeprefix("begin:").removeprefix("end:"))
 
 
 def _clock(argument: str | None) -> str | None:
@@ -168,7 +190,7 @@ def _apache_time(argument: str | None) -> tuple[str, str | TimeField, str]:
         position = match.end()
     if text in ("%{msec_frac}", "%{usec_frac}"):
         raise ValueError(f"%{{{text[2:-1]}}}t is a fraction of a second alone; write it right after a %{{...}}t "
-                         "that writes the seconds, as in %{%d/%b/%Y:%T}t.%{msec_frac}t %{%z}t")
+                         "that writes the seconds, as in %{%d/%b/%Y:%T}t.%{msec_frac}t %{%z}t, or %{sec}t.%{msec_frac}t")
     pattern.append(re.escape(text[position:]))
     visible.append(pattern[-1])
     has = set(letters).__contains__
@@ -275,13 +297,16 @@ class _StrftimeTime:
 
 @dataclass(frozen=True)
 class _EpochTime:
-    """`%{sec}t`, `%{msec}t`, `%{usec}t`: Unix time in the unit the format names."""
+    """`%{sec}t`, `%{msec}t`, `%{usec}t`: Unix time in the unit the format names; seconds may carry
+    the fraction `%{msec_frac}t` or `%{usec_frac}t` writes after them."""
 
     per_second: int
 
     def __call__(self, text: str, zone: tzinfo) -> datetime:
+        whole, _, fraction = text.partition(".")
         try:
-            return EPOCH_START + timedelta(microseconds=int(text) * 1_000_000 // self.per_second)
+            return EPOCH_START + timedelta(
+                microseconds=int(whole) * 1_000_000 // self.per_second + int(fraction.ljust(6, "0")[:6]))
         except OverflowError:
             raise LogParseError("bad-timestamp", f"{text}: after 9999-12-31 as a unix time") from None
 

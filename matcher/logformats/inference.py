@@ -28,7 +28,9 @@ from typing import Any
 
 from matcher.addresses import parse_ip
 from matcher.logformats.detect import Candidate, chosen_format, rank_formats, sample_of, scored
+from matcher.logformats.envelopes import ENVELOPES, unwrapped
 from matcher.logformats.json_text import loads_logged
+from matcher.logformats.record import LogParseError
 
 __all__ = ["InferredFormat", "detected_format", "infer_layout", "inferred_choice"]
 
@@ -54,6 +56,8 @@ _STATUS = re.compile(r"[1-5]\d\d\Z")
 _ISO = re.compile(
     r"(\d{4})([-/])(\d\d)\2(\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\Z")
 _CLF = re.compile(r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d(?: [+-]\d{4})?\Z")
+# asctime's, the weekday first, the day padded with a blank (uWSGI: `[Sun Mar  6 22:49:12 2016]`)
+_ASCTIME = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\Z")
 # Unix times from 2001-09-09 on (the first with 10 digits): seconds, milliseconds, microseconds;
 # JSON writers also write nanoseconds, which `jsonl` reads.
 _EPOCH = re.compile(r"(\d{10}|\d{13}|\d{16})(\.\d{1,9})?\Z")
@@ -64,10 +68,15 @@ _EPOCH_NANOSECONDS = re.compile(r"[1-9]\d{18}\Z")
 @dataclass(frozen=True)
 class _Time:
     """How a column writes its time: the directive that reads it, and what follows it inside the
-    token (an epoch's fraction, which no directive reads, is matched and skipped)."""
+    token (the fraction of Unix seconds, read when it has Apache's three or six digits, else
+    matched and skipped)."""
 
     directive: str
     rest: str = ""
+
+
+_SKIPPED_FRACTION = ".%{fraction}e"
+_FRACTION_DIRECTIVES = {3: ".%{msec_frac}t", 6: ".%{usec_frac}t"}
 
 
 def _time_of(text: str, bracketed: bool) -> _Time | None:
@@ -82,18 +91,30 @@ def _time_of(text: str, bracketed: bool) -> _Time | None:
         if bracketed and len(text) == 26:
             return _Time("%t")
         return _Time("%{%d/%b/%Y:%H:%M:%S %z}t" if len(text) == 26 else "%{%d/%b/%Y:%H:%M:%S}t")
+    if _ASCTIME.match(text):
+        return _Time("%{%a %b %e %H:%M:%S %Y}t")
     match = _EPOCH.match(text)
     if match is not None and text[0] != "0":
         digits, fraction = match.groups()
-        return _Time(f"%{{{_EPOCH_UNITS[len(digits)]}}}t", "" if fraction is None else ".%{fraction}e")
+        unit = _EPOCH_UNITS[len(digits)]
+        if fraction is None:
+            return _Time(f"%{{{unit}}}t")
+        read = _FRACTION_DIRECTIVES.get(len(fraction) - 1) if unit == "sec" else None
+        return _Time(f"%{{{unit}}}t", read or _SKIPPED_FRACTION)
     return None
 
 
 def _column_time(values: Sequence[str], bracketed: bool) -> _Time | None:
     """The spelling of time most of a place's values are written in (a writer may leave out a
-    fraction of zero: those lines are not read), or None."""
-    spelling, count = Counter(_time_of(value, bracketed) for value in values).most_common(1)[0]
-    return spelling if spelling is not None and count >= _MOST * len(values) else None
+    fraction of zero: those lines are not read), or None. Unix seconds whose fractions are written
+    with more or fewer digits from line to line keep the seconds alone."""
+    spellings = [_time_of(value, bracketed) for value in values]
+    for spelled in (spellings, [time if time is None or not time.rest else _Time(time.directive, _SKIPPED_FRACTION)
+                                for time in spellings]):
+        spelling, count = Counter(spelled).most_common(1)[0]
+        if spelling is not None and count >= _MOST * len(values):
+            return spelling
+    return None
 
 
 def _address(text: str) -> bool:
@@ -219,8 +240,26 @@ def infer_layout(lines: Iterable[bytes | str]) -> InferredFormat | None:
     objects = [_json_object(text) for text in sample]
     if 2 * sum(1 for found in objects if found is not None) > len(sample):
         return _checked("jsonl", sample, _json_mapping([found for found in objects if found is not None]))
-    spec = _text_spec(sample)
-    return None if spec is None else _checked(spec, sample, None)
+    envelope, texts = _inside_envelope(sample)
+    spec = _text_spec(texts)
+    if spec is None:
+        return None
+    return _checked(spec if envelope is None else f"{envelope}+{spec}", sample, None)
+
+
+def _inside_envelope(sample: Sequence[str]) -> tuple[str | None, Sequence[str]]:
+    """The envelope most lines are in and the lines inside it, whose own time is the request's (a
+    CRI frame's or a syslog header's is the runtime's); else None and the lines as they are."""
+    for envelope in ENVELOPES:
+        inside = []
+        for text in sample:
+            try:
+                inside.append(unwrapped(envelope, text))
+            except LogParseError:
+                continue
+        if 2 * len(inside) > len(sample):
+            return envelope, inside
+    return None, sample
 
 
 def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None) -> InferredFormat | None:
@@ -241,9 +280,12 @@ def _checked(name: str, sample: Sequence[str], mapping: Mapping[str, str] | None
 # ------------------------------------------------------------------ text lines
 
 _TOKEN = re.compile(
-    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]{0,256})\](?=\s|\Z)|(?P<bare>\S*))',
+    r'(?P<key>[A-Za-z_@][\w.\-]*=)?(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|\[(?P<bracketed>[^\]]{0,256})\](?=\s|\Z)'
+    r'|\((?P<parenthesized>[^()]{0,256})\)(?=\s|\Z)|(?P<bare>\S*))',
     re.DOTALL,
 )
+# `(HTTP/1.1 200)`: a value in parentheses after a word of its own (uWSGI's protocol and status)
+_AFTER_A_WORD = re.compile(r"\S+ (\S+)\Z")
 _SPACE = re.compile(r"[ \t]+")
 _LABELLED = re.compile(r"([A-Za-z][\w-]{0,31}) (\S+)\Z")
 _SHAPES_TRIED = 5
@@ -260,7 +302,7 @@ _TIME_PAIR = re.compile(r"\d{4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d\S*\Z|\d\d/[A-Za-z
 class _Token:
     before: str  # the blanks before it
     key: str  # `key=` as written, or ""
-    wrap: str  # what opens it: '"', '[', '[Label ' (a bracket that names its value) or ''
+    wrap: str  # what opens it: '"', '[', '[Label ' (a bracket that names its value), '(', '( ' (a word, then the value) or ''
     value: str
 
     @property
@@ -295,6 +337,11 @@ def _tokens(text: str, tabbed: bool) -> tuple[_Token, ...] | None:
             labelled = _LABELLED.match(value)
             if labelled is not None:  # `[Client 203.0.113.9]`: the label is written, the value read
                 wrap, value = f"[{labelled.group(1)} ", labelled.group(2)
+        elif match.group("parenthesized") is not None:
+            wrap, value = "(", match.group("parenthesized")
+            worded = _AFTER_A_WORD.match(value)
+            if worded is not None:
+                wrap, value = "( ", worded.group(1)
         else:
             wrap, value = "", match.group("bare")
         if match.end() < len(text) and not text[match.end()].isspace():
@@ -340,7 +387,9 @@ def _spec(shape: Sequence[tuple[str, str, str]], columns: Sequence[Sequence[str]
     pieces = []
     for index, ((before, key, wrap), values) in enumerate(zip(shape, columns)):
         pieces.append(before + _literal(key))
-        close = "]" if wrap.startswith("[") else wrap
+        close = "]" if wrap.startswith("[") else ")" if wrap.startswith("(") else wrap
+        if wrap == "( ":
+            wrap = f"({_skipped(f'field{index + 1}_word', index)} "
         field = fields.get(index)
         if field == "ts":
             time = _column_time(values, wrap == "[")

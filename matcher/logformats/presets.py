@@ -149,13 +149,15 @@ LAYOUTS: Mapping[str, Layout] = MappingProxyType({
     # Traefik access log in its default Common Log Format (doc.traefik.io, "Access Logs").
     "traefik": _layout([
         r"(?P<client_ip>\S+) \S+ \S+ \[(?P<time>[^\]]*)\] ", _quoted("request"),
-        r" (?P<status>\d{3}|-) (?P<size>\d{1,20}|-) ", _quoted("referer"), " ", _quoted("user_agent"),
+        # an empty Referer is written bare: `-`
+        r" (?P<status>\d{3}|-) (?P<size>\d{1,20}|-) (?:", _quoted("referer"), "|-) ", _quoted("user_agent"),
         r' \d+ "[^"]*" "[^"]*" \d+ms',
     ], CLF),
     # Squid native access.log (wiki.squid-cache.org, "Squid native access.log format in detail").
     "squid": _layout([
         r"(?P<time>\d{1,12}\.\d{1,6}) +\d+ (?P<client_ip>\S+) \S+/(?P<status>\d{3}) (?P<size>\d{1,20}) ",
-        r"(?P<request>\S+ \S+) \S+ \S+ \S+",
+        # Apache Traffic Server's `squid` format appends a field of its own
+        r"(?P<request>\S+ \S+) \S+ \S+ \S+", _REST,
     ], EPOCH_SECONDS, target_is_logged_url=True),
 })
 

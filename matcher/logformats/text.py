@@ -93,6 +93,9 @@ class TextLayout:
         )
 
 
+# combined with the Host where combined has the identd user: lighttpd's default `%h %V %u %t ...`
+_HOST_FOR_IDENT = TextLayout.of(host="ident")
+
 TEXT_LAYOUTS: Mapping[str, TextLayout] = MappingProxyType({
     "common": TextLayout.of(combined=False),
     "combined": TextLayout.of(),
@@ -103,8 +106,10 @@ TEXT_LAYOUTS: Mapping[str, TextLayout] = MappingProxyType({
     "combined_xrt": TextLayout.of(xrt=True),
     # Gandi Simple Hosting: the Host, then combined with the time taken, `(0 s)`, before the request
     "gandi": TextLayout.of(host="first", duration=True),
-    # OVH web hosting: the Host where combined has the identd user
-    "ovh": TextLayout.of(host="ident"),
+    # lighttpd mod_accesslog's default format
+    "lighttpd": _HOST_FOR_IDENT,
+    # OVH web hosting writes the same layout
+    "ovh": _HOST_FOR_IDENT,
     # Icecast 2 access.log: combined and the seconds the listener stayed connected
     "icecast2": TextLayout.of(seconds=True),
 })

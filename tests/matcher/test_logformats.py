@@ -515,6 +515,7 @@ _ONE_REQUEST = {
     "combined_xrt": f'{_CLF} "-" "{GOOGLEBOT}" "-"',
     "vhost_common": f"www.example.com {_CLF}",
     "gandi": f'www.example.com {_CLF.replace("] ", "] (0 s) ")} "-" "{GOOGLEBOT}"',
+    "lighttpd": f'{_CLF.replace(" - - ", " www.example.com - ")} "-" "{GOOGLEBOT}"',
     "ovh": f'{_CLF.replace(" - - ", " www.example.com - ")} "-" "{GOOGLEBOT}"',
     "icecast2": f'{_CLF} "-" "{GOOGLEBOT}" 12',
     "jsonl": json.dumps({"t": "2026-10-10T20:55:36Z", "ip": "66.249.66.1", "r": "GET /a?x=1 HTTP/1.1", "ua": GOOGLEBOT}),

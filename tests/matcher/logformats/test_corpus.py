@@ -25,25 +25,12 @@ WRITERS = writers()
 READS_SHORT: dict[str, str] = {
     "heroku_router": "line 1 writes its time without a fraction and its path unquoted, another layout than the one "
                      "inferred from the other router lines: 4 of 5 requests",
-    "istio_text_cri": "line 1's status is 0 (the client left, DC), which the inferred layout's status does not "
-                      "read: 9 of 10 requests",
-    "traefik_clf": "Traefik writes an empty Referer as a bare - (lines 3, 5, 6), which the traefik preset refuses: "
-                   "3 of 6 lines is not most, auto refuses the file",
-    "uwsgi": "no preset reads uWSGI's request lines, and no layout is inferred from them: its time is asctime's, "
-             "with the weekday ([Sun Mar 13 22:49:12 2016]), which a format string does not read",
 }
 # Writers whose annotated fields `auto` gets wrong (or does not read) today, and why.
 FIELDS_WRONG: dict[str, str] = {
-    **{writer: reason for writer, reason in READS_SHORT.items() if writer != "heroku_router"},
-    "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status, "
-                           "skips the milliseconds after the Unix seconds and leaves the User-Agent's %-escapes",
-    "istio_text_cri": "the inferred layout reads the time of the CRI frame before the Envoy line, not Envoy's own",
-    "lighttpd": "auto picks combined: lighttpd's %V, the host, in the ident's place is dropped",
-    "traffic_server_squid": "the inferred layout skips the milliseconds after the Unix seconds, and finds no status "
-                            "in TCP_MISS/200 nor the host in the absolute URL",
-    "varnishncsa": "auto picks combined: the host of varnishncsa's absolute URL is kept as evidence only",
+    "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status "
+                           "and leaves the User-Agent's %-escapes",
     "vercel_log_drain": "the inferred map takes the top-level host (the deployment) over proxy.host (the one asked for)",
-    "zeek_http_tsv": "the inferred layout skips the microseconds after the Unix seconds",
 }
 
 

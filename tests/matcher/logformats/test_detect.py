@@ -30,8 +30,10 @@ def test_every_format_but_the_mapped_json_one_is_a_candidate():
     (f'www.example.com {CLF.replace("] ", "] (0 s) ")} "-" "{GOOGLEBOT}"', "gandi"),
     (f"{COMBINED} 3600", "icecast2"),
     (f"www.example.com {CLF}", "vhost_common"),
-    # OVH's host in the identd field's place reads as combined: ovh is named, not guessed
-    (COMBINED.replace(" - - ", " www.example.com - "), "combined"),
+    # the host in the identd field's place: combined reads the line too, but without its host
+    (COMBINED.replace(" - - ", " www.example.com - "), "lighttpd"),
+    # varnishncsa's absolute URLs: combined reads them too, keeping their host as evidence only
+    (COMBINED.replace(" /a ", " http://www.example.com/a "), "varnishncsa"),
 ])
 def test_the_format_that_reads_the_lines_comes_first(line, name):
     ranked = rank_formats([line.encode()] * 10)
@@ -98,6 +100,17 @@ def test_a_format_reading_only_lines_the_best_reads_is_no_rival():
     ranked = rank_formats([COMBINED] * 4 + ["garbage"] * 6)
     assert [(c.name, c.read) for c in ranked[:2]] == [("combined", 4), ("varnishncsa", 4)]
     assert chosen_format(ranked).name == "combined"
+
+
+def test_of_formats_reading_as_many_lines_one_that_names_the_host_on_most_of_them_comes_first():
+    lighttpd = COMBINED.replace(" - - ", " www.example.com - ")
+    ranked = rank_formats([lighttpd] * 3 + [COMBINED])
+    assert [(c.name, c.read, c.hosts) for c in ranked[:3]] == [("lighttpd", 4, 3), ("ovh", 4, 3), ("combined", 4, 0)]
+    # an origin server's log with a few absolute-form targets (proxy probes) stays combined
+    probe = COMBINED.replace(" /a ", " http://www.example.com/a ")
+    assert chosen_format(rank_formats([COMBINED] * 3 + [probe] * 2)).name == "combined"
+    # the same with an identd user on a few lines
+    assert chosen_format(rank_formats([COMBINED] * 3 + [lighttpd] * 2)).name == "combined"
 
 
 def test_a_mixed_file_goes_to_the_format_of_most_of_its_lines():

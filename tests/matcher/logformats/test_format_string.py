@@ -243,7 +243,9 @@ CLF_AT = "[02/Nov/2026:10:00:00 +0000]"
     ('nginx:$remote_addr $time_local "$request" $status $scheme "$http_user_agent"',
      f'66.249.66.1 {CLF_AT[1:-1]} "GET /a HTTP/1.1"  - "{GOOGLEBOT}"', (None, GOOGLEBOT)),
     ('nginx:$remote_addr [$time_local] "$request" $status $body_bytes_sent "$http_user_agent"',
-     f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" - - "-"', (None, "")),
+     f'66.249.66.1 {CLF_AT} "GET /a HTTP/1.1" - - "-"', (None, "")),    # Envoy's 0: no response, the client left first
+    ('apache:[%{%Y-%m-%dT%H:%M:%S.%f%z}t] "%r" %>s %b "%h" "%{User-Agent}i"',
+     f'[2026-11-02T10:00:00.000Z] "GET /a HTTP/1.1" 0 0 "66.249.66.1" "{GOOGLEBOT}"', (0, GOOGLEBOT)),
 ])
 def test_any_directive_may_be_empty_or_a_dash(spec, line, read):
     record = parser_for(spec)(line)
@@ -300,6 +302,9 @@ def test_a_key_and_its_quoted_value_give_the_value_without_its_quotes():
     ("%{begin:%d/%b/%Y:%T}t.%{begin:usec_frac}t %{begin:%z}t", "02/Nov/2026:11:00:00.000250 +0100",
      AT + timedelta(microseconds=250)),
     ("%{%Y-%m-%dT%H:%M:%S.%f%z}t", "2026-11-02T10:00:00.5+00:00", AT + timedelta(milliseconds=500)),
+    # Unix seconds and their fraction, as Squid (milliseconds) and Zeek (microseconds) write them
+    ("%{sec}t.%{msec_frac}t", "1793613600.250", AT + timedelta(milliseconds=250)),
+    ("%{end:sec}t.%{end:usec_frac}t", "1793613600.000250", AT + timedelta(microseconds=250)),
     ("%{%Y-%m-%dT%H:%M:%S%z}t", "2026-11-02T11:00:00+01:00", AT),
     ("%{%Y-%m-%dT%H:%M:%S%z}t", "2026-11-02T10:00:00Z", AT),
 ])
@@ -308,9 +313,28 @@ def test_fractions_of_a_second_and_zones_with_a_colon_are_read(written, stamp, a
     assert record.ts == at
 
 
-def test_a_fraction_of_a_second_alone_is_refused():
+@pytest.mark.parametrize("spec", ['apache:%h %t.%{msec_frac}t "%r"', 'apache:%h %{msec}t.%{usec_frac}t "%r"',
+                                  'apache:%h %{sec}t %{msec_frac}t "%r"'])
+def test_a_fraction_of_a_second_alone_is_refused(spec):
     with pytest.raises(ValueError, match="fraction of a second alone"):
-        parser_for('apache:%h %t.%{msec_frac}t "%r"')
+        parser_for(spec)
+
+
+def test_asctime_with_its_weekday_is_read_in_the_log_timezone():
+    # uWSGI's time: asctime's, the day padded with a blank, no zone
+    spec = 'apache:%h [%{%a %b %e %H:%M:%S %Y}t] "%r"'
+    assert is_zoneless(spec)
+    parse = parser_for(spec, zone=timezone(timedelta(hours=1)))
+    assert parse('66.249.66.1 [Mon Nov  2 11:00:00 2026] "GET / HTTP/1.1"').ts == AT
+    assert parse('66.249.66.1 [Thu Nov 12 11:00:00 2026] "GET / HTTP/1.1"').ts == AT + timedelta(days=10)
+
+
+def test_unix_seconds_with_a_fraction_take_the_digits_the_format_says():
+    parse = parser_for('apache:%h [%{sec}t.%{msec_frac}t] "%r"')
+    assert parse('66.249.66.1 [1793613600.250] "GET / HTTP/1.1"').ts == AT + timedelta(milliseconds=250)
+    for stamp in ("1793613600", "1793613600.25", "1793613600.250123"):
+        with pytest.raises(LogParseError):
+            parse(f'66.249.66.1 [{stamp}] "GET / HTTP/1.1"')
 
 
 @settings(max_examples=400, deadline=None)

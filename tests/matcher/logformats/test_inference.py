@@ -185,13 +185,55 @@ def test_lines_of_another_shape_are_not_read_and_count_against_the_share():
     ("1796637600", "%{sec}t", datetime(2026, 12, 7, 10, tzinfo=UTC)),
     ("1796637600123", "%{msec}t", datetime(2026, 12, 7, 10, 0, 0, 123000, UTC)),
     ("1796637600123456", "%{usec}t", datetime(2026, 12, 7, 10, 0, 0, 123456, UTC)),
-    ("1796637600.123", "%{sec}t.%{fraction}e", datetime(2026, 12, 7, 10, tzinfo=UTC)),
+    ("1796637600.123", "%{sec}t.%{msec_frac}t", datetime(2026, 12, 7, 10, 0, 0, 123000, UTC)),
+    ("1796637600.123456", "%{sec}t.%{usec_frac}t", datetime(2026, 12, 7, 10, 0, 0, 123456, UTC)),
+    # a fraction of another length is matched, not read
+    ("1796637600.1234", "%{sec}t.%{fraction}e", datetime(2026, 12, 7, 10, tzinfo=UTC)),
+    ("1796637600123.456", "%{msec}t.%{fraction}e", datetime(2026, 12, 7, 10, 0, 0, 123000, UTC)),
 ])
 def test_times_in_each_common_spelling_are_found_and_read(stamp, directive, utc):
     lines = [f'{stamp} 66.249.66.{n} "GET /{n} HTTP/1.1" 200 {n} "{GOOGLEBOT}"' for n in range(5)]
     inferred = infer_layout(lines)
     assert inferred.name == f'apache:{directive} %h "%r" %>s %b "%{{User-Agent}}i"'
     assert parser_for(inferred.name)(lines[0]).ts == utc
+
+
+def test_unix_seconds_whose_fraction_varies_in_length_keep_the_seconds():
+    # a writer that leaves out trailing zeros: no one fraction directive reads most lines
+    lines = [f'1796637600.{fraction} 66.249.66.{n} "GET /{n} HTTP/1.1" 200'
+             for n, fraction in enumerate(("123", "12", "123456", "5", "1234"))]
+    inferred = infer_layout(lines)
+    assert inferred.name == 'apache:%{sec}t.%{fraction}e %h "%r" %>s'
+    assert inferred.read == len(lines)
+
+
+def test_uwsgi_lines_give_their_asctime_and_the_status_in_parentheses():
+    lines = [f"[pid: 881|app: 0|req: {n}/{n}] 66.249.66.{n} () {{38 vars in 69{n} bytes}} [Mon Dec  7 10:00:0{n} 2026] "
+             f"GET /{n} => generated 4{n} bytes in 1{n} msecs (HTTP/1.{n % 2} {status}) 9 headers in 37{n} bytes "
+             f"(1 switches on core {n})" for n, status in enumerate((200, 404, 200, 301, 200))]
+    inferred = infer_layout(lines)
+    assert (inferred.read, inferred.sample) == (5, 5)
+    assert "[%{%a %b %e %H:%M:%S %Y}t]" in inferred.name and "%>s)" in inferred.name
+    records = [parser_for(inferred.name)(line) for line in lines]
+    assert [(r.client_ip, r.path, r.status) for r in records][1] == ("66.249.66.1", "/1", 404)
+    assert records[2].ts == datetime(2026, 12, 7, 10, 0, 2, tzinfo=UTC)
+
+
+def test_lines_inside_an_envelope_give_their_own_time_not_the_envelope_s():
+    # the kubelet's CRI frame carries the time the line was written out, seconds after the request
+    lines = [f"2026-12-07T10:05:0{index}.000000000Z stdout F {written(envoy)[index]}" for index in range(len(REQUESTS))]
+    inferred = infer_layout(lines)
+    assert inferred.name.startswith("cri+apache:[%{") and (inferred.read, inferred.sample) == (len(lines), len(lines))
+    assert parser_for(inferred.name)(lines[1]).ts == moment(1)
+
+
+def test_a_status_of_0_among_statuses_is_read_as_0():
+    # Envoy writes 0 where the client left before any response
+    lines = [f'[2026-12-07T10:00:0{n}.000Z] "GET /{n} HTTP/1.1" {status} "66.249.66.{n}" "{GOOGLEBOT}"'
+             for n, status in enumerate((0, 200, 200, 404, 200))]
+    inferred = infer_layout(lines)
+    assert (inferred.read, inferred.sample) == (5, 5)
+    assert [parser_for(inferred.name)(line).status for line in lines] == [0, 200, 200, 404, 200]
 
 
 def test_addresses_with_a_port_and_forwarded_for_lists_are_told_apart():

@@ -55,10 +55,15 @@ EXPECTED = {
         (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
         (datetime(2026, 11, 2, 9, 0, 1, tzinfo=UTC), "192.0.2.5", "default.test", "GET", "/p", "/p", 404, 19,
          "https://www.example.com/", "curl/8.5.0", None),
+        # an empty Referer written bare, as Traefik writes it
+        (at(2), "203.0.113.9", "default.test", "GET", "/en/", "/en/", 200, 2814, None, "Android", None),
     ],
     "squid": [
         (at(0, 779000), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 411, None, "", None),
         "authority-form",
+        # Apache Traffic Server's `squid` format: one field more
+        (at(2, 2000), "198.51.100.4", "static.example.com", "GET", "http://static.example.com/app.js", "/app.js", 304, 0,
+         None, "", None),
     ],
     "varnishncsa": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "http://www.example.com/a?b=1", "/a?b=1", 200, 512, None, GOOGLEBOT, None),
@@ -160,9 +165,9 @@ def test_every_line_of_the_preset_fixture_reads_field_by_field(name):
 def test_auto_detection_names_the_fixture_format(name):
     lines = (FIXTURES / f"{name}.log").read_bytes().splitlines()
     chosen = chosen_format(rank_formats(lines))
-    # varnishncsa writes Apache's combined layout; w3c and cloudfront read each other's files alike;
-    # OVH's host stands where combined has the identd user, so combined reads its lines too (without the host)
-    same = {"varnishncsa": {"combined", "varnishncsa"}, "cloudfront": {"w3c", "cloudfront"}, "ovh": {"combined", "ovh"}}
+    # w3c and cloudfront read each other's files alike;
+    # OVH's layout is lighttpd's default
+    same = {"cloudfront": {"w3c", "cloudfront"}, "ovh": {"lighttpd", "ovh"}}
     assert chosen is not None and chosen.name in same.get(name, {name})
 
 

@@ -132,6 +132,7 @@ FORMAT_STRINGS = (
     'apache:%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"',
     'apache:%v:%p %a %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %D',
     "apache:%a [%{msec}t] %m %U%q %>s",
+    "apache:%{sec}t.%{msec_frac}t %h %m %U%q %>s",
     'apache:%h [%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t %{%z}t] "%r" %>s [%{X-Forwarded-For}i] %{User-Agent}i',
     'nginx:$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" '
     '"$http_user_agent" "$http_x_forwarded_for"',
@@ -158,6 +159,7 @@ WRITTEN = [
     '66.249.66.1 02/Nov/2026:10:00:00 +0000 "GET /a HTTP/1.1" 200 up=10.0.0.1:80, 10.0.0.2:80 rt=0.001 ua=curl/8 (x)',
     '66.249.66.1 [02/Nov/2026:10:00:00 +0000] "GET https://example.com/p HTTP/1.1" 200',
     "66.249.66.1 [1793613600000] GET /a?b=1 200",
+    "1793613600.123 66.249.66.1 GET /a?b=1 200",
     f"66.249.66.1 [02/Nov/2026:10:00:00 +0000] GET /a?b=1 HTTP/1.1 200 {GOOGLEBOT}",
     "66.249.66.1 [02/Nov/2026:10:00:00 +0000] - 408 -",
     "2026-11-02T10:00:00.123456+00:00 app[router]: at=info method=GET path=\"/a\" host=www.example.com "
