@@ -613,12 +613,14 @@ def _json_mapping(objects: Sequence[dict]) -> dict[str, str]:
     """Our field -> the dotted path of the JSON values that hold it."""
     values: dict[str, list[str]] = {}  # path as a field map writes it -> its values as text
     names: dict[str, str] = {}  # path -> its keys joined by dots, whose words say what it holds
+    parents: dict[str, tuple[str, ...]] = {}  # path -> the object holding it
     for found in objects:
         for steps, value in _leaves(found):
             text, path = _as_text(value), _path(steps)
             if text is not None and path is not None:
                 values.setdefault(path, []).append(text)
                 names[path] = ".".join(steps)
+                parents[path] = steps[:-1]
     # a path present in few lines is not the layout's
     paths = [path for path, texts in values.items() if 2 * len(texts) > len(objects)]
     mapping: dict[str, str] = {}
@@ -632,8 +634,14 @@ def _json_mapping(objects: Sequence[dict]) -> dict[str, str]:
         if not named and field in ("ts", "method", "target", "client_ip", "status", "user_agent", "request"):
             named = [path for path in free if not _claimed_elsewhere(names[path], field)]
         if named:
-            # the most lines covered, then the shallowest path
-            mapping[field] = max(named, key=lambda path: (len(values[path]), -names[path].count(".")))
+            # the most lines covered, then the object that holds most of the request's fields found
+            # so far (a platform's own `host` beside the request's `proxy.host`: the request's; the
+            # time is left out, a platform stamps its envelope), then the shallowest path
+            def kept(path: str) -> tuple[int, int, int]:
+                siblings = sum(parents[chosen] == parents[path] for taken, chosen in mapping.items() if taken != "ts")
+                return len(values[path]), siblings, -names[path].count(".")
+
+            mapping[field] = max(named, key=kept)
     if "request" in mapping:
         # the method and target apart where both are logged, else the request line that holds both
         if {"method", "target"} <= set(mapping):

@@ -30,7 +30,6 @@ READS_SHORT: dict[str, str] = {
 FIELDS_WRONG: dict[str, str] = {
     "cloudfront_realtime": "a real-time record names no field: the inferred layout takes a count for the status "
                            "and leaves the User-Agent's %-escapes",
-    "vercel_log_drain": "the inferred map takes the top-level host (the deployment) over proxy.host (the one asked for)",
 }
 
 

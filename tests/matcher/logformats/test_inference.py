@@ -97,11 +97,22 @@ def zeek(index, client, host, method, path, status, agent):
     })
 
 
+def drain(index, client, host, method, path, status, agent):
+    # a platform's log drain: its own deployment host, path and status around the request's own
+    return json.dumps({
+        "id": f"{index}-abc", "host": "my-app-abc123.vercel.app", "timestamp": int(moment(index).timestamp() * 1000),
+        "type": "request", "statusCode": 200, "path": "/api/handler",
+        "proxy": {"timestamp": int(moment(index).timestamp() * 1000), "method": method, "scheme": "https", "host": host,
+                  "path": path, "userAgent": [agent], "referer": "", "statusCode": status, "clientIp": client},
+    })
+
+
 # writer -> (its lines' writer, whether its lines name the host, carry a User-Agent, write fractions of seconds)
 WRITERS = {
     "envoy": (envoy, True, True, True), "heroku": (heroku, True, False, True), "traefik": (traefik, False, True, False),
     "varnish": (varnish, False, True, False), "lighttpd": (lighttpd, True, True, False),
     "logfmt": (logfmt, True, True, True), "caddy": (caddy, True, True, True), "zeek": (zeek, True, True, True),
+    "drain": (drain, True, True, True),
 }
 
 
