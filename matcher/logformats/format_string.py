@@ -181,6 +181,12 @@ def _apache_time(argument: str | None) -> tuple[str, str | TimeField, str]:
         if letter == "%":
             pattern.append("%")
             visible.append("%")
+        elif letter == "f" and pattern[-1].endswith(r"\."):
+            # A writer drops a fraction of zero, point and all (Heroku's router, Python's isoformat).
+            pattern[-1], visible[-1] = pattern[-1][:-2], visible[-1][:-2]
+            pattern.append(r"(?:\." + _STRFTIME[letter] + ")?")
+            visible.append(r"(?:\.(?:" + _STRFTIME[letter][1:] + ")?")
+            letters.append(letter)
         elif letter in _STRFTIME:
             pattern.append(_STRFTIME[letter])
             visible.append("(?:" + _STRFTIME[letter][1:])
@@ -281,7 +287,7 @@ class _StrftimeTime:
         elif values.get("Z", "").upper() in ("UTC", "GMT"):
             zone = timezone.utc
         clock = (int(values.get("H", 0)), int(values.get("M", 0)), int(values.get("S", 0)),
-                 int(values.get("f", "")[:6].ljust(6, "0")))
+                 int((values.get("f") or "")[:6].ljust(6, "0")))
         month_name = values.get("b") or values.get("h")
         if "m" in values or month_name:
             month = int(values["m"]) if "m" in values else _MONTH_NAMES.get(month_name.lower())

@@ -302,6 +302,8 @@ def test_a_key_and_its_quoted_value_give_the_value_without_its_quotes():
     ("%{begin:%d/%b/%Y:%T}t.%{begin:usec_frac}t %{begin:%z}t", "02/Nov/2026:11:00:00.000250 +0100",
      AT + timedelta(microseconds=250)),
     ("%{%Y-%m-%dT%H:%M:%S.%f%z}t", "2026-11-02T10:00:00.5+00:00", AT + timedelta(milliseconds=500)),
+    # a fraction of zero left out, point and all, as Heroku's router and Python's isoformat() do
+    ("%{%Y-%m-%dT%H:%M:%S.%f%z}t", "2026-11-02T10:00:00+00:00", AT),
     # Unix seconds and their fraction, as Squid (milliseconds) and Zeek (microseconds) write them
     ("%{sec}t.%{msec_frac}t", "1793613600.250", AT + timedelta(milliseconds=250)),
     ("%{end:sec}t.%{end:usec_frac}t", "1793613600.000250", AT + timedelta(microseconds=250)),
