@@ -42,6 +42,8 @@ from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_requ
 from matcher.logformats.detect import chosen_format, rank_formats
 
 VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
+# What a skipped line referred by an operator's service carries: host, operator, UTC day, via.
+Referral = tuple[str | None, str, str, str]
 # The dead-letter reason of the lines of a file whose format `auto` could not tell.
 UNKNOWN_FORMAT = "unknown-format"
 # Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
@@ -200,7 +202,7 @@ class LineAuditor:
         fetches: Mapping[FetchKey, FetchHistory] | None = None,
     ) -> Iterator[tuple[str, dict | None]]:
         """(kind, record) per line: a verdict, a dead letter, a not-request (its reason), or
-        skipped (None).
+        skipped (None, or its `Referral` when an operator's service referred it).
 
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
         `fetches` the run's robots.txt fetches by key (`robots_fetches` of every batch, in a
@@ -220,7 +222,7 @@ class LineAuditor:
         for offset, line in enumerate(lines):
             skimmed = skim(line)
             if skimmed is not None and self._surely_not_crawler(skimmed):
-                yield SKIPPED, None
+                yield SKIPPED, self._referral(parse.record(skimmed.match)) if self._may_refer(line) else None
                 continue
             source = f"{path}:{first_number + offset}"
             if skimmed is not None:
@@ -239,7 +241,10 @@ class LineAuditor:
                 request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches,
                 self.truncate_addresses,
             )
-            yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+            if verdict is None:
+                yield SKIPPED, self._referral(request) if self._may_refer(line) else None
+            else:
+                yield VERDICT, verdict
 
     def robots_fetches(
         self, batch: tuple[str, int, Sequence[str]], dns_answers: Mapping[str, DnsAnswer] | None = None
@@ -272,6 +277,19 @@ class LineAuditor:
                 source = f"{path}:{first_number + offset}"
                 found.append((key, RobotsFetch(request.ts, request.status, source, claim.crawler)))
         return found
+
+    def _may_refer(self, line: str) -> bool:
+        referrers = self.registry.referrers
+        return bool(referrers) and referrers.may_refer(line)
+
+    def _referral(self, request) -> Referral | None:
+        """The referral of a visit (a request that gets no verdict), or None."""
+        found = self.registry.referrers.referral(request.referer, request.path)
+        if found is None:
+            return None
+        operator, via = found
+        host = (host_key(request.host) or None) if request.host else None
+        return host, operator, request_day(request.ts).isoformat(), via
 
     def _checked(self, dns_answers: Mapping[str, DnsAnswer]):
         """The answers with their trust judged once per answers object (a batch run's side input

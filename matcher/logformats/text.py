@@ -139,7 +139,7 @@ class TextParser:
             target,
             path,
             None if status == "-" else int(status),
-            None if size == "-" else int(size),
+            None if size is None else 0 if size == "-" else int(size),
             None if referer in ("", "-") else unescaped_text(referer),
             "" if user_agent == "-" else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),

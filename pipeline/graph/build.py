@@ -41,6 +41,9 @@ from matcher.records import (
     REPORT_COUNTS_TABLE,
     ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    BACKOFF_TABLE,
+    REFERRALS_TABLE,
+    SERVED_TABLE,
     SIGNATURE_REUSE_TABLE,
     SUMMARY_TABLE,
     VERDICTS_TABLE,
@@ -52,16 +55,19 @@ from pipeline.evidence.page_directives import read_page_directives
 from pipeline.evidence.resolvers import LiveResolver
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph import robots_refresh, stream_sources
+from pipeline.graph.backoff import BackoffAudit
 from pipeline.graph.between_captures import BetweenCaptures
 from pipeline.graph.changes import AuditChanges
 from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
-from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
+from pipeline.graph.line_audit import REFERRAL_COUNTS, VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines, first_lines
 from pipeline.graph.robots_fetches import FollowRobotsFetches, FollowRobotsFetchesOnStream
 from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
+from pipeline.graph.referrals import Referrals
+from pipeline.graph.served import Served
 from pipeline.graph.signature_reuse import SignatureReuse
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
@@ -76,7 +82,10 @@ DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 GROWING_TABLES = (
     DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE, CHANGES_TABLE,
 )
-WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE)
+WHOLE_TABLES = (
+    SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE, SERVED_TABLE, REFERRALS_TABLE,
+    BACKOFF_TABLE,
+)
 
 
 def build(
@@ -119,6 +128,9 @@ def build(
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
+    outputs[SERVED_TABLE] = verdict_batches | "Served" >> Served()
+    outputs[REFERRALS_TABLE] = outputs[REFERRAL_COUNTS] | "Referrals" >> Referrals()
+    outputs[BACKOFF_TABLE] = verdict_batches | "BackoffAudit" >> BackoffAudit()
     outputs[CHANGES_TABLE] = verdict_batches | "AuditChanges" >> AuditChanges(
         robots, followed["histories"], auditor.registry
     )

@@ -188,9 +188,11 @@ def _straightforward(logs: str) -> dict[str, list]:
         key_violations, key_windows = crawl_delay.rows(key, None, crawl_delay.in_order(requests), settings.crawl_delay.window)
         violations += key_violations
         windows += key_windows
-    decisions = defaultdict(Counter)
+    decisions, sizes = defaultdict(Counter), defaultdict(list)
     for verdict in verdicts:
         decisions[summary_key(verdict)].update(decision_counts(verdict))
+        if verdict["bytes"] is not None:
+            sizes[summary_key(verdict)].append(verdict["bytes"])
     counts.update(verdicts=len(verdicts), dead_letters=len(dead_letters), not_requests=sum(not_requests.values()))
     counts = {**counts, "not_request_reasons": dict(sorted(not_requests.items()))}
     return {
@@ -198,7 +200,10 @@ def _straightforward(logs: str) -> dict[str, list]:
         records.DEAD_LETTERS_TABLE: _json_rows(dead_letters, records.DEAD_LETTERS),
         records.VIOLATIONS_TABLE: _json_rows(violations, records.CRAWL_DELAY_VIOLATIONS),
         records.WINDOWS_TABLE: _json_rows(windows, records.CRAWL_DELAY_WINDOWS),
-        records.SUMMARY_TABLE: _json_rows([summary_row(key, n) for key, n in decisions.items()], records.SUMMARY),
+        records.SUMMARY_TABLE: _json_rows(
+            [{**summary_row(key, n), "bytes": sum(sizes[key]) if sizes[key] else None} for key, n in decisions.items()],
+            records.SUMMARY,
+        ),
         records.COUNTS_TABLE: [dict(counts)],
     }
 
@@ -241,7 +246,7 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     """What the report counts, from the verdict rows the run wrote, one row at a time."""
     sections = (
         "hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents", "automated_disallowed", "llms_txt",
-        "conflicts", "unjudged", "identity_notes", "disallowed_timeline",
+        "conflicts", "unjudged", "identity_notes", "disallowed_timeline", "disallowed_answers", "verified_by_operator",
     )
     counts = {name: Counter() for name in sections}
     for row in tables.rows(str(out), records.VERDICTS_TABLE):
@@ -267,9 +272,23 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
         counts["hosts"][(row["host"],)] += 1
         hour_text = hour.replace(tzinfo=None).isoformat() + "Z"
         counts["timeline"][crawler, hour_text] += 1
+        if row["identity"] == "verified" and row["operator"] is not None:
+            counts["verified_by_operator"][(row["operator"],)] += 1
         if disallowed:
             counts["disallowed"][disallowed] += 1
             counts["disallowed_timeline"][crawler, hour_text] += 1
+            status = row["status"]
+            if status in (401, 403, 451, 429):
+                answered = str(status)
+            elif status is not None and 200 <= status < 300:
+                answered = "served"
+            elif status is not None and 400 <= status < 500:
+                answered = "other-4xx"
+            elif status is not None and 100 <= status < 600:
+                answered = f"{status // 100}xx"
+            else:
+                answered = "none" if status is None else "other"
+            counts["disallowed_answers"][crawler, row["identity"], answered] += 1
         elif row["decision"] == "unknown":
             counts["unjudged"][row["reason"], row["host"], hour.date().isoformat()] += 1
         note = identity_note(row["identity"], row["identity_method"], row["identity_evidence"])

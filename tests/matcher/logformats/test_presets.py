@@ -85,7 +85,7 @@ EXPECTED = {
     ],
     "vhost_common": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, "", None),
-        (at(1), "192.0.2.5", "shop.example.net", "GET", "/p", "/p", 404, None, None, "", None),
+        (at(1), "192.0.2.5", "shop.example.net", "GET", "/p", "/p", 404, 0, None, "", None),  # `-`: no body sent
         "no-request",
     ],
     "gandi": [
