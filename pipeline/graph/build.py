@@ -55,7 +55,6 @@ from pipeline.evidence.page_directives import read_page_directives
 from pipeline.evidence.resolvers import LiveResolver
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph import robots_refresh, stream_sources
-from pipeline.graph.backoff import BackoffAudit
 from pipeline.graph.between_captures import BetweenCaptures
 from pipeline.graph.changes import AuditChanges
 from pipeline.graph.crawl_delay import CrawlDelayAudit
@@ -73,8 +72,8 @@ from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWhol
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
-# the between-captures changes, the reused signatures, the robots versions and the report's counts).
-RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE)
+# the between-captures changes, the reused signatures, the robots versions, served, referrals and the report's counts).
+RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, BACKOFF_TABLE)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 # Besides the verdicts, the tables of a batch run that grow with its log or its robots history,
@@ -130,7 +129,6 @@ def build(
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
     outputs[SERVED_TABLE] = verdict_batches | "Served" >> Served()
     outputs[REFERRALS_TABLE] = outputs[REFERRAL_COUNTS] | "Referrals" >> Referrals()
-    outputs[BACKOFF_TABLE] = verdict_batches | "BackoffAudit" >> BackoffAudit()
     outputs[CHANGES_TABLE] = verdict_batches | "AuditChanges" >> AuditChanges(
         robots, followed["histories"], auditor.registry
     )
@@ -224,8 +222,8 @@ def _with_crawl_delay(
     grouping: beam.PTransform | None = None,
     late_fetches: beam.PCollection | None = None,
 ) -> dict:
-    """Adds the crawl-delay tables; its late requests, and a stream's late robots.txt fetches,
-    join the dead letters."""
+    """Adds the crawl-delay and back-off tables; late requests, and a stream's late robots.txt
+    fetches, join the dead letters."""
     crawl_delay = outputs[VERDICT_BATCHES] | "CrawlDelayAudit" >> CrawlDelayAudit(
         settings.crawl_delay.window, settings.crawl_delay.allowed_lateness, bounded, grouping
     )
@@ -235,6 +233,7 @@ def _with_crawl_delay(
         **outputs,
         VIOLATIONS_TABLE: crawl_delay[VIOLATIONS_TABLE],
         WINDOWS_TABLE: crawl_delay[WINDOWS_TABLE],
+        BACKOFF_TABLE: crawl_delay[BACKOFF_TABLE],
         DEAD_LETTERS_TABLE: dead_letters,
     }
 

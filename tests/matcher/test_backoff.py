@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import given, strategies as st
 
-from matcher.backoff import Request, findings, retry_after_seconds
+from matcher.backoff import Carried, Request, answer_of, findings, judge_release, retry_after_seconds
 
 T0 = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
 
@@ -95,3 +95,63 @@ def brute_force(rows: list[Request]) -> list[tuple]:
 def test_the_rule_equals_the_brute_force_reference(rows):
     ordered = requests(*sorted(rows, key=lambda row: row[:2]))
     assert [(f.at, f.status, f.retry_after_s, f.next_request_after_s, f.backed_off) for f in findings(ordered)] == brute_force(ordered)
+
+
+def test_only_crawlers_count_and_only_429_and_503_ask_to_slow_down():
+    assert answer_of("crawler", 429, "30") == (429, "30")
+    assert answer_of("crawler", 503, None) == (503, None)
+    assert answer_of("crawler", 200, "30") == ()
+    assert answer_of("crawler", None, None) == ()
+    assert answer_of("automated", 429, "30") is None
+    assert answer_of("agent", 503, None) is None
+
+
+def in_releases(ordered: list[Request], cuts: list[int]) -> list:
+    """The findings of releasing `ordered` piece by piece at `cuts` (indexes), then ending."""
+    carried, found = Carried(), []
+    for start, end in zip([0, *cuts], [*cuts, len(ordered)]):
+        settled, carried = judge_release(carried, ordered[start:end], final=False)
+        found += settled
+    settled, _ = judge_release(carried, [], final=True)
+    return found + settled
+
+
+def test_a_429_last_in_its_release_is_judged_with_the_next_release():
+    ordered = requests((0, 200, None), (5, 200, None), (10, 429, None), (20, 200, None))
+    settled, carried = judge_release(Carried(), ordered[:3], final=False)
+    assert settled == [] and carried.last == ordered[2] and carried.before == (at(0), at(5))
+    (found,) = judge_release(carried, ordered[3:], final=False)[0]
+    assert (found.next_request_after_s, found.backed_off) == (10.0, True)
+
+
+def test_the_end_of_a_stream_judges_the_last_503_with_no_next_request():
+    ordered = requests((0, 200, None), (5, 503, None))
+    settled, carried = judge_release(Carried(), ordered, final=False)
+    assert settled == []
+    (found,) = judge_release(carried, [], final=True)[0]
+    assert (found.at, found.next_request_after_s, found.backed_off) == (at(5), None, None)
+
+
+def test_a_stream_carries_only_the_hour_before_its_last_request():
+    ordered = requests((0, 200, None), (1800, 200, None), (3700, 200, None), (3710, 200, None))
+    _, carried = judge_release(Carried(), ordered, final=False)
+    assert carried.last == ordered[-1] and carried.before == (at(1800), at(3700))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=3 * 3600),
+            st.sampled_from([200, 200, 304, 429, 503]),
+            st.one_of(st.none(), st.integers(min_value=0, max_value=600).map(str)),
+        ),
+        max_size=30,
+    ),
+    st.lists(st.integers(min_value=0, max_value=30), max_size=6),
+)
+def test_releasing_piece_by_piece_gives_the_findings_of_the_whole(rows, cuts):
+    """A stream releases a crawler's requests window by window; wherever the cuts fall, its
+    findings are those of a batch run judging the whole sequence."""
+    ordered = requests(*sorted(rows, key=lambda row: row[:2]))
+    cuts = sorted({min(cut, len(ordered)) for cut in cuts})
+    assert in_releases(ordered, cuts) == findings(ordered)
