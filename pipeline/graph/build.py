@@ -77,14 +77,16 @@ RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_T
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 # Besides the verdicts, the tables of a batch run that grow with its log or its robots history,
-# written in parts in the chosen format, and those that stay a few rows, written whole as JSON Lines.
+# written in parts in the chosen format, and those that stay a few rows, written whole as JSON Lines
+# (those of WHOLE_TABLES_IN_FORMAT in the chosen format).
 GROWING_TABLES = (
     DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE, CHANGES_TABLE,
+    BACKOFF_TABLE,
 )
 WHOLE_TABLES = (
     SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE, SERVED_TABLE, REFERRALS_TABLE,
-    BACKOFF_TABLE,
 )
+WHOLE_TABLES_IN_FORMAT = (SERVED_TABLE, REFERRALS_TABLE)
 
 
 def build(
@@ -245,7 +247,7 @@ def _page_directives(location: str | None) -> PageDirectivesTable | None:
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """The tables that grow with the log or the robots history in the chosen format; summary,
     counts, the report's counts, indexing findings, between-captures changes and reused
-    signatures as JSON.
+    signatures as JSON; served and referrals in the chosen format.
 
     Those that grow are written in parts by the steps that make them; the others stay a few rows
     and are each written whole, as one file."""
@@ -258,7 +260,8 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     small[REPORT_COUNTS_TABLE] = small[REPORT_COUNTS_TABLE] | "ReportCountsAsJson" >> beam.Map(
         lambda counts: counts.to_json()
     )
-    small | "WriteSmallTables" >> WriteWholeTables(out, WHOLE_TABLES, documents=DOCUMENTS)
+    parquet = WHOLE_TABLES_IN_FORMAT if output_format == "parquet" else ()
+    small | "WriteSmallTables" >> WriteWholeTables(out, WHOLE_TABLES, documents=DOCUMENTS, parquet=parquet)
 
 
 def write_stream_outputs(outputs: dict, settings: OutputSettings, dns_record: str | None = None) -> None:
@@ -345,4 +348,5 @@ def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
 def table_formats(output_format: str) -> dict[str, str]:
     """Every table of a batch run with the format `write_outputs` writes it in."""
     parts = {table: output_format for table in (VERDICTS_TABLE, *GROWING_TABLES)}
-    return {**parts, **{table: "jsonl" for table in WHOLE_TABLES}, **{document: "json" for document in DOCUMENTS}}
+    whole = {table: output_format if table in WHOLE_TABLES_IN_FORMAT else "jsonl" for table in WHOLE_TABLES}
+    return {**parts, **whole, **{document: "json" for document in DOCUMENTS}}

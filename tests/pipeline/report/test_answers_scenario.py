@@ -6,7 +6,8 @@ from ChatGPT, Google, Perplexity and Claude by Referer and by utm_source, and an
 and undeclared OpenAI traffic carry such a Referer too. The verdicts, the summary, the served and
 referrals tables, the closing summary and report.html (as run and as `report` rebuilds it) are
 read back row by row. On another host a crawler keeps hammering after a 503 and after a 429
-that asked it to wait, and another waits after a 429, with and without Retry-After."""
+that asked it to wait, and another waits after a 429, with and without Retry-After. The same
+scenario written as Parquet gives the same served, referrals and backoff rows."""
 from __future__ import annotations
 
 import contextlib
@@ -16,6 +17,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 import htmldom
@@ -269,3 +271,41 @@ def test_the_backoff_section_counts_each_crawler_s_answers(run):
             "CCBot": ["2", "1", "2", "0", "1"],
             "bingbot": ["1", "0", "0", "0", "1"],
         }
+
+
+@pytest.fixture(scope="module")
+def parquet_run(tmp_path_factory) -> dict:
+    """The same scenario written as Parquet, and the report `report` rebuilds from it: a second
+    run, since a run writes one format."""
+    folder = tmp_path_factory.mktemp("answers-parquet")
+    out = folder / "out"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert run_audit([*scenario_argv(folder), f"--out={out}", "--format=parquet"]) == 0
+        assert crawl_audit(["report", str(out), "--html", str(folder / "report.html")]) == 0
+    return {"out": out, "page": (folder / "report.html").read_text(encoding="utf-8")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", [records.SERVED_TABLE, records.REFERRALS_TABLE, records.BACKOFF_TABLE])
+def test_served_referrals_and_backoff_read_back_from_parquet_as_written_in_json(run, parquet_run, table):
+    folder = parquet_run["out"] / table
+    assert {path.suffix for path in folder.iterdir()} == {".parquet"}
+    assert read_manifest(str(parquet_run["out"]))["tables"][table]["format"] == "parquet"
+    columns = records.TABLES[table]
+    written = [records.to_json_ready(row, columns) for row in pq.read_table(folder).to_pylist()]
+    as_json = list(tables.rows(run["out"], table))
+    assert written and sorted(map(_same_folder, written)) == sorted(map(_same_folder, as_json))
+
+
+def _same_folder(row: dict) -> str:
+    """A row as text, its source named by file and line: the two runs read logs in two folders."""
+    if "source" in row:
+        row = {**row, "source": Path(row["source"]).name}
+    return repr(row)
+
+
+@pytest.mark.slow
+def test_the_report_rebuilt_from_parquet_has_the_referrals_and_backoff_sections(run, parquet_run):
+    page, rebuilt = htmldom.read(run["page"]), htmldom.read(parquet_run["page"])
+    for section in ("referrals-table", "backoff-table"):
+        assert rebuilt.tables[section] == page.tables[section]
