@@ -40,6 +40,7 @@ from matcher.bounded import BoundedCache, Lru
 from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
 from matcher.logformats.detect import chosen_format, rank_formats
+from matcher.referrals import UTM_SOURCE
 
 VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
 # What a skipped line referred by an operator's service carries: host, operator, UTC day, via.
@@ -222,7 +223,7 @@ class LineAuditor:
         for offset, line in enumerate(lines):
             skimmed = skim(line)
             if skimmed is not None and self._surely_not_crawler(skimmed):
-                yield SKIPPED, self._referral(parse.record(skimmed.match)) if self._may_refer(line) else None
+                yield SKIPPED, self._skimmed_referral(parse, skimmed, line)
                 continue
             source = f"{path}:{first_number + offset}"
             if skimmed is not None:
@@ -242,7 +243,7 @@ class LineAuditor:
                 self.truncate_addresses,
             )
             if verdict is None:
-                yield SKIPPED, self._referral(request) if self._may_refer(line) else None
+                yield SKIPPED, self._referral(request)
             else:
                 yield VERDICT, verdict
 
@@ -278,13 +279,18 @@ class LineAuditor:
                 found.append((key, RobotsFetch(request.ts, request.status, source, claim.crawler)))
         return found
 
-    def _may_refer(self, line: str) -> bool:
+    def _skimmed_referral(self, parse, skimmed: Skim, line: str) -> Referral | None:
+        """`_referral` of a skimmed line, whose record is built only when its Referer names an
+        operator or the line holds a utm_source."""
         referrers = self.registry.referrers
-        return bool(referrers) and referrers.may_refer(line)
+        if referrers and (referrers.of_referer(skimmed.referer) is not None or UTM_SOURCE in line):
+            return self._referral(parse.record(skimmed.match))
+        return None
 
     def _referral(self, request) -> Referral | None:
         """The referral of a visit (a request that gets no verdict), or None."""
-        found = self.registry.referrers.referral(request.referer, request.path)
+        referrers = self.registry.referrers
+        found = referrers.referral(request.referer, request.path) if referrers else None
         if found is None:
             return None
         operator, via = found

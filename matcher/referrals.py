@@ -15,10 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
+from matcher.bounded import BoundedCache
+
 __all__ = [
     "REFERER",
     "UTM_SOURCE",
     "SEARCH_ENGINES",
+    "REMEMBERED_REFERERS",
+    "REMEMBERED_REFERER_CHARS",
     "Referrer",
     "Referrers",
     "referer_host",
@@ -29,6 +33,12 @@ REFERER, UTM_SOURCE = "referer", "utm_source"
 # google.com.au, bing.com.
 SEARCH_ENGINES = frozenset({"google", "bing"})
 _COUNTRY_DOMAIN = r"(?:^|\.)({names})\.(?:com?\.)?[a-z]{{2,3}}$"
+# The Referers whose operator a worker remembers: a log repeats a few (a search engine's front
+# page) among any number of others, so the entries are bounded, and a Referer longer than a page
+# address usually is is read again each time (at most 2 MiB of keys).
+REMEMBERED_REFERERS = 4_096
+REMEMBERED_REFERER_CHARS = 512
+_UNSEEN = object()
 
 
 @dataclass(frozen=True)
@@ -73,24 +83,19 @@ class Referrers:
         self._engine_pattern = (
             re.compile(_COUNTRY_DOMAIN.format(names="|".join(map(re.escape, sorted(engines))))) if engines else None
         )
-        # Every line a referral can be read from holds one of these, case aside: a cheap test
-        # before a line the audit skipped is parsed in full. A utm_source match needs the key; a
-        # Referer match its host's first label, or an engine's name, which a host under the
-        # engine's domain holds already. Few needles: each is a scan of the line.
-        parts = {UTM_SOURCE, *engines}
-        parts |= {host.split(".")[0] for host in self._hosts if not any(engine in host for engine in engines)}
-        self.needles = tuple(sorted(p for p in parts if p and not any(o != p and o in p for o in parts)))
+        self._by_referer: BoundedCache[str | None, str | None] = BoundedCache(
+            REMEMBERED_REFERERS, longest_key=REMEMBERED_REFERER_CHARS
+        )
 
     def __bool__(self) -> bool:
         return bool(self.referrers)
 
-    def may_refer(self, line: str) -> bool:
-        """False when a log line surely names no referrer."""
-        lowered = line.lower()
-        for needle in self.needles:
-            if needle in lowered:
-                return True
-        return False
+    def of_referer(self, referer: str | None) -> str | None:
+        """The operator whose service a Referer as logged names (`of_host` of its host), or None."""
+        operator = self._by_referer.get(referer, _UNSEEN)
+        if operator is _UNSEEN:
+            operator = self._by_referer[referer] = self.of_host(referer_host(referer))
+        return operator
 
     def of_host(self, host: str | None) -> str | None:
         """The operator whose service `host` (a host form of `referer_host`) is, or None."""
@@ -127,7 +132,7 @@ class Referrers:
 
     def referral(self, referer: str | None, path: str | None) -> tuple[str, str] | None:
         """(operator, via) of a visit, its Referer first; None when neither names an operator."""
-        operator = self.of_host(referer_host(referer))
+        operator = self.of_referer(referer)
         if operator is not None:
             return operator, REFERER
         operator = self.of_utm(path)

@@ -89,6 +89,7 @@ class Skim(NamedTuple):
     ts: datetime
     user_agent: str
     match: re.Match[str]  # `record` turns it into the line's record
+    referer: str | None  # as the record holds it
 
 
 class LogParseError(ValueError):

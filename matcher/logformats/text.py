@@ -160,7 +160,9 @@ class TextParser:
         match = self.layout.plain.match(text)
         if match is None:
             return None
-        client_ip, time, user_agent, forwarded_for = match.group("client_ip", "time", "user_agent", "forwarded_for")
+        client_ip, time, user_agent, forwarded_for, referer = match.group(
+            "client_ip", "time", "user_agent", "forwarded_for", "referer"
+        )
         try:
             ts = clf_timestamp(time)
         except LogParseError:
@@ -171,4 +173,5 @@ class TextParser:
             ts,
             "" if user_agent == "-" else user_agent,
             match,
+            None if referer in (None, "", "-") else referer,
         )

@@ -63,8 +63,10 @@ TIMES = (
 REQUESTS = (
     "GET / HTTP/1.1", "GET /docs/ HTTP/1.1", "GET /private/report.pdf HTTP/1.1", "GET /cart?id=7 HTTP/2.0",
     "HEAD /robots.txt HTTP/1.1", "GET http://www.example.com/private/x HTTP/1.1", "CONNECT www.uci.edu:443 HTTP/1.1",
-    "-", "garbage", r"GET /a\"b HTTP/1.1", "GET /%7Euser/%2A HTTP/1.1",
+    "-", "garbage", r"GET /a\"b HTTP/1.1", "GET /%7Euser/%2A HTTP/1.1", "GET /?utm_source=chatgpt.com HTTP/1.1",
 )
+# Visits some operator's service referred, and others
+REFERERS = ("-", "https://www.example.com/", "https://www.google.co.uk/", "https://chatgpt.com/c/1", "https://bing.example/")
 
 
 def _line(draw_one, *, host: bool, shape: str = "combined") -> str:
@@ -74,7 +76,7 @@ def _line(draw_one, *, host: bool, shape: str = "combined") -> str:
     fields = [
         f'{draw_one(ADDRESSES)} {ident} - [{draw_one(TIMES)}] {duration}"{draw_one(REQUESTS)}"'
         f' {draw_one(("200", "404", "-", "2000"))}'
-        f' {draw_one(("512", "0", "-"))} "{draw_one(("-", "https://www.example.com/"))}" "{draw_one(USER_AGENTS)}"'
+        f' {draw_one(("512", "0", "-"))} "{draw_one(REFERERS)}" "{draw_one(USER_AGENTS)}"'
     ]
     if host or shape == "gandi":
         fields.insert(0, draw_one(HOSTS))

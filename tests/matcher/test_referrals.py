@@ -3,7 +3,9 @@ import yaml
 from hypothesis import given, strategies as st
 
 from config.registry import DEFAULT_PATH, RegistryError, default_registry, parse_registry
-from matcher.referrals import REFERER, UTM_SOURCE, Referrer, Referrers, referer_host
+from matcher.referrals import (
+    REFERER, REMEMBERED_REFERER_CHARS, REMEMBERED_REFERERS, UTM_SOURCE, Referrer, Referrers, referer_host,
+)
 
 REFERRERS = Referrers([
     Referrer("OpenAI", ("chatgpt.com", "chat.openai.com"), ("chatgpt.com",), None, "https://example.org/openai"),
@@ -51,11 +53,20 @@ def test_a_visit_named_both_ways_counts_once_by_its_referer():
     assert REFERRERS.referral("https://chatgpt.com/", "/a?utm_source=gemini") == ("OpenAI", REFERER)
 
 
-@given(st.text(max_size=80), st.text(max_size=80))
-def test_a_line_the_quick_test_refuses_names_no_referrer(referer, path):
-    line = f'"{path}" "{referer}"'
-    if not REFERRERS.may_refer(line):
-        assert REFERRERS.referral(referer, path) is None
+@given(st.one_of(st.text(max_size=80), st.sampled_from(["https://www.google.de/", "https://chatgpt.com/c/1", "-"])))
+def test_a_referer_s_operator_is_remembered_as_read(referer):
+    referrers = Referrers(REFERRERS.referrers)
+    for _ in range(2):  # read, then remembered
+        assert referrers.of_referer(referer) == REFERRERS.of_host(referer_host(referer))
+
+
+def test_a_worker_remembers_a_bounded_number_of_referers_and_none_too_long():
+    referrers = Referrers(REFERRERS.referrers)
+    for number in range(3 * REMEMBERED_REFERERS):
+        referrers.of_referer(f"https://example.org/{number}")
+    long = "https://chatgpt.com/" + "x" * REMEMBERED_REFERER_CHARS
+    assert referrers.of_referer(long) == "OpenAI"
+    assert 0 < len(referrers._by_referer) <= REMEMBERED_REFERERS and long not in referrers._by_referer
 
 
 def test_the_shipped_registry_lists_the_services_with_sources():
