@@ -706,7 +706,7 @@ def _tables(out: Path) -> dict[str, list]:
 def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     """The bundled sample's files (the first quarter of each, `helpers.sample_slice`) appear in the
     watched folder a day at a time while the stream runs; its verdicts (each judged by the robots.txt its crawler had fetched), dead letters,
-    violations, windows and robots.txt fetches are a batch run's over the same files."""
+    violations, windows, robots.txt fetches and back-off findings are a batch run's over the same files."""
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     logs = str(incoming / "*.log.gz")
@@ -730,5 +730,6 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     streamed, batched = _tables(tmp_path / "stream"), _tables(tmp_path / "batch")
     assert len(batched["verdicts"]) > 1000 and batched["crawl_delay_violations"] and batched["crawl_delay_windows"]
     assert batched["robots_fetches"] and any('"robots_fetch": {' in row for row in batched["verdicts"])
+    assert batched["backoff"]  # the 503s the shop answered Googlebot
     for table in graph.RECORD_TABLES:
         assert streamed[table] == batched[table], table
