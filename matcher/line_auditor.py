@@ -12,7 +12,7 @@ import hashlib
 import pickle
 import zlib
 from dataclasses import dataclass, field
-from datetime import date, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
@@ -40,7 +40,7 @@ from matcher.bounded import BoundedCache, Lru
 from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
 from matcher.logformats.detect import chosen_format, rank_formats
-from matcher.referrals import UTM_SOURCE
+from matcher.referrals import REFERER, UTM_SOURCE
 
 VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
 # What a skipped line referred by an operator's service carries: host, operator, UTC day, via.
@@ -131,6 +131,11 @@ def _may_ask_for_robots_txt(line: str) -> bool:
 
 def _never(line: str) -> None:
     return None
+
+
+def _visit(host: str | None, operator: str, ts: datetime, via: str) -> Referral:
+    """A visit's `Referral`: its host as the audit keys hosts, its UTC day."""
+    return (host_key(host) or None) if host else None, operator, request_day(ts).isoformat(), via
 
 
 def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
@@ -280,12 +285,16 @@ class LineAuditor:
         return found
 
     def _skimmed_referral(self, parse, skimmed: Skim, line: str) -> Referral | None:
-        """`_referral` of a skimmed line, whose record is built only when its Referer names an
-        operator or the line holds a utm_source."""
+        """`_referral` of a skimmed line, read from the skim where its Referer decides (a
+        Referer names the operator before a utm_source does); its record is built only for a
+        utm_source."""
         referrers = self.registry.referrers
-        if referrers and (referrers.of_referer(skimmed.referer) is not None or UTM_SOURCE in line):
-            return self._referral(parse.record(skimmed.match))
-        return None
+        if not referrers:
+            return None
+        operator = referrers.of_referer(skimmed.referer)
+        if operator is not None:
+            return _visit(parse.audited_host(skimmed.match), operator, skimmed.ts, REFERER)
+        return self._referral(parse.record(skimmed.match)) if UTM_SOURCE in line else None
 
     def _referral(self, request) -> Referral | None:
         """The referral of a visit (a request that gets no verdict), or None."""
@@ -294,8 +303,7 @@ class LineAuditor:
         if found is None:
             return None
         operator, via = found
-        host = (host_key(request.host) or None) if request.host else None
-        return host, operator, request_day(request.ts).isoformat(), via
+        return _visit(request.host, operator, request.ts, via)
 
     def _checked(self, dns_answers: Mapping[str, DnsAnswer]):
         """The answers with their trust judged once per answers object (a batch run's side input

@@ -147,6 +147,14 @@ class TextParser:
             logged_host(target_host),
         )
 
+    def audited_host(self, match: re.Match[str]) -> str | None:
+        """The `host` of the record of a line this layout matched, without building the record
+        when the line logs its host itself."""
+        host = match.group("host")
+        if self.target_is_logged_url and not host:
+            return self.record(match).host
+        return request_host(host, self.default_host)
+
     def skim(self, line: str) -> Skim | None:
         """The line's sender, time and User-Agent, as `__call__` would read them; None unless the
         line surely parses: the common layout with no escape anywhere (then every field is

@@ -102,7 +102,10 @@ def _argv(logs: str, out: str, log_format: str = "host_combined") -> list[str]:
     ]
 
 
-FORMATS = ("host_combined", "vhost_combined", "vhost_common", "combined", "common", "combined_xrt", "gandi", "ovh", "icecast2")
+FORMATS = (
+    "host_combined", "vhost_combined", "vhost_common", "combined", "common", "combined_xrt", "gandi", "ovh", "icecast2",
+    "varnishncsa",
+)
 ROBOTS_BY_HOST = robots_by_host(read_robots_table(ROBOTS))
 AUDITORS = {
     (log_format, proxies): (_auditor(log_format, proxies=proxies), _auditor(log_format, proxies=proxies, skim=False))
