@@ -15,10 +15,12 @@ import yaml
 
 from config.bot_lists import maintained_automated_list, maintained_bot_list, maintained_browser_list
 from matcher.agents import PURPOSES, UNKNOWN_PURPOSE, USER_TRIGGERED_PURPOSES, Crawler, KeyDirectory, RangeSource, Registry
+from matcher.referrals import SEARCH_ENGINES, Referrer, Referrers
 
 DEFAULT_PATH = Path(__file__).with_name("crawlers.yaml")
 
-_TOP_LEVEL = frozenset({"range_sources", "key_directories", "crawler_classes", "crawlers"})
+_TOP_LEVEL = frozenset({"range_sources", "key_directories", "crawler_classes", "crawlers", "referrers"})
+_REFERRER_FIELDS = {"hosts": list, "utm_source": list, "search_engine": str, "source": str}
 _SOURCE_FIELDS = {"operator": str, "url": str}
 _DIRECTORY_FIELDS = {"operator": str, "url": str, "source": str, "signers": str}
 _DIRECTORY_OPTIONAL = {"agent": str}
@@ -111,7 +113,40 @@ def parse_registry(document: object, origin: str = "<registry>") -> Registry:
         automated_list=maintained_automated_list(),
         key_directories=directories,
         browser_list=maintained_browser_list(),
+        referrers=_referrers(origin, document.get("referrers") or {}),
     )
+
+
+def _referrers(origin: str, raw: object) -> Referrers:
+    """Each operator's services whose links send readers: hosts, utm_source values, a search
+    engine's every country domain, and the page that documents them."""
+    if not isinstance(raw, dict):
+        raise _Where(origin, "top level").error("referrers", f"expected a mapping, got {_kind(raw)}")
+    found = []
+    for operator, entry in raw.items():
+        where = _Where(origin, f"referrers: {operator}")
+        if not isinstance(entry, dict):
+            raise where.error(None, f"expected a mapping, got {_kind(entry)}")
+        _reject_unknown(where, entry, _REFERRER_FIELDS)
+        for field, kind in _REFERRER_FIELDS.items():
+            if field in entry and not isinstance(entry[field], kind):
+                raise where.error(field, f"expected {kind.__name__}, got {_kind(entry[field])}")
+        if not isinstance(entry.get("source"), str):
+            raise where.error("source", "every referrer names the page that documents it")
+        for field in ("hosts", "utm_source"):
+            if not all(isinstance(item, str) and item.strip() for item in entry.get(field, ())):
+                raise where.error(field, "expected a list of non-empty strings")
+        engine = entry.get("search_engine")
+        if engine is not None and engine not in SEARCH_ENGINES:
+            raise where.error("search_engine", f"expected one of {', '.join(sorted(SEARCH_ENGINES))}")
+        found.append(Referrer(
+            str(operator),
+            tuple(h.strip().lower().removeprefix("www.") for h in entry.get("hosts", ())),
+            tuple(v.strip().lower() for v in entry.get("utm_source", ())),
+            engine,
+            entry["source"],
+        ))
+    return Referrers(found)
 
 
 def _key_directories(origin: str, raw: object, crawlers: Sequence[Crawler]) -> dict[str, KeyDirectory]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from matcher import tokens
 from matcher.bounded import BoundedCache
 from matcher.pattern_lists import PatternList
+from matcher.referrals import Referrers
 
 _PIECES = re.compile(r"[()]|[;,]|[^\s;,()]+")
 # A crawler word ends the name or is followed by a version-like part: `mj12bot`, `spider2`,
@@ -185,8 +186,10 @@ class Registry:
         automated_list: PatternList | None = None,
         key_directories: Mapping[str, KeyDirectory] | None = None,
         browser_list: PatternList | None = None,
+        referrers: Referrers | None = None,
     ):
         self.crawlers = tuple(crawlers)
+        self.referrers = referrers if referrers is not None else Referrers(())
         self.range_sources = dict(range_sources)
         self.key_directories = dict(key_directories or {})
         self.bot_list = bot_list

@@ -267,6 +267,8 @@ def audit(
         "path": request.path,
         "target_host": request.target_host if request.target_host != host else None,
         "status": request.status,
+        "bytes": request.size,
+        "retry_after": request.retry_after,
         "user_agent": request.user_agent,
         "source": source,
         "crawler": claim.crawler,

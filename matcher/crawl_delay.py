@@ -28,6 +28,7 @@ from functools import lru_cache
 from operator import itemgetter
 
 # EPOCH, micros and from_micros stay importable from here: the streaming release and its tests use them.
+from matcher import backoff
 from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifted
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "Key",
     "Release",
     "Shared",
+    "asked_to_slow_down",
+    "backoff_requests",
     "from_micros",
     "in_order",
     "key_of",
@@ -59,8 +62,9 @@ Key = tuple[str | None, str | None, str | None, str]
 
 # What a request has besides its time and source, and many requests share: (crawl_delay,
 # crawl_delay_line, robots_version as (effective_from in microseconds since the epoch, status,
-# sha256) or None, honours_crawl_delay).
-Shared = tuple[float | None, int | None, tuple[int, str, str | None] | None, bool | None]
+# sha256) or None, honours_crawl_delay, its back-off `Answer`). The back-off audit reads the
+# same requests, so a batch run groups them once for both.
+Shared = tuple[float | None, int | None, tuple[int, str, str | None] | None, bool | None, backoff.Answer]
 
 # One request: (ts in microseconds since the epoch, source, its `Shared`).
 CrawlRequest = tuple[int, str, Shared]
@@ -90,8 +94,25 @@ def request_of(verdict: Mapping) -> CrawlRequest:
     version = verdict["robots_version"]
     if version is not None:
         version = (micros(version["effective_from"]), version["status"], version["sha256"])
-    shared = (verdict["crawl_delay"], verdict["crawl_delay_line"], version, verdict["honours_crawl_delay"])
+    answer = backoff.answer_of(verdict["client_kind"], verdict["status"], verdict["retry_after"])
+    shared = (verdict["crawl_delay"], verdict["crawl_delay_line"], version, verdict["honours_crawl_delay"], answer)
     return micros(verdict["ts"]), verdict["source"], shared
+
+
+def backoff_requests(ordered: Iterable[CrawlRequest]) -> list[backoff.Request]:
+    """The requests among `ordered` the back-off audit counts, in the same order."""
+    requests = []
+    for ts, source, shared in ordered:
+        answer = shared[4]
+        if answer is not None:
+            status, retry_after = answer or (None, None)
+            requests.append(backoff.Request(from_micros(ts), status, retry_after, source))
+    return requests
+
+
+def asked_to_slow_down(requests: Iterable[CrawlRequest]) -> bool:
+    """Whether the server answered any of `requests` with a back-off finding's 429 or 503."""
+    return any(shared[4] for _, _, shared in requests)
 
 
 def violates(gap_micros: int | None, delay: float | None) -> bool:
@@ -182,7 +203,7 @@ def rows(
 def _violation_row(
     columns: dict, previous_ts: int, previous_source: str, ts: int, source: str, gap_micros: int, shared: Shared
 ) -> dict:
-    delay, delay_line, version, honours = shared
+    delay, delay_line, version, honours, _ = shared
     if version is not None:
         effective_from, status, sha256 = version
         version = {"effective_from": from_micros(effective_from), "status": status, "sha256": sha256}
@@ -204,7 +225,7 @@ def _window_row(
     columns: dict, start_micros: int, size: timedelta, requests: int, violations: int,
     smallest_gap_micros: int | None, last: Shared,
 ) -> dict:
-    delay, delay_line, _, honours = last
+    delay, delay_line, _, honours, _ = last
     start = from_micros(start_micros)
     return {
         **columns,

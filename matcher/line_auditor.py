@@ -12,7 +12,7 @@ import hashlib
 import pickle
 import zlib
 from dataclasses import dataclass, field
-from datetime import date, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
@@ -40,8 +40,11 @@ from matcher.bounded import BoundedCache, Lru
 from matcher.hosts import host_key
 from matcher.logformats import AUTO, LogParseError, Skim, encodable, is_not_request, parser_for
 from matcher.logformats.inference import InferredFormat, detected_format
+from matcher.referrals import REFERER, UTM_SOURCE
 
 VERDICT, DEAD_LETTER, SKIPPED, NOT_REQUEST = "verdict", "dead_letter", "skipped", "not_request"
+# What a skipped line referred by an operator's service carries: host, operator, UTC day, via.
+Referral = tuple[str | None, str, str, str]
 # The dead-letter reason of the lines of a file whose format `auto` could not tell.
 UNKNOWN_FORMAT = "unknown-format"
 # Parsed robots histories a worker keeps: one per host, so this is the number of hosts whose
@@ -130,6 +133,11 @@ def _never(line: str) -> None:
     return None
 
 
+def _visit(host: str | None, operator: str, ts: datetime, via: str) -> Referral:
+    """A visit's `Referral`: its host as the audit keys hosts, its UTC day."""
+    return (host_key(host) or None) if host else None, operator, request_day(ts).isoformat(), via
+
+
 def dead_letter(source: str, reason: str, message: str, raw: str) -> dict:
     return {"source": source, "reason": reason, "message": message, "raw": raw}
 
@@ -202,7 +210,7 @@ class LineAuditor:
         fetches: Mapping[FetchKey, FetchHistory] | None = None,
     ) -> Iterator[tuple[str, dict | None]]:
         """(kind, record) per line: a verdict, a dead letter, a not-request (its reason), or
-        skipped (None).
+        skipped (None, or its `Referral` when an operator's service referred it).
 
         `dns_answers` holds the reverse DNS of the addresses `dns_questions` names; None: DNS off.
         `fetches` the run's robots.txt fetches by key (`robots_fetches` of every batch, in a
@@ -222,7 +230,7 @@ class LineAuditor:
         for offset, line in enumerate(lines):
             skimmed = skim(line)
             if skimmed is not None and self._surely_not_crawler(skimmed):
-                yield SKIPPED, None
+                yield SKIPPED, self._skimmed_referral(parse, skimmed, line)
                 continue
             source = f"{path}:{first_number + offset}"
             if skimmed is not None:
@@ -241,7 +249,10 @@ class LineAuditor:
                 request, source, self.registry, self.ranges, history, self.proxies, dns_answers, self.pages, fetches,
                 self.truncate_addresses,
             )
-            yield (SKIPPED, None) if verdict is None else (VERDICT, verdict)
+            if verdict is None:
+                yield SKIPPED, self._referral(request)
+            else:
+                yield VERDICT, verdict
 
     def robots_fetches(
         self, batch: tuple[str, int, Sequence[str]], dns_answers: Mapping[str, DnsAnswer] | None = None
@@ -274,6 +285,27 @@ class LineAuditor:
                 source = f"{path}:{first_number + offset}"
                 found.append((key, RobotsFetch(request.ts, request.status, source, claim.crawler)))
         return found
+
+    def _skimmed_referral(self, parse, skimmed: Skim, line: str) -> Referral | None:
+        """`_referral` of a skimmed line, read from the skim where its Referer decides (a
+        Referer names the operator before a utm_source does); its record is built only for a
+        utm_source."""
+        referrers = self.registry.referrers
+        if not referrers:
+            return None
+        operator = referrers.of_referer(skimmed.referer)
+        if operator is not None:
+            return _visit(parse.audited_host(skimmed.match), operator, skimmed.ts, REFERER)
+        return self._referral(parse.record(skimmed.match)) if UTM_SOURCE in line else None
+
+    def _referral(self, request) -> Referral | None:
+        """The referral of a visit (a request that gets no verdict), or None."""
+        referrers = self.registry.referrers
+        found = referrers.referral(request.referer, request.path) if referrers else None
+        if found is None:
+            return None
+        operator, via = found
+        return _visit(request.host, operator, request.ts, via)
 
     def _checked(self, dns_answers: Mapping[str, DnsAnswer]):
         """The answers with their trust judged once per answers object (a batch run's side input

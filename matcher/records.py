@@ -46,6 +46,12 @@ __all__ = [
     "DNS_ANSWERS_TABLE",
     "CHANGES",
     "CHANGES_TABLE",
+    "SERVED",
+    "SERVED_TABLE",
+    "REFERRALS",
+    "REFERRALS_TABLE",
+    "BACKOFF",
+    "BACKOFF_TABLE",
     "COUNTS_TABLE",
     "REPORT_COUNTS_TABLE",
     "TABLES",
@@ -112,6 +118,11 @@ VERDICTS = (
         " as evidence; it never picks the robots.txt",
     ),
     Column("status", "int", "HTTP response status"),
+    Column(
+        "bytes", "int",
+        "response size as logged (`-`, a response without a body, counts as 0); null when the log has no size field",
+    ),
+    Column("retry_after", "string", "the Retry-After response header as logged; null when not logged"),
     Column("user_agent", "string", "User-Agent as logged"),
     Column("source", "string", "log file and line number", False),
     Column("crawler", "string", "crawler claimed by the User-Agent (registry name or product token)"),
@@ -274,6 +285,22 @@ SUMMARY = (
         "preference_conflicts", "int",
         "requests (of any decision) whose crawler's purpose a usage preference in force refused", False,
     ),
+    Column("bytes", "int", "the requests' response sizes summed; null when none of them logged a size"),
+)
+
+SERVED = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler, or the operator for undeclared traffic (as in summary)"),
+    Column("identity", "string", "identity status", False),
+    Column("decision", "string", "the verdicts' decision", False),
+    Column(
+        "status_class", "string",
+        "1xx | 2xx | 3xx | 4xx | 5xx by the first digit of a status of 100-599, other for any other logged value,"
+        " none when the log wrote no status",
+        False,
+    ),
+    Column("requests", "int", "requests; per crawler, identity and decision they add up to summary's", False),
+    Column("bytes", "int", "their response sizes summed; null when none of them logged a size"),
 )
 
 _CRAWL_DELAY_KEY = (
@@ -388,6 +415,36 @@ CHANGES = (
     ),
 )
 
+REFERRALS = (
+    Column("host", "string", "site host the visit was made to"),
+    Column("operator", "string", "the operator whose service the Referer or utm_source names (registry referrers)", False),
+    Column("day", "string", "UTC day of the visits, YYYY-MM-DD", False),
+    Column("via", "string", "referer | utm_source: what named it (a visit naming it both ways counts once, as referer)", False),
+    Column(
+        "visits", "int",
+        "requests that got no verdict (neither a crawler, an automated client nor undeclared crawler traffic)"
+        " referred so",
+        False,
+    ),
+)
+
+BACKOFF = (
+    Column("host", "string", "site host"),
+    Column("crawler", "string", "claimed crawler (registry name or product token); null for undeclared"),
+    Column("operator", "string", "operator of the claimed crawler, or of the range for undeclared"),
+    Column("identity", "string", "identity status; spoofed traffic is its own sequence", False),
+    Column("at", "timestamp", "the request the server answered 429 or 503", False),
+    Column("status", "int", "429 | 503", False),
+    Column("retry_after_s", "float", "seconds the logged Retry-After asked to wait (seconds or HTTP-date); null when absent or unreadable"),
+    Column("next_request_after_s", "float", "seconds to the crawler's next request to the host; null when none"),
+    Column(
+        "backed_off", "bool",
+        "with Retry-After: the next request came no sooner; without: the gap is at least max(2 x the median of its"
+        " gaps on the host in the hour before, 10 s); null when no next request or no earlier gap",
+    ),
+    Column("source", "string", "log file and line of the answered request", False),
+)
+
 # Table names: each is a folder of a run, a BigQuery table and a key of the audit graph's outputs.
 VERDICTS_TABLE = "verdicts"
 DEAD_LETTERS_TABLE = "dead_letters"
@@ -404,6 +461,12 @@ WHATIF_FLIPS_TABLE = "whatif_flips"
 DNS_ANSWERS_TABLE = "dns_answers"
 # One row per host, robots.txt change, crawler and identity that requested a path the change turned.
 CHANGES_TABLE = "changes"
+# One row per host, crawler, identity, decision and status class: what the server answered.
+SERVED_TABLE = "served"
+# One row per host, operator, day and way: the visits an operator's service sent.
+REFERRALS_TABLE = "referrals"
+# One row per 429 or 503 answered to a crawler: did it back off?
+BACKOFF_TABLE = "backoff"
 # Not a record table: one JSON object, the lines read and where each went.
 COUNTS_TABLE = "counts"
 # Not a record table either: one JSON object, what the HTML report counts of the verdicts
@@ -424,6 +487,9 @@ TABLES = {
     WHATIF_FLIPS_TABLE: WHATIF_FLIPS,
     DNS_ANSWERS_TABLE: DNS_ANSWERS,
     CHANGES_TABLE: CHANGES,
+    SERVED_TABLE: SERVED,
+    REFERRALS_TABLE: REFERRALS,
+    BACKOFF_TABLE: BACKOFF,
 }
 
 

@@ -26,6 +26,7 @@ from itertools import islice
 
 from matcher.health import identity_note
 from matcher.records import rfc3339
+from matcher.served import answer
 from matcher.timerange import LATEST, parse_timestamp, shifted
 
 __all__ = [
@@ -64,13 +65,18 @@ _TIMESTAMP_AT = {
 # Where the days are among a row of the run-health sections.
 _DAY_AT = {"unjudged": 2, "identity_notes": 2}
 _VERSION_FROM = DISALLOWED_FIELDS.index("version_from")
+# Sections keyed by one value rather than a tuple.
+_SINGLE_KEYS = frozenset({"hosts", "verified_by_operator"})
 # What sites publish for language models to read (llmstxt.org): counted per crawler and identity.
 LLMS_TXT_PATHS = ("/llms.txt", "/llms-full.txt")
 AUTOMATED = "automated"
 AGENT = "agent"
 # Client kinds the crawler sections leave out: each has its own section.
 _NOT_CRAWLERS = frozenset({AUTOMATED, AGENT})
-_ADDED_LATER = frozenset({"automated_disallowed", "llms_txt", "conflicts", "disallowed_timeline", *_DAY_AT})
+_ADDED_LATER = frozenset({
+    "automated_disallowed", "llms_txt", "conflicts", "disallowed_timeline", "disallowed_answers", "verified_by_operator",
+    *_DAY_AT,
+})
 
 
 def label(verdict: Mapping) -> str:
@@ -198,6 +204,10 @@ class ReportCounts:
     # and UTC day; and what stood in the way of an identity, by crawler, note and day
     unjudged: Counter = field(default_factory=Counter)  # (reason, host, day)
     identity_notes: Counter = field(default_factory=Counter)  # (label, note, day)
+    # what the server answered the crawlers' disallowed requests (`matcher.served.answer`)
+    disallowed_answers: Counter = field(default_factory=Counter)  # (label, identity, answer)
+    # the verified crawler requests of each operator, beside the visits its services referred
+    verified_by_operator: Counter = field(default_factory=Counter)  # operator
     # (label, identity) -> its totals and top rows
     disallowed: dict[tuple[str, str], CrawlerDisallowed] = field(default_factory=dict)
 
@@ -240,8 +250,11 @@ class ReportCounts:
                 continue
             self.hosts[verdict["host"]] += 1
             self.timeline[name, start] += 1
+            if verdict["identity"] == "verified" and verdict["operator"] is not None:
+                self.verified_by_operator[verdict["operator"]] += 1
             if is_disallowed(verdict):
                 self.disallowed_timeline[name, start] += 1
+                self.disallowed_answers[name, verdict["identity"], answer(verdict["status"])] += 1
             if verdict["decision"] == "unknown":
                 self.unjudged[verdict["reason"], verdict["host"], day] += 1
             note = identity_note(verdict["identity"], verdict["identity_method"], verdict["identity_evidence"])
@@ -264,6 +277,7 @@ class ReportCounts:
             ("spoofed_addresses", self.spoofed_addresses), ("spoofed_user_agents", self.spoofed_user_agents),
             ("automated_disallowed", self.automated_disallowed), ("llms_txt", self.llms_txt),
             ("conflicts", self.conflicts), ("unjudged", self.unjudged), ("identity_notes", self.identity_notes),
+            ("disallowed_answers", self.disallowed_answers), ("verified_by_operator", self.verified_by_operator),
         )
 
     def to_json(self) -> dict:
@@ -276,7 +290,7 @@ class ReportCounts:
             at = _TIMESTAMP_AT.get(name)
             rows = []
             for key, n in counts.items():
-                row = [key] if name == "hosts" else list(key)
+                row = [key] if name in _SINGLE_KEYS else list(key)
                 if at is not None and row[at] is not None:
                     row[at] = rfc3339(row[at])
                 if name in _DAY_AT:
@@ -303,7 +317,7 @@ class ReportCounts:
                     key[at] = parse_timestamp(key[at])
                 if name in _DAY_AT:
                     key[_DAY_AT[name]] = date.fromisoformat(key[_DAY_AT[name]])
-                section[key[0] if name == "hosts" else tuple(key)] = n
+                section[key[0] if name in _SINGLE_KEYS else tuple(key)] = n
         top: dict[tuple[str, str], list] = {}
         for name, identity, *fields, n in document["disallowed"]:
             top.setdefault((name, identity), []).append((tuple(fields), n))

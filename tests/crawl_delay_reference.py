@@ -31,6 +31,9 @@ def verdict(key, seconds: float, delay: float | None, source: str | None = None)
         "crawl_delay_line": None if delay is None else 7,
         "robots_version": VERSION,
         "honours_crawl_delay": crawler == "bingbot",
+        "client_kind": "crawler",
+        "status": 200,
+        "retry_after": None,
     }
 
 

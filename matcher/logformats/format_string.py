@@ -52,7 +52,7 @@ _APACHE_HEADERS = {
     "referer": "referer", "user-agent": "user_agent", "host": "host", "x-forwarded-for": "forwarded_for",
     "signature-agent": "signature_agent", "signature-input": "signature_input", "signature": "signature",
 }
-_APACHE_RESPONSE_HEADERS = {"content-usage": "content_usage"}
+_APACHE_RESPONSE_HEADERS = {"content-usage": "content_usage", "retry-after": "retry_after"}
 _APACHE_LETTERS = {
     "h": "client_ip", "a": "client_ip", "r": "request", "s": "status", "b": "size", "B": "size", "O": "size",
     "v": "host", "V": "host", "m": "method", "U": "target", "q": "query",
@@ -216,7 +216,7 @@ _NGINX_VARIABLES = {
     "http_x_forwarded_for": "forwarded_for", "host": "host", "http_host": "host", "server_name": "host",
     "request_method": "method", "request_uri": "target",
     "http_signature_agent": "signature_agent", "http_signature_input": "signature_input", "http_signature": "signature",
-    "sent_http_content_usage": "content_usage",
+    "sent_http_content_usage": "content_usage", "sent_http_retry_after": "retry_after",
 }
 _NGINX_OWN = {"scheme": _SCHEME, "remote_port": _PORT, "server_port": _PORT, "connection": _SIZE}
 _NGINX_TIMES = {

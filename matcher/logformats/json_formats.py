@@ -46,7 +46,7 @@ def _json_timestamp(value: Any) -> datetime:
 JSON_FIELDS: tuple[str, ...] = (
     "ts", "client_ip", "host", "method", "target", "query", "request", "status", "size",
     "referer", "user_agent", "forwarded_for", "x_robots_tag",
-    "signature_agent", "signature_input", "signature", "content_usage",
+    "signature_agent", "signature_input", "signature", "content_usage", "retry_after",
 )
 
 PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({
@@ -372,4 +372,5 @@ class JsonParser:
             ),
             # A header of several lines is one list of members, as HTTP joins field lines.
             ", ".join(_json_header_values(values.get("content_usage"), "content_usage")) or None,
+            _json_str(values.get("retry_after"), "retry_after"),
         )

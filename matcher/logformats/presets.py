@@ -214,13 +214,14 @@ class PresetParser:
             target,
             path,
             None if status in ("-", "", None) or status.startswith("-") else int(status),
-            None if size in ("-", "", None) else int(size.lstrip("+")),
+            None if size in ("", None) else 0 if size == "-" else int(size.lstrip("+")),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
             target_host=logged_host(target_host),
             signed=_signed(groups, layout.header, target_host) if layout.header is not None else None,
-            content_usage=_content_usage(groups, layout.header),
+            content_usage=_response_header(groups, "content_usage", layout.header),
+            retry_after=_response_header(groups, "retry_after", layout.header),
         )
 
 
@@ -230,9 +231,10 @@ def _unquoted(value: str | None) -> str | None:
     return value
 
 
-def _content_usage(groups: dict, header: Callable[[str], str | None] | None) -> str | None:
-    """The Content-Usage response header a format string logs, unescaped as its server wrote it."""
-    value = groups.get("content_usage")
+def _response_header(groups: dict, name: str, header: Callable[[str], str | None] | None) -> str | None:
+    """A response header a format string logs (Content-Usage, Retry-After), unescaped as its
+    server wrote it."""
+    value = groups.get(name)
     if value in (None, "", "-"):
         return None
     return header(value) if header is not None else value

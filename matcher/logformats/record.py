@@ -49,6 +49,7 @@ class LogRecord:
     target_host: str | None = None
     signed: SignedHeaders | None = None
     content_usage: str | None = None  # the Content-Usage response header, its lines joined by ", "
+    retry_after: str | None = None  # the Retry-After response header as logged
 
     def __init__(
         self,
@@ -67,6 +68,7 @@ class LogRecord:
         target_host: str | None = None,
         signed: SignedHeaders | None = None,
         content_usage: str | None = None,
+        retry_after: str | None = None,
     ) -> None:
         # One write instead of the frozen __init__'s twelve guarded setattr calls:
         # a record is built per log line and that cost was a third of a parse.
@@ -75,7 +77,7 @@ class LogRecord:
             "target": target, "path": path, "status": status, "size": size,
             "referer": referer, "user_agent": user_agent,
             "forwarded_for": forwarded_for, "x_robots_tag": x_robots_tag, "target_host": target_host,
-            "signed": signed, "content_usage": content_usage,
+            "signed": signed, "content_usage": content_usage, "retry_after": retry_after,
         })
 
 
@@ -87,6 +89,7 @@ class Skim(NamedTuple):
     ts: datetime
     user_agent: str
     match: re.Match[str]  # `record` turns it into the line's record
+    referer: str | None  # as the record holds it
 
 
 class LogParseError(ValueError):

@@ -172,13 +172,21 @@ class TextParser:
             target,
             path,
             None if status == "-" else int(status),
-            None if size == "-" else int(size),
+            None if size is None else 0 if size == "-" else int(size),
             None if referer in ("", "-") else unescaped_text(referer),
             "" if user_agent == "-" else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),
             () if x_robots_tag in ("", "-") else (unescaped_text(x_robots_tag),),
             logged_host(target_host),
         )
+
+    def audited_host(self, match: re.Match[str]) -> str | None:
+        """The `host` of the record of a line this layout matched, without building the record
+        when the line logs its host itself."""
+        host = match.group("host")
+        if self.target_is_logged_url and not host:
+            return self.record(match).host
+        return request_host(host, self.default_host)
 
     def skim(self, line: str) -> Skim | None:
         """The line's sender, time and User-Agent, as `__call__` would read them; None unless the
@@ -193,7 +201,9 @@ class TextParser:
         match = self.layout.plain.match(text)
         if match is None:
             return None
-        client_ip, time, user_agent, forwarded_for = match.group("client_ip", "time", "user_agent", "forwarded_for")
+        client_ip, time, user_agent, forwarded_for, referer = match.group(
+            "client_ip", "time", "user_agent", "forwarded_for", "referer"
+        )
         try:
             ts = clf_timestamp(time)
         except LogParseError:
@@ -204,4 +214,5 @@ class TextParser:
             ts,
             "" if user_agent == "-" else user_agent,
             match,
+            None if referer in (None, "", "-") else referer,
         )

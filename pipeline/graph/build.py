@@ -42,6 +42,9 @@ from matcher.records import (
     REPORT_COUNTS_TABLE,
     ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
+    BACKOFF_TABLE,
+    REFERRALS_TABLE,
+    SERVED_TABLE,
     SIGNATURE_REUSE_TABLE,
     SUMMARY_TABLE,
     VERDICTS_TABLE,
@@ -58,26 +61,35 @@ from pipeline.graph.changes import AuditChanges, AuditChangesOnStream
 from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
-from pipeline.graph.line_audit import VERDICT_BATCHES, AuditLogLines, ResolveLogClients
+from pipeline.graph.line_audit import REFERRAL_COUNTS, VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines, first_lines
 from pipeline.graph.robots_fetches import FollowRobotsFetches, FollowRobotsFetchesOnStream
 from pipeline.tables.prior_run import prior_fetches
 from pipeline.graph.settings import OutputSettings, RunSettings
+from pipeline.graph.referrals import Referrals
+from pipeline.graph.served import Served
 from pipeline.graph.signature_reuse import SignatureReuse
 from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
-# the between-captures changes, the reused signatures, the robots versions and the report's counts).
-RECORD_TABLES = (VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, CHANGES_TABLE)
+# the between-captures changes, the reused signatures, the robots versions, served, referrals and the report's counts).
+RECORD_TABLES = (
+    VERDICTS_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, CHANGES_TABLE, BACKOFF_TABLE
+)
 # A batch run's one-object tables, each a JSON file of its own.
 DOCUMENTS = (COUNTS_TABLE, REPORT_COUNTS_TABLE)
 # Besides the verdicts, the tables of a batch run that grow with its log or its robots history,
-# written in parts in the chosen format, and those that stay a few rows, written whole as JSON Lines.
+# written in parts in the chosen format, and those that stay a few rows, written whole as JSON Lines
+# (those of WHOLE_TABLES_IN_FORMAT in the chosen format).
 GROWING_TABLES = (
     DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE, ROBOTS_FETCHES_TABLE, ROBOTS_VERSIONS_TABLE, CHANGES_TABLE,
+    BACKOFF_TABLE,
 )
-WHOLE_TABLES = (SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE)
+WHOLE_TABLES = (
+    SUMMARY_TABLE, INDEXING_FINDINGS_TABLE, BETWEEN_CAPTURES_TABLE, SIGNATURE_REUSE_TABLE, SERVED_TABLE, REFERRALS_TABLE,
+)
+WHOLE_TABLES_IN_FORMAT = (SERVED_TABLE, REFERRALS_TABLE)
 
 
 def build(
@@ -120,6 +132,8 @@ def build(
     outputs[INDEXING_FINDINGS_TABLE] = verdict_batches | "IndexingFindings" >> IndexingFindings()
     outputs[BETWEEN_CAPTURES_TABLE] = verdict_batches | "BetweenCaptures" >> BetweenCaptures()
     outputs[SIGNATURE_REUSE_TABLE] = verdict_batches | "SignatureReuse" >> SignatureReuse()
+    outputs[SERVED_TABLE] = verdict_batches | "Served" >> Served()
+    outputs[REFERRALS_TABLE] = outputs[REFERRAL_COUNTS] | "Referrals" >> Referrals()
     outputs[CHANGES_TABLE] = verdict_batches | "AuditChanges" >> AuditChanges(
         robots, followed["histories"], auditor.registry
     )
@@ -218,8 +232,8 @@ def _with_crawl_delay(
     grouping: beam.PTransform | None = None,
     late_fetches: beam.PCollection | None = None,
 ) -> dict:
-    """Adds the crawl-delay tables; its late requests, and a stream's late robots.txt fetches,
-    join the dead letters."""
+    """Adds the crawl-delay and back-off tables; late requests, and a stream's late robots.txt
+    fetches, join the dead letters."""
     crawl_delay = outputs[VERDICT_BATCHES] | "CrawlDelayAudit" >> CrawlDelayAudit(
         settings.crawl_delay.window, settings.crawl_delay.allowed_lateness, bounded, grouping
     )
@@ -229,6 +243,7 @@ def _with_crawl_delay(
         **outputs,
         VIOLATIONS_TABLE: crawl_delay[VIOLATIONS_TABLE],
         WINDOWS_TABLE: crawl_delay[WINDOWS_TABLE],
+        BACKOFF_TABLE: crawl_delay[BACKOFF_TABLE],
         DEAD_LETTERS_TABLE: dead_letters,
     }
 
@@ -240,7 +255,7 @@ def _page_directives(location: str | None) -> PageDirectivesTable | None:
 def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     """The tables that grow with the log or the robots history in the chosen format; summary,
     counts, the report's counts, indexing findings, between-captures changes and reused
-    signatures as JSON.
+    signatures as JSON; served and referrals in the chosen format.
 
     Those that grow are written in parts by the steps that make them; the others stay a few rows
     and are each written whole, as one file."""
@@ -253,7 +268,8 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
     small[REPORT_COUNTS_TABLE] = small[REPORT_COUNTS_TABLE] | "ReportCountsAsJson" >> beam.Map(
         lambda counts: counts.to_json()
     )
-    small | "WriteSmallTables" >> WriteWholeTables(out, WHOLE_TABLES, documents=DOCUMENTS)
+    parquet = WHOLE_TABLES_IN_FORMAT if output_format == "parquet" else ()
+    small | "WriteSmallTables" >> WriteWholeTables(out, WHOLE_TABLES, documents=DOCUMENTS, parquet=parquet)
 
 
 def write_stream_outputs(outputs: dict, settings: OutputSettings, dns_record: str | None = None) -> None:
@@ -346,4 +362,5 @@ def detect_file_formats(log_files) -> dict[str, Candidate | Unreadable]:
 def table_formats(output_format: str) -> dict[str, str]:
     """Every table of a batch run with the format `write_outputs` writes it in."""
     parts = {table: output_format for table in (VERDICTS_TABLE, *GROWING_TABLES)}
-    return {**parts, **{table: "jsonl" for table in WHOLE_TABLES}, **{document: "json" for document in DOCUMENTS}}
+    whole = {table: output_format if table in WHOLE_TABLES_IN_FORMAT else "jsonl" for table in WHOLE_TABLES}
+    return {**parts, **whole, **{document: "json" for document in DOCUMENTS}}

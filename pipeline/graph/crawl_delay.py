@@ -1,6 +1,9 @@
-"""Crawl-delay compliance as a Beam transform: verdicts in; violations, window rows and late
-requests out. The rule itself is `matcher.crawl_delay`; this module decides *when* a request's
-predecessor is known for certain.
+"""Crawl-delay compliance as a Beam transform: verdicts in; violations, window rows, back-off
+findings and late requests out. The rules themselves are `matcher.crawl_delay` and
+`matcher.backoff`; this module decides *when* a request's predecessor is known for certain.
+
+Back-off reads the same sequences: each released request carries its back-off answer, so the
+findings come from the requests Crawl-delay gathers, with no grouping of their own.
 
 Exactness. The result must equal sorting all requests of a key by time and comparing
 neighbours, whatever order they arrive in and wherever window boundaries fall. So each key
@@ -36,8 +39,12 @@ once, with the same `crawl_delay.rows`. Only packed requests are grouped, never 
 The grouping is a parameter with `GroupByKey`'s contract: a local runner, which holds a grouped
 collection whole in its own memory, passes one that groups on disk (`pipeline/local/spill.py`).
 
-State per key after a release: the last request and the cut. Records leave with the timer's
-timestamp, where the watermark hold sits, so no downstream window sees them as late.
+State per key after a release: the last request and the cut, and for back-off the last request
+it counts with the times of those in the hour before it (`backoff.Carried`). A 429 or 503 that is
+the last request released waits for the next release to be judged; when nothing else is held,
+the key's timer is set to the end of time, so the end of a stream judges it with no next request,
+as a batch run does. Records leave with the timer's timestamp, where the watermark hold sits, so
+no downstream window sees them as late.
 """
 from __future__ import annotations
 
@@ -51,20 +58,22 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.transforms import window
-from apache_beam.transforms.window import GlobalWindows
+from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
 
-from matcher import crawl_delay, records
+from matcher import backoff, crawl_delay, records
 from matcher.crawl_delay import CrawlRequest
-from matcher.records import DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
+from matcher.records import BACKOFF_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
 from matcher.line_auditor import dead_letter
 from pipeline.graph.sinks import beam_timestamp
 
 LATE_REASON = "late-beyond-allowed-lateness"
+# A stream ends when the watermark reaches the end of the global window.
+END_OF_TIME = GlobalWindow().max_timestamp()
 
 
 class CrawlDelayAudit(beam.PTransform):
-    """Verdict batches -> {"crawl_delay_violations", "crawl_delay_windows", "dead_letters"}.
+    """Verdict batches -> {"crawl_delay_violations", "crawl_delay_windows", "backoff", "dead_letters"}.
 
     On a stream each verdict is stamped with its log time, so the watermark orders the releases.
     `grouping` groups bounded input's packed requests by key: a transform with `GroupByKey`'s
@@ -91,12 +100,15 @@ class CrawlDelayAudit(beam.PTransform):
                 >> beam.ParDo(PackRequestsFn()).with_output_types(typehints.KV[typehints.Any, bytes])
                 | "GroupByCrawler" >> (self._grouping or beam.GroupByKey())
                 | "ReleaseInEventTimeOrder"
-                >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(WINDOWS_TABLE, main=VIOLATIONS_TABLE)
+                >> beam.ParDo(ReleaseAllFn(self._window)).with_outputs(
+                    WINDOWS_TABLE, BACKOFF_TABLE, main=VIOLATIONS_TABLE
+                )
             )
             nothing_late = verdict_batches.pipeline | "NoLateRequests" >> beam.Create([])
             return {
                 VIOLATIONS_TABLE: released[VIOLATIONS_TABLE],
                 WINDOWS_TABLE: released[WINDOWS_TABLE],
+                BACKOFF_TABLE: released[BACKOFF_TABLE],
                 DEAD_LETTERS_TABLE: nothing_late,
             }
         released = (
@@ -104,12 +116,13 @@ class CrawlDelayAudit(beam.PTransform):
             | "StampAndKeyByCrawler" >> beam.FlatMap(stamped_by_crawler)
             | "ReleaseInEventTimeOrder"
             >> beam.ParDo(ReleaseInOrderFn(self._window, self._lateness)).with_outputs(
-                WINDOWS_TABLE, DEAD_LETTERS_TABLE, main=VIOLATIONS_TABLE
+                WINDOWS_TABLE, BACKOFF_TABLE, DEAD_LETTERS_TABLE, main=VIOLATIONS_TABLE
             )
         )
         return {
             VIOLATIONS_TABLE: released[VIOLATIONS_TABLE],
             WINDOWS_TABLE: released[WINDOWS_TABLE],
+            BACKOFF_TABLE: released[BACKOFF_TABLE],
             DEAD_LETTERS_TABLE: released[DEAD_LETTERS_TABLE],
         }
 
@@ -219,6 +232,7 @@ class _RowCounters:
     def __init__(self, namespace):
         self.violations = Metrics.counter(namespace, "violations")
         self.window_rows = Metrics.counter(namespace, "window_rows")
+        self.backoff_rows = Metrics.counter(namespace, "backoff_rows")
 
     def emitted(self, violations: list[dict], windows: list[dict]):
         """The violation rows (main output) and window rows (tagged), counted."""
@@ -230,9 +244,17 @@ class _RowCounters:
             for row in windows:
                 yield beam.pvalue.TaggedOutput(WINDOWS_TABLE, row)
 
+    def backoff(self, key: crawl_delay.Key, found: list[backoff.Finding]):
+        """The back-off rows of `found` (tagged), counted."""
+        if found:
+            self.backoff_rows.inc(len(found))
+            for row in backoff.rows(key, found):
+                yield beam.pvalue.TaggedOutput(BACKOFF_TABLE, row)
+
 
 class ReleaseAllFn(beam.DoFn):
-    """(key, all its packed requests) -> violations and window rows, for bounded input."""
+    """(key, all its packed requests) -> violations, window rows and back-off rows, for bounded
+    input."""
 
     def __init__(self, window: timedelta):
         self._window = window
@@ -244,6 +266,8 @@ class ReleaseAllFn(beam.DoFn):
         requests = crawl_delay.in_order(unpack_requests(packs))
         self.requests.inc(len(requests))
         yield from self.rows.emitted(*crawl_delay.rows(key, None, requests, self._window))
+        if crawl_delay.asked_to_slow_down(requests):
+            yield from self.rows.backoff(key, backoff.findings(crawl_delay.backoff_requests(requests)))
 
 
 class ReleaseInOrderFn(beam.DoFn):
@@ -254,6 +278,7 @@ class ReleaseInOrderFn(beam.DoFn):
     PREVIOUS = ReadModifyWriteStateSpec("previous", REQUEST_CODER)
     CLOSED = ReadModifyWriteStateSpec("closed", coders.VarIntCoder())  # micros; earlier is late
     ARMED = ReadModifyWriteStateSpec("armed", coders.VarIntCoder())  # micros the timer is set for
+    CARRIED = ReadModifyWriteStateSpec("backoff", coders.PickleCoder())  # a `backoff.Carried`
     RELEASE = TimerSpec("release", TimeDomain.WATERMARK)
 
     def __init__(self, window: timedelta, allowed_lateness: timedelta):
@@ -295,6 +320,7 @@ class ReleaseInOrderFn(beam.DoFn):
         closed=beam.DoFn.StateParam(CLOSED),
         armed=beam.DoFn.StateParam(ARMED),
         release=beam.DoFn.TimerParam(RELEASE),
+        carried=beam.DoFn.StateParam(CARRIED),
     ):
         cut = fired.micros - self._micros(self._lateness)
         freed = crawl_delay.release(previous.read(), pending.read(), cut)
@@ -308,6 +334,15 @@ class ReleaseInOrderFn(beam.DoFn):
         if freed.released:
             previous.write(freed.last)
         yield from self.rows.emitted(*crawl_delay.rows(key, freed.previous, freed.released, self._window))
+        before = carried.read() or backoff.Carried()
+        found, after = backoff.judge_release(before, crawl_delay.backoff_requests(freed.released), fired >= END_OF_TIME)
+        if after != before:
+            carried.write(after)
+        if not freed.held and fired < END_OF_TIME and after.last is not None and after.last.status in backoff.SLOW_DOWN:
+            # Its finding waits for a next request, or for the end of the stream to say there is none.
+            armed.write(END_OF_TIME.micros)
+            release.set(END_OF_TIME)
+        yield from self.rows.backoff(key, found)
 
     def _arm(self, request: CrawlRequest, armed, release) -> None:
         """Set the release timer for the request's window, unless it is set for earlier."""

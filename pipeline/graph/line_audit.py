@@ -22,11 +22,13 @@ from apache_beam.utils.shared import Shared
 from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
 from matcher.reverse_dns import DnsAnswer
 from pipeline.graph.dns import DnsSettings, count_trouble
-from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, dead_letter
+from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, LineAuditor, dead_letter
 from pipeline.evidence.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.graph.read_logs import MAX_LINE_BYTES, PIECE_BYTES, FieldsInForce, LongLine, ReadLogLines, UnreadableRest
 
 TALLY = "tally"
+# Visits an operator's service referred, counted per batch: lists of (Referral, visits).
+REFERRAL_COUNTS = "referral_counts"
 # Tally keys of not-requests, one per reason: "not_request:no-request" ...
 NOT_REQUEST_KEY = "not_request:"
 VERDICT_BATCHES = "verdict_batches"
@@ -123,10 +125,13 @@ class AuditLineBatchFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(TALLY, {"lines": 1, "skipped": 0, "verdicts": 0})
             return
         path, first_number, lines = batch
-        verdicts, dead, not_requests = [], 0, Counter()
+        verdicts, dead, not_requests, referrals = [], 0, Counter(), Counter()
         for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host, dns_answers, fetches):
             if kind == VERDICT:
                 verdicts.append(record)
+            elif kind == SKIPPED:
+                if record is not None:
+                    referrals[record] += 1
             elif kind == DEAD_LETTER:
                 dead += 1
                 yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, record)
@@ -134,6 +139,8 @@ class AuditLineBatchFn(beam.DoFn):
                 not_requests[record] += 1
         if verdicts:
             yield verdicts
+        if referrals:
+            yield beam.pvalue.TaggedOutput(REFERRAL_COUNTS, list(referrals.items()))
         others = sum(not_requests.values())
         tally = {"lines": len(lines), "skipped": len(lines) - len(verdicts) - dead - others, "verdicts": len(verdicts)}
         # one flat key per reason, so that tallies add up as counters; `counts_of` nests them
@@ -273,12 +280,13 @@ class AuditLogLines(beam.PTransform):
         followed = {} if self._fetches is None else {"fetches": beam.pvalue.AsSingleton(self._fetches)}
         audit_batches = beam.ParDo(audit, *side_inputs, **followed).with_output_types(VerdictBatch)
         audited = batches | "AuditLineBatches" >> audit_batches.with_outputs(
-            DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, main=VERDICT_BATCHES
+            DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, REFERRAL_COUNTS, main=VERDICT_BATCHES
         )
         outputs = {
             VERDICT_BATCHES: audited[VERDICT_BATCHES],
             DEAD_LETTERS_TABLE: audited[DEAD_LETTERS_TABLE],
             TALLY: audited[TALLY],
+            REFERRAL_COUNTS: audited[REFERRAL_COUNTS],
         }
         if isinstance(self._dns, DnsSettings) and isinstance(self._dns.resolver, LiveResolver):
             outputs[DNS_ANSWERS_TABLE] = audited[DNS_ANSWERS_TABLE]

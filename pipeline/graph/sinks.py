@@ -111,8 +111,9 @@ _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).enco
 
 class WriteWholeTables(beam.PTransform):
     """{table: rows} -> each table written whole, as one file: `part-00000-of-00001.jsonl` in the
-    table's folder under `out`, or, for a document (one JSON object per run), the file `NAME.json`.
-    For the tables that stay a few rows whatever the log holds (a row per crawler, per finding).
+    table's folder under `out` (`.parquet` for the tables of `parquet`), or, for a document (one
+    JSON object per run), the file `NAME.json`. For the tables that stay a few rows whatever the
+    log holds (a row per crawler, per finding).
 
     Beam's file sinks take four steps of their own per table (initialise, write, pre-finalise,
     finalise), and a local runner runs each step on every worker, which across the small tables
@@ -120,13 +121,15 @@ class WriteWholeTables(beam.PTransform):
     here. Rows are encoded before the grouping, which then moves bytes; but a grouping holds a
     table whole in the runner's memory and then in one worker's, so a table that grows with the
     log does not belong here. An empty table gets its file with no rows, as the file sinks give
-    it; a retried write writes the same file again."""
+    it; a retried write writes the same file again. A Parquet table's rows travel as records and
+    are encoded together by the writer, a Parquet file being one encoding of all its rows."""
 
-    def __init__(self, out: str, tables: Iterable[str], documents: Iterable[str] = ()):
+    def __init__(self, out: str, tables: Iterable[str], documents: Iterable[str] = (), parquet: Iterable[str] = ()):
         super().__init__()
         self._tables = tuple(tables)
         self._documents = tuple(documents)
-        self._write = WriteTableFn(out, self._documents)
+        self._parquet = frozenset(parquet)
+        self._write = WriteTableFn(out, self._documents, self._parquet)
 
     def expand(self, rows_by_table):
         names = (*self._tables, *self._documents)
@@ -143,14 +146,20 @@ class WriteWholeTables(beam.PTransform):
             | "WriteTableFiles" >> beam.ParDo(self._write)
         )
 
-    def _payload(self, name: str) -> Callable[[object], bytes]:
+    def _payload(self, name: str) -> Callable[[object], object]:
         if name in self._documents:
             return _json_document
+        if name in self._parquet:
+            return _as_is
         return JsonRows(records.TABLES[name]).line
 
 
-def _keyed(row, name: str, payload: Callable[[object], bytes]) -> tuple[str, bytes]:
+def _keyed(row, name: str, payload: Callable[[object], object]) -> tuple[str, object]:
     return name, payload(row)
+
+
+def _as_is(row: dict) -> dict:
+    return row
 
 
 def _json_document(document: dict) -> bytes:
@@ -158,11 +167,12 @@ def _json_document(document: dict) -> bytes:
 
 
 class WriteTableFn(beam.DoFn):
-    """(table, its encoded rows) -> the table's one file."""
+    """(table, its encoded rows, or its records for a Parquet table) -> the table's one file."""
 
-    def __init__(self, out: str, documents: Iterable[str]):
+    def __init__(self, out: str, documents: Iterable[str], parquet: Iterable[str] = ()):
         self._out = out
         self._documents = frozenset(documents)
+        self._parquet = frozenset(parquet)
         self.files = Metrics.counter(self.__class__, "files")
 
     def process(self, element):
@@ -171,6 +181,9 @@ class WriteTableFn(beam.DoFn):
         if name in self._documents:
             path = FileSystems.join(self._out, f"{name}.json")
             content = b"".join(document + b"\n" for document in payloads)
+        elif name in self._parquet:
+            path = FileSystems.join(self._out, name, "part-00000-of-00001.parquet")
+            content = _encode(payloads, records.TABLES[name], "parquet")
         else:
             path = FileSystems.join(self._out, name, "part-00000-of-00001.jsonl")
             content = b"".join(line + b"\n" for line in payloads)

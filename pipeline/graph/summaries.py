@@ -47,8 +47,11 @@ class Summarize(beam.PTransform):
 
 
 SummaryKey = tuple[str | None, str, str, tuple[str, ...]]
-# Counted beside the decisions: requests with a usage-preference conflict, whatever their decision.
+# Counted beside the decisions: requests with a usage-preference conflict, whatever their decision,
+# the bytes sent, and the requests that logged a size (none: the row's bytes are null).
 _CONFLICTS = "preference-conflicts"
+_BYTES = "bytes"
+_SIZED = "sized"
 
 
 def summary_key(verdict: dict) -> SummaryKey:
@@ -66,6 +69,10 @@ def decisions_per_crawler(verdicts: list[dict]) -> Iterator[tuple[SummaryKey, Co
         if of_key is None:
             of_key = counts[key] = Counter()
         of_key.update(decision_counts(verdict))
+        size = verdict.get("bytes")
+        if size is not None:
+            of_key[_BYTES] += size
+            of_key[_SIZED] += 1
     return iter(counts.items())
 
 
@@ -82,9 +89,10 @@ def summary_row(key: SummaryKey, counts: Counter) -> dict:
         "identity": identity,
         "client_kind": client_kind,
         "purpose": purpose,
-        "requests": sum(n for decision, n in counts.items() if decision != _CONFLICTS),
+        "requests": sum(counts[decision] for decision, _ in DECISION_COLUMNS),
         **{column: counts[decision] for decision, column in DECISION_COLUMNS},
         "preference_conflicts": counts[_CONFLICTS],
+        "bytes": counts[_BYTES] if counts[_SIZED] else None,
     }
 
 

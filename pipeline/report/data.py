@@ -75,6 +75,8 @@ class ReportData:
     conflicts: Counter = field(default_factory=Counter)  # (crawler, identity, conflict, host, path, version) -> n
     robots_fetches: list[dict] = field(default_factory=list)  # the run's robots_fetches rows
     changes: list[dict] | None = None  # the run's changes rows; None when the run wrote no such table
+    referrals: list[dict] = field(default_factory=list)  # the run's referrals rows
+    backoff: list[dict] = field(default_factory=list)  # the run's backoff rows
 
     def versions_by_host(self, top: int) -> dict[str, list[dict]]:
         """The robots.txt versions of the `top` hosts with most requests (then by name)."""
@@ -126,6 +128,10 @@ def gather(out: str) -> ReportData:
         data.robots_fetches = list(tables.rows(out, records.ROBOTS_FETCHES_TABLE))
     if records.CHANGES_TABLE in read_manifest(out)["tables"]:
         data.changes = [_change(row) for row in tables.rows(out, records.CHANGES_TABLE)]
+    if records.REFERRALS_TABLE in read_manifest(out)["tables"]:
+        data.referrals = list(tables.rows(out, records.REFERRALS_TABLE))
+    if records.BACKOFF_TABLE in read_manifest(out)["tables"]:
+        data.backoff = list(tables.rows(out, records.BACKOFF_TABLE))
     counts = data.counts = report_counts(out)
     data.requests_by_host.update(counts.hosts)
     for (crawler, hour), n in counts.timeline.items():

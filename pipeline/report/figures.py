@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from matcher.records import DECISION_COLUMNS
+from matcher.served import total_bytes
 
 # The summary columns that split requests by decision, in the order tables show them.
 DECISIONS = tuple(column for _, column in DECISION_COLUMNS)
@@ -42,6 +43,7 @@ class Split:
     identity: str
     requests: int
     decisions: tuple[int, ...]  # in DECISIONS order
+    bytes: int | None = None  # the responses' logged sizes summed; None when none logged one
 
     def of(self, column: str) -> int:
         return self.decisions[DECISIONS.index(column)]
@@ -84,14 +86,20 @@ class Figures:
 def split(row: Mapping) -> Split:
     """A summary row's split; a row written before a decision had its column counts none of it."""
     return Split(
-        row["crawler"] or NO_NAME, row["identity"], row["requests"], tuple(row.get(column, 0) for column in DECISIONS)
+        row["crawler"] or NO_NAME, row["identity"], row["requests"], tuple(row.get(column, 0) for column in DECISIONS),
+        row.get("bytes"),
     )
 
 
 def total(name: str, splits: Iterable[Split]) -> Split:
     splits = list(splits)
     decisions = tuple(sum(s.decisions[i] for s in splits) for i in range(len(DECISIONS)))
-    return Split(name, "", sum(s.requests for s in splits), decisions)
+    return Split(name, "", sum(s.requests for s in splits), decisions, total_bytes(s.bytes for s in splits))
+
+
+def byte_size(n: int | None) -> str:
+    """A bytes cell: exact, so that a table's cells add up; `-` when no size was logged."""
+    return "-" if n is None else f"{n:,}"
 
 
 def figures(rows: Sequence[Mapping]) -> Figures:

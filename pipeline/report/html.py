@@ -11,7 +11,7 @@ import base64
 import difflib
 import hashlib
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from html import escape
 from pathlib import Path
@@ -29,8 +29,10 @@ from pipeline.report import health
 from pipeline.report import change_audit
 from pipeline.tables.files import write_member, write_whole
 from pipeline.report.figures import (
-    ALL_DISALLOWED, CLAIMED, DECISIONS, HEADINGS, IDENTITY_ORDER, Figures, Split, figures, identity_words,
+    ALL_DISALLOWED, CLAIMED, DECISIONS, HEADINGS, IDENTITY_ORDER, Figures, Split, byte_size, figures, identity_words,
+    total as figures_total,
 )
+from matcher.served import OTHER_REFUSAL, REFUSALS, SERVED
 from pipeline.report.data import TOP_ADDRESSES, CrawlerDisallowed, Disallowed, ReportData, gather
 
 SECTIONS = (
@@ -45,7 +47,9 @@ SECTIONS = (
     ("automated", "Automated clients"),
     ("agents", "Signed agents"),
     ("llms-txt", "llms.txt"),
+    ("referrals", "Referrals"),
     ("crawl-delay", "Crawl-delay"),
+    ("backoff", "Back-off"),
     ("robots-versions", "robots.txt versions"),
     ("robots-readers", "Who reads your robots.txt"),
     ("indexing", "Indexing"),
@@ -128,7 +132,7 @@ def render(data: ReportData) -> str:
         _change_audit(data),
         _whatif(data.whatif) if data.whatif is not None else "",
         _overview(data),
-        _crawlers(figs),
+        _crawlers(figs, data),
         _timeline(data),
         _disallowed(data),
         _spoofing(data),
@@ -136,7 +140,9 @@ def render(data: ReportData) -> str:
         _automated(data, figs),
         _agents(figs),
         _llms_txt(data),
+        _referrals(data),
         _crawl_delay(data),
+        _backoff(data),
         _robots_versions(data),
         _robots_readers(data),
         _indexing(data),
@@ -314,7 +320,7 @@ def _overview(data: ReportData) -> str:
     )
 
 
-_SPLIT_HEADERS = ("requests",) + tuple(HEADINGS[column] for column in DECISIONS)
+_SPLIT_HEADERS = ("requests", "bytes") + tuple(HEADINGS[column] for column in DECISIONS)
 _DISALLOWED_NOTE = (
     " Disallowed: plainly, by the robots.txt the crawler had or should have had. Within grace: disallowed"
     " by the version in effect, allowed by one the crawler may still have cached. Before refetch:"
@@ -327,14 +333,20 @@ def _split_table(name: str, splits: Sequence[Split], ident: str, total: str) -> 
     """Requests per crawler and identity split by every decision, with the total row."""
     return _table(
         (name, "identity") + _SPLIT_HEADERS,
-        [(s.name, identity_words(s.identity)) + s.cells() for s in splits],
+        [(s.name, identity_words(s.identity)) + _split_cells(s) for s in splits],
         2,
         ident,
-        (total, "") + tuple(sum(column) for column in zip(*(s.cells() for s in splits))),
+        (total, "") + _split_cells(figures_total(total, splits)),
     )
 
 
-def _crawlers(figs: Figures) -> str:
+def _split_cells(split: Split) -> tuple:
+    """requests, the bytes sent, then each decision."""
+    requests, *decisions = split.cells()
+    return (requests, byte_size(split.bytes), *decisions)
+
+
+def _crawlers(figs: Figures, data: ReportData) -> str:
     rows = figs.crawlers
     shown = rows[:TOP_CRAWLERS]
     chart = charts.stacked_bars(
@@ -356,6 +368,7 @@ def _crawlers(figs: Figures) -> str:
             _split_table("claimed crawler", figs.claims, "claims-table", "all claims not proven"),
         ]
     parts.append(_purposes(figs))
+    parts.append(_disallowed_answers(data))
     return _section(
         "crawlers",
         "Per crawler and identity: requests and how robots.txt decided them; each row's decisions add up"
@@ -365,13 +378,57 @@ def _crawlers(figs: Figures) -> str:
     )
 
 
+def _disallowed_answers(data: ReportData) -> str:
+    """Per crawler, what the server answered its own disallowed requests: robots.txt says no, and
+    the server may still have sent the page, or refused it at the edge."""
+    per_crawler: dict[str, Counter] = defaultdict(Counter)
+    for (crawler, identity, answered), n in data.counts.disallowed_answers.items():
+        if identity not in CLAIMED:
+            per_crawler[crawler][answered] += n
+    if not per_crawler:
+        return ""
+    ranked = sorted(per_crawler.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    items = "".join(
+        f'<li data-answers="{escape(crawler)}">{escape(_answers_sentence(crawler, answers))}</li>'
+        for crawler, answers in ranked[:TOP_CRAWLERS]
+    )
+    return (
+        "<h3>What the server answered disallowed requests</h3>"
+        '<p class="note">Each crawler\'s own requests of any disallowed decision: served (2xx) although'
+        " robots.txt disallowed them, or refused (4xx, with 401, 403, 451 and 429 named); per status class"
+        " in served/.</p>"
+        + _more(len(ranked), TOP_CRAWLERS, "crawlers")
+        + f"<ul>{items}</ul>"
+    )
+
+
+def _answers_sentence(crawler: str, answers: Counter) -> str:
+    """`GPTBot: 120 disallowed of any kind: 100 still served, 15 refused (403 12, 429 3), 5 otherwise answered (3xx 5)`."""
+    refused = [(str(code), answers[str(code)]) for code in REFUSALS if answers[str(code)]]
+    if answers[OTHER_REFUSAL]:
+        refused.append((OTHER_REFUSAL, answers[OTHER_REFUSAL]))
+    others = sorted(
+        ((kind, n) for kind, n in answers.items() if n and kind != SERVED and kind not in dict(refused)),
+        key=lambda kv: kv[0],
+    )
+    text = (
+        f"{crawler}: {sum(answers.values()):,} {ALL_DISALLOWED}: {answers[SERVED]:,} still served,"
+        f" {sum(n for _, n in refused):,} refused"
+    )
+    if refused:
+        text += " (" + ", ".join(f"{kind} {n:,}" for kind, n in refused) + ")"
+    if others:
+        text += f", {sum(n for _, n in others):,} otherwise answered (" + ", ".join(f"{k} {n:,}" for k, n in others) + ")"
+    return text
+
+
 def _purposes(figs: Figures) -> str:
     """The crawlers' own requests per purpose; a crawler of several purposes counts under each."""
     return (
         '<h3>By purpose</h3><p class="note">What the registry says each crawler fetches for'
         " (docs/semantics.md § Purpose), of the crawlers' own requests; a crawler of several purposes is"
         " counted under each.</p>"
-        + _table(("purpose",) + _SPLIT_HEADERS, [(s.name,) + s.cells() for s in figs.purposes], 1, "purpose-table")
+        + _table(("purpose",) + _SPLIT_HEADERS, [(s.name,) + _split_cells(s) for s in figs.purposes], 1, "purpose-table")
     )
 
 
@@ -436,6 +493,67 @@ def _preference_conflicts(data: ReportData) -> str:
         6,
     )
     return _section("preferences", intro, summary, "<h3>By path</h3>", paths, _more(len(data.conflicts), TOP_ROWS, "paths"))
+
+
+def _referrals(data: ReportData) -> str:
+    """Per operator, its verified crawlers' requests beside the visits its services sent."""
+    visits: dict[str, Counter] = defaultdict(Counter)
+    for row in data.referrals:
+        visits[row["operator"]][row["via"]] += row["visits"]
+    crawled = data.counts.verified_by_operator
+    operators = sorted(set(visits) | set(crawled), key=lambda o: (-crawled[o], -sum(visits[o].values()), o))
+    if not operators:
+        return _section("referrals", "No verified crawler request, and no visit an operator's service referred.")
+    rows = []
+    for operator in operators[:TOP_CRAWLERS]:
+        sent = sum(visits[operator].values())
+        ratio = f"{crawled[operator] / sent:,.1f} : 1" if sent else "no visit seen"
+        rows.append((operator, crawled[operator], visits[operator]["referer"], visits[operator]["utm_source"], sent, ratio))
+    return _section(
+        "referrals",
+        "Per operator, its verified crawlers' requests beside the visits its services sent: requests that"
+        " got no verdict (not a crawler, an automated client nor undeclared crawler traffic) whose Referer"
+        " or utm_source names one of the operator's services (config/crawlers.yaml, referrers). A visit"
+        " named both ways counts once, by its Referer. The ratio is crawler requests per visit sent."
+        " Nothing but these counts is kept of a visit (referrals/).",
+        _more(len(operators), TOP_CRAWLERS, "operators"),
+        _table(
+            ("operator", "verified crawler requests", "visits by Referer", "visits by utm_source", "visits",
+             "crawler requests per visit"),
+            rows, 1, "referrals-table",
+        ),
+    )
+
+
+_BACKOFF_OUTCOMES = ((True, "backed off"), (False, "did not"), (None, "unknown"))
+
+
+def _backoff(data: ReportData) -> str:
+    """Per crawler, identity and host, the 429 and 503 answers and whether it slowed down after each."""
+    if not data.backoff:
+        return _section("backoff", "No crawler was answered 429 or 503.")
+    totals: dict[tuple, Counter] = defaultdict(Counter)
+    for row in data.backoff:
+        key = (row["crawler"] or row["operator"] or "(none)", identity_words(row["identity"]), row["host"])
+        totals[key]["status", row["status"]] += 1
+        totals[key]["backed_off", row["backed_off"]] += 1
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1]["backed_off", False], -kv[1].total(), kv[0]))
+    rows = [
+        (*key, counts["status", 429], counts["status", 503], *(counts["backed_off", o] for o, _ in _BACKOFF_OUTCOMES))
+        for key, counts in ranked[:TOP_ROWS]
+    ]
+    return _section(
+        "backoff",
+        "Each 429 (too many requests) or 503 (unavailable) answered to a crawler, and whether its next"
+        " request to the host came later: with a Retry-After, no sooner than it asked; without one, at"
+        " least twice the crawler's median gap of the hour before and at least 10 s. Unknown: no next"
+        " request, or no earlier gap to measure its pace by (backoff/ has every answer).",
+        _more(len(ranked), TOP_ROWS, "rows"),
+        _table(
+            ("crawler", "identity", "host", "429", "503", *(words for _, words in _BACKOFF_OUTCOMES)),
+            rows, 3, "backoff-table",
+        ),
+    )
 
 
 def _llms_txt(data: ReportData) -> str:

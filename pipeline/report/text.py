@@ -9,7 +9,7 @@ from typing import Sequence
 from matcher import records
 from matcher.health import Finding
 from pipeline.report import health
-from pipeline.report.figures import DECISIONS, Figures, Split, figures, identity_words
+from pipeline.report.figures import DECISIONS, Figures, Split, byte_size, figures, identity_words, total
 from pipeline.tables import reading as tables
 from matcher.printable import printable
 from pipeline.tables.run_folder import read_manifest
@@ -175,9 +175,7 @@ def _purpose_section(figs: Figures) -> list[str]:
     """The crawlers' own requests per purpose; a crawler of several purposes counts under each."""
     if not figs.purposes:
         return []
-    cells = [("purpose", "requests") + DECISIONS] + [
-        (split.name,) + tuple(f"{n:,}" for n in split.cells()) for split in figs.purposes
-    ]
+    cells = [("purpose", "requests", "bytes") + DECISIONS] + [(split.name,) + _numbers(split) for split in figs.purposes]
     return [
         "crawlers' own requests by purpose (a crawler of several purposes counts under each; claims not proven are apart)"
     ] + _aligned(cells, text_columns=1, indent="  ") + [""]
@@ -203,17 +201,20 @@ def _table(splits: Sequence[Split], name: str = "crawler") -> str:
     under new names."""
     names = list(dict.fromkeys(split.name for split in splits))
     shown = set(names[:_CRAWLERS_SHOWN])
-    cells = [(name, "identity", "requests") + DECISIONS] + [
-        (split.name, identity_words(split.identity)) + tuple(f"{n:,}" for n in split.cells())
-        for split in splits if split.name in shown
+    cells = [(name, "identity", "requests", "bytes") + DECISIONS] + [
+        (split.name, identity_words(split.identity)) + _numbers(split) for split in splits if split.name in shown
     ]
     hidden = len(names) - len(shown)
     if hidden:
-        rest = [split for split in splits if split.name not in shown]
-        cells.append(
-            (f"({hidden:,} more {name}s)", "-") + tuple(f"{sum(column):,}" for column in zip(*(s.cells() for s in rest)))
-        )
+        rest = total("", (split for split in splits if split.name not in shown))
+        cells.append((f"({hidden:,} more {name}s)", "-") + _numbers(rest))
     return "\n".join(_aligned(cells, text_columns=2))
+
+
+def _numbers(split: Split) -> tuple[str, ...]:
+    """requests, the bytes sent, then each decision."""
+    requests, *decisions = (f"{n:,}" for n in split.cells())
+    return (requests, byte_size(split.bytes), *decisions)
 
 
 def _aligned(cells: list[tuple], text_columns: int, indent: str = "") -> list[str]:

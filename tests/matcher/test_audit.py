@@ -107,6 +107,8 @@ def test_a_verified_crawler_allowed_gets_every_column_of_the_record():
         "path": "/docs/",
         "target_host": None,
         "status": 200,
+        "bytes": 512,
+        "retry_after": None,
         "user_agent": GOOGLEBOT,
         "source": SOURCE,
         "crawler": "Googlebot",

@@ -50,11 +50,13 @@ def test_the_key_keeps_spoofed_traffic_apart_from_the_real_crawler():
 
 
 def test_a_request_keeps_what_the_rows_need_of_its_verdict():
-    ts, source, (delay, line, version, honours) = request(12.5, 0.5, "ünïcode.log:3")
-    assert (ts, source, delay, line, honours) == (_at(12.5), "ünïcode.log:3", 0.5, 7, True)
+    ts, source, (delay, line, version, honours, answer) = request(12.5, 0.5, "ünïcode.log:3")
+    assert (ts, source, delay, line, honours, answer) == (_at(12.5), "ünïcode.log:3", 0.5, 7, True, ())
     assert version == (crawl_delay.micros(VERSION["effective_from"]), VERSION["status"], VERSION["sha256"])
     unversioned = crawl_delay.request_of({**verdict(KEYS[0], 0, None), "robots_version": None})
-    assert unversioned[2] == (None, None, None, True)
+    assert unversioned[2] == (None, None, None, True, ())
+    asked = crawl_delay.request_of({**verdict(KEYS[0], 0, None), "status": 503, "retry_after": "60"})
+    assert asked[2][4] == (503, "60")
 
 
 # ---- The release
@@ -138,6 +140,7 @@ _SHARED = st.tuples(
     st.one_of(st.none(), st.integers(1, 99)),
     st.one_of(st.none(), st.just((crawl_delay.micros(VERSION["effective_from"]), "200", "ab" * 32))),
     st.one_of(st.none(), st.booleans()),
+    st.sampled_from([None, (), (429, None), (503, "120")]),
 )
 _SOURCES = st.sampled_from(["a:9", "a:10", "b:2", "a.log:1", "a.log.1:1", "pubsub:x"])
 _SIZES = st.one_of(

@@ -63,8 +63,10 @@ TIMES = (
 REQUESTS = (
     "GET / HTTP/1.1", "GET /docs/ HTTP/1.1", "GET /private/report.pdf HTTP/1.1", "GET /cart?id=7 HTTP/2.0",
     "HEAD /robots.txt HTTP/1.1", "GET http://www.example.com/private/x HTTP/1.1", "CONNECT www.uci.edu:443 HTTP/1.1",
-    "-", "garbage", r"GET /a\"b HTTP/1.1", "GET /%7Euser/%2A HTTP/1.1",
+    "-", "garbage", r"GET /a\"b HTTP/1.1", "GET /%7Euser/%2A HTTP/1.1", "GET /?utm_source=chatgpt.com HTTP/1.1",
 )
+# Visits some operator's service referred, and others
+REFERERS = ("-", "https://www.example.com/", "https://www.google.co.uk/", "https://chatgpt.com/c/1", "https://bing.example/")
 
 
 def _line(draw_one, *, host: bool, shape: str = "combined") -> str:
@@ -74,7 +76,7 @@ def _line(draw_one, *, host: bool, shape: str = "combined") -> str:
     fields = [
         f'{draw_one(ADDRESSES)} {ident} - [{draw_one(TIMES)}] {duration}"{draw_one(REQUESTS)}"'
         f' {draw_one(("200", "404", "-", "2000"))}'
-        f' {draw_one(("512", "0", "-"))} "{draw_one(("-", "https://www.example.com/"))}" "{draw_one(USER_AGENTS)}"'
+        f' {draw_one(("512", "0", "-"))} "{draw_one(REFERERS)}" "{draw_one(USER_AGENTS)}"'
     ]
     if host or shape == "gandi":
         fields.insert(0, draw_one(HOSTS))
@@ -100,7 +102,10 @@ def _argv(logs: str, out: str, log_format: str = "host_combined") -> list[str]:
     ]
 
 
-FORMATS = ("host_combined", "vhost_combined", "vhost_common", "combined", "common", "combined_xrt", "gandi", "ovh", "icecast2")
+FORMATS = (
+    "host_combined", "vhost_combined", "vhost_common", "combined", "common", "combined_xrt", "gandi", "ovh", "icecast2",
+    "varnishncsa",
+)
 ROBOTS_BY_HOST = robots_by_host(read_robots_table(ROBOTS))
 AUDITORS = {
     (log_format, proxies): (_auditor(log_format, proxies=proxies), _auditor(log_format, proxies=proxies, skim=False))
@@ -188,9 +193,11 @@ def _straightforward(logs: str) -> dict[str, list]:
         key_violations, key_windows = crawl_delay.rows(key, None, crawl_delay.in_order(requests), settings.crawl_delay.window)
         violations += key_violations
         windows += key_windows
-    decisions = defaultdict(Counter)
+    decisions, sizes = defaultdict(Counter), defaultdict(list)
     for verdict in verdicts:
         decisions[summary_key(verdict)].update(decision_counts(verdict))
+        if verdict["bytes"] is not None:
+            sizes[summary_key(verdict)].append(verdict["bytes"])
     counts.update(verdicts=len(verdicts), dead_letters=len(dead_letters), not_requests=sum(not_requests.values()))
     counts = {**counts, "not_request_reasons": dict(sorted(not_requests.items()))}
     return {
@@ -198,7 +205,10 @@ def _straightforward(logs: str) -> dict[str, list]:
         records.DEAD_LETTERS_TABLE: _json_rows(dead_letters, records.DEAD_LETTERS),
         records.VIOLATIONS_TABLE: _json_rows(violations, records.CRAWL_DELAY_VIOLATIONS),
         records.WINDOWS_TABLE: _json_rows(windows, records.CRAWL_DELAY_WINDOWS),
-        records.SUMMARY_TABLE: _json_rows([summary_row(key, n) for key, n in decisions.items()], records.SUMMARY),
+        records.SUMMARY_TABLE: _json_rows(
+            [{**summary_row(key, n), "bytes": sum(sizes[key]) if sizes[key] else None} for key, n in decisions.items()],
+            records.SUMMARY,
+        ),
         records.COUNTS_TABLE: [dict(counts)],
     }
 
@@ -241,7 +251,7 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
     """What the report counts, from the verdict rows the run wrote, one row at a time."""
     sections = (
         "hosts", "timeline", "disallowed", "spoofed_addresses", "spoofed_user_agents", "automated_disallowed", "llms_txt",
-        "conflicts", "unjudged", "identity_notes", "disallowed_timeline",
+        "conflicts", "unjudged", "identity_notes", "disallowed_timeline", "disallowed_answers", "verified_by_operator",
     )
     counts = {name: Counter() for name in sections}
     for row in tables.rows(str(out), records.VERDICTS_TABLE):
@@ -267,9 +277,23 @@ def _report_counts_one_by_one(out: Path) -> dict[str, Counter]:
         counts["hosts"][(row["host"],)] += 1
         hour_text = hour.replace(tzinfo=None).isoformat() + "Z"
         counts["timeline"][crawler, hour_text] += 1
+        if row["identity"] == "verified" and row["operator"] is not None:
+            counts["verified_by_operator"][(row["operator"],)] += 1
         if disallowed:
             counts["disallowed"][disallowed] += 1
             counts["disallowed_timeline"][crawler, hour_text] += 1
+            status = row["status"]
+            if status in (401, 403, 451, 429):
+                answered = str(status)
+            elif status is not None and 200 <= status < 300:
+                answered = "served"
+            elif status is not None and 400 <= status < 500:
+                answered = "other-4xx"
+            elif status is not None and 100 <= status < 600:
+                answered = f"{status // 100}xx"
+            else:
+                answered = "none" if status is None else "other"
+            counts["disallowed_answers"][crawler, row["identity"], answered] += 1
         elif row["decision"] == "unknown":
             counts["unjudged"][row["reason"], row["host"], hour.date().isoformat()] += 1
         note = identity_note(row["identity"], row["identity_method"], row["identity_evidence"])

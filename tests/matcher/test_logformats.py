@@ -326,7 +326,8 @@ def test_garbage_and_truncated_lines(line: str):
 def test_dash_status_and_size():
     line = '192.0.2.10 - - [10/Oct/2026:13:55:36 -0700] "GET / HTTP/1.1" - - "-" "-"'
     record = parser_for("combined")(line)
-    assert (record.status, record.size, record.referer, record.user_agent) == (None, None, None, "")
+    # Apache writes `-` for a response without a body: it sent 0 bytes.
+    assert (record.status, record.size, record.referer, record.user_agent) == (None, 0, None, "")
 
 
 # ------------------------------------------------------------ JSON formats

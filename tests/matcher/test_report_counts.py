@@ -39,7 +39,7 @@ def verdict(**changes) -> dict:
         "identity_method": "ip-range", "identity_evidence": "66.249.66.0/27 in google-common-crawlers snapshot 2026-10-28",
         "robots_version": {"effective_from": datetime(2026, 11, 1, tzinfo=UTC), "status": "200", "sha256": "0" * 64},
         "rule_kind": "disallow", "rule_pattern": "/private/", "rule_line": 4,
-        "decision": "disallowed", "reason": "rule",
+        "decision": "disallowed", "reason": "rule", "status": 200,
     }
     return {**base, **changes}
 
@@ -110,6 +110,22 @@ def test_each_count_takes_the_verdicts_it_is_about():
     assert counts.spoofed_addresses == {("Googlebot", "192.0.2.1"): 2}
     assert counts.spoofed_user_agents == {("Googlebot", "Googlebot/2.1"): 2}
     assert counts.unjudged == {} and counts.identity_notes == {}
+
+
+def test_disallowed_requests_are_counted_by_what_the_server_answered():
+    counts = ReportCounts.of([
+        verdict(), verdict(status=403), verdict(status=403, identity="spoofed"), verdict(status=451),
+        verdict(status=429), verdict(status=404), verdict(status=503), verdict(status=None),
+        verdict(status=403, decision="allowed"),
+        verdict(status=403, client_kind="automated", crawler="curl"),
+    ])
+    assert counts.disallowed_answers == {
+        ("Googlebot", "verified", "served"): 1, ("Googlebot", "verified", "403"): 1,
+        ("Googlebot", "spoofed", "403"): 1, ("Googlebot", "verified", "451"): 1,
+        ("Googlebot", "verified", "429"): 1, ("Googlebot", "verified", "other-4xx"): 1,
+        ("Googlebot", "verified", "5xx"): 1, ("Googlebot", "verified", "none"): 1,
+    }
+    assert ReportCounts.from_json(json.loads(json.dumps(counts.to_json()))) == counts
 
 
 def test_disallowed_requests_are_counted_apart_by_identity():

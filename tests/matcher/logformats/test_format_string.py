@@ -135,6 +135,22 @@ def test_the_content_usage_response_header_is_read_from_its_directive(spec, logg
     assert parse(line).content_usage == read
 
 
+@pytest.mark.parametrize(
+    ("spec", "logged", "read"),
+    [
+        (APACHE_COMBINED + ' "%{Retry-After}o"', '"120"', "120"),
+        (APACHE_COMBINED + ' "%{retry-after}o"', '"Mon, 02 Nov 2026 10:02:00 GMT"', "Mon, 02 Nov 2026 10:02:00 GMT"),
+        (APACHE_COMBINED + ' "%{Retry-After}o"', '"-"', None),
+        (NGINX_MAIN + ' "$sent_http_retry_after"', '"30"', "30"),
+    ],
+)
+def test_the_retry_after_response_header_is_read_from_its_directive(spec, logged, read):
+    parse = parser_for(spec, "www.example.com")
+    forwarded = ' "-"' if spec.startswith("nginx") else ""
+    line = f'66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 429 5 "-" "{GOOGLEBOT}"{forwarded} {logged}'
+    assert parse(line).retry_after == read
+
+
 FULL_URL = 'nginx:$remote_addr [$time_local] "$request_method $scheme://$host$request_uri $server_protocol" $status'
 
 

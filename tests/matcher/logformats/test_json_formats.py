@@ -95,6 +95,13 @@ def test_the_content_usage_header_is_a_field_of_the_map_and_of_caddy_s_preset():
     assert record.content_usage == "train-ai=n"
 
 
+def test_retry_after_is_a_field_of_the_map():
+    parse = parser_for("jsonl", mapping={"ts": "t", "client_ip": "ip", "request": "r", "retry_after": "ra"})
+    line = '{"t": 1793613600, "ip": "66.249.66.1", "r": "GET / HTTP/1.1", "ra": %s}'
+    assert parse(line % '"120"').retry_after == "120"
+    assert parse(line % "null").retry_after is None
+
+
 def test_a_byte_that_is_not_utf8_in_a_json_string_is_kept_as_text_not_a_broken_entry():
     raw = (b'{"time_iso8601":"2026-11-02T10:00:00+00:00","remote_addr":"203.0.113.9","request":"GET / HTTP/1.1",'
            b'"status":"200","http_user_agent":"Mozilla/5.0 (compatible; Googlebot/2.1\xff)"}')

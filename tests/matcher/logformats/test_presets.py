@@ -89,7 +89,7 @@ EXPECTED = {
     ],
     "vhost_common": [
         (at(0), "66.249.66.1", "www.example.com", "GET", "/a?b=1", "/a?b=1", 200, 512, None, "", None),
-        (at(1), "192.0.2.5", "shop.example.net", "GET", "/p", "/p", 404, None, None, "", None),
+        (at(1), "192.0.2.5", "shop.example.net", "GET", "/p", "/p", 404, 0, None, "", None),  # `-`: no body sent
         "no-request",
     ],
     "gandi": [
@@ -127,7 +127,7 @@ EXPECTED = {
     # Python's http.server: the local time with a space before the clock and no zone; the note it
     # writes before a request it answers with an error is no request line
     "python_http": [
-        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, None, None, "", None),
+        (at(0), "66.249.66.1", "default.test", "GET", "/a?b=1", "/a?b=1", 200, 0, None, "", None),
         "no-match",
         (at(1), "::ffff:192.0.2.5", "default.test", "GET", "/p", "/p", 404, 469, None, "", None),
     ],

@@ -77,7 +77,7 @@ def test_a_request_between_two_captures_is_judged_by_both_candidates(captures, t
     )
     printed = capsys.readouterr().out.splitlines()
     header = next(line for line in printed if line.startswith("crawler"))
-    assert header.split() == ["crawler", "identity", "requests", "allowed", "disallowed", "within_grace",
+    assert header.split() == ["crawler", "identity", "requests", "bytes", "allowed", "disallowed", "within_grace",
                               "before_refetch", "between_captures", "unknown"]
     # The report names the change and both candidates.
     section = printed.index(next(line for line in printed if line.startswith("disallowed between captures")))

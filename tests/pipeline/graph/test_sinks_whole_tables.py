@@ -12,7 +12,9 @@ import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from matcher import records
-from matcher.records import COUNTS_TABLE, INDEXING_FINDINGS_TABLE, ROBOTS_VERSIONS_TABLE, SUMMARY_TABLE
+from matcher.records import (
+    COUNTS_TABLE, INDEXING_FINDINGS_TABLE, REFERRALS_TABLE, ROBOTS_VERSIONS_TABLE, SERVED_TABLE, SUMMARY_TABLE,
+)
 from pipeline.graph.sinks import WriteWholeTables, write_table
 
 VERSION = {
@@ -31,10 +33,10 @@ def _summary_row(crawler: str) -> dict:
     }
 
 
-def _write(out, rows: dict, tables: tuple, documents=()) -> None:
+def _write(out, rows: dict, tables: tuple, documents=(), parquet=()) -> None:
     with TestPipeline() as pipeline:
         created = {name: pipeline | f"Rows{name}" >> beam.Create(values) for name, values in rows.items()}
-        created | WriteWholeTables(str(out), tables, documents)
+        created | WriteWholeTables(str(out), tables, documents, parquet)
 
 
 @pytest.mark.slow
@@ -65,3 +67,23 @@ def test_a_parquet_table_in_parts_keeps_its_schema_with_or_without_rows(tmp_path
     none = pq.read_table(tmp_path / "none")
     assert some.num_rows == 1 and some.column("sha256").to_pylist() == [VERSION["sha256"]]
     assert none.num_rows == 0 and none.schema == some.schema
+
+
+@pytest.mark.slow
+def test_a_whole_table_in_parquet_is_one_parquet_file_and_an_empty_one_keeps_the_schema(tmp_path):
+    served = [
+        {"host": "example.com", "crawler": f"bot{n}", "identity": "verified", "decision": "allowed",
+         "status_class": "2xx", "requests": n + 1, "bytes": None if n == 0 else 100 * n}
+        for n in range(3)
+    ]
+    _write(
+        tmp_path, {SERVED_TABLE: served, REFERRALS_TABLE: [], SUMMARY_TABLE: [_summary_row("bot0")]},
+        (SERVED_TABLE, REFERRALS_TABLE, SUMMARY_TABLE), parquet=(SERVED_TABLE, REFERRALS_TABLE),
+    )
+    [served_file] = (tmp_path / SERVED_TABLE).iterdir()
+    assert served_file.name == "part-00000-of-00001.parquet"
+    assert sorted(pq.read_table(served_file).to_pylist(), key=lambda row: row["crawler"]) == served
+    empty = pq.read_table(tmp_path / REFERRALS_TABLE / "part-00000-of-00001.parquet")
+    assert empty.num_rows == 0 and empty.schema.names == [column.name for column in records.REFERRALS]
+    [summary_file] = (tmp_path / SUMMARY_TABLE).iterdir()
+    assert summary_file.name == "part-00000-of-00001.jsonl"

@@ -26,7 +26,7 @@ from apache_beam.utils.timestamp import Timestamp
 
 from config.registry import load_registry
 from config.snapshots import load_ranges
-from matcher import crawl_delay, records
+from matcher import backoff, crawl_delay, records
 from pipeline.graph import build as graph
 from pipeline.graph import robots_refresh
 from pipeline.graph import sinks
@@ -165,7 +165,7 @@ def test_a_late_request_is_counted():
     pending, previous, closed, armed, timer = _Bag(), _Value(), _Value(), _Value(), _Timer()
     assert list(fn.process((KEY, verdict(KEY, 10, 10.0)), pending, closed, armed, timer)) == []
     assert timer.at == watermark(90)  # end of window 10:00 + the allowed lateness
-    released = list(fn.on_release(KEY, timer.at, pending, previous, closed, armed, timer))
+    released = list(fn.on_release(KEY, timer.at, pending, previous, closed, armed, timer, _Value()))
     assert [row.tag for row in released] == ["crawl_delay_windows"]
     (letter,) = fn.process((KEY, verdict(KEY, 59, 10.0)), pending, closed, armed, timer)
     assert (letter.tag, letter.value["reason"], fn.late.value) == ("dead_letters", LATE_REASON, 1)
@@ -202,6 +202,67 @@ def test_streaming_and_batch_give_the_same_result_on_the_same_input():
             out["crawl_delay_windows"] | "W" >> beam.Map(lambda r: ("window", window_tuple(r))),
         ) | beam.Flatten()
         assert_that(rows, equal_to(expected))
+
+
+def backoff_tuple(row: dict) -> tuple:
+    """A back-off row as written (JSON-ready), as a tuple."""
+    row = records.to_json_ready(row, records.BACKOFF) if isinstance(row["at"], datetime) else row
+    key = (row["host"], row["crawler"], row["operator"], row["identity"])
+    return key, row["at"], row["status"], row["retry_after_s"], row["next_request_after_s"], row["backed_off"], row["source"]
+
+
+def backoff_reference(verdicts: list[dict]) -> list[tuple]:
+    """Each key's crawler requests sorted by time and judged whole by the rule."""
+    by_key = {}
+    for v in sorted(verdicts, key=lambda v: (v["ts"], v["source"])):
+        if v["client_kind"] == "crawler":
+            by_key.setdefault(crawl_delay.key_of(v), []).append(
+                backoff.Request(v["ts"], v["status"], v["retry_after"], v["source"])
+            )
+    return [backoff_tuple(row) for key, ordered in by_key.items() for row in backoff.rows(key, backoff.findings(ordered))]
+
+
+@pytest.mark.slow
+def test_backoff_on_a_stream_equals_backoff_in_batch_across_windows_and_late_arrivals(tmp_path):
+    """429s and 503s, with and without Retry-After, to crawlers whose requests arrive out of order
+    and across window boundaries (an automated client among them, which does not count): the
+    stream judges each answer as the batch run does, the last answers of a key, which no request
+    follows, when the stream ends."""
+    rng = random.Random(20261207)
+    verdicts = []
+    for n in range(90):
+        v = verdict(rng.choice(KEYS[:3]), rng.randrange(2 * 3600), 10.0, f"log:{n}")
+        v["status"] = rng.choice([200, 200, 200, 429, 503])
+        v["retry_after"] = rng.choice([None, None, "30", "600"]) if v["status"] in (429, 503) else None
+        v["client_kind"] = "automated" if n % 10 == 0 else "crawler"
+        verdicts.append(v)
+    # Each key's last request asked to slow down: judged only when the stream ends.
+    for key in KEYS[:3]:
+        last = verdict(key, 2 * 3600 + 5, 10.0, f"last:{key[3]}:{key[0]}")
+        verdicts.append({**last, "status": 503, "retry_after": None, "client_kind": "crawler"})
+    expected = backoff_reference(verdicts)
+    assert {row[5] for row in expected} == {True, False, None} and len(expected) > 20
+    size, chunk = timedelta(minutes=30), 600
+    stream, held = TestStream(), []
+    for start in range(0, 2 * 3600 + chunk, chunk):
+        batch = [v for v in verdicts if start <= (v["ts"] - T0).total_seconds() < start + chunk]
+        rng.shuffle(batch)
+        cut = len(batch) // 3
+        stream = stream.add_elements([stamped(v) for v in held + batch[cut:]])
+        held = batch[:cut]
+        stream = stream.advance_watermark_to(watermark(start + chunk))
+    stream = stream.add_elements([stamped(v) for v in held]).advance_watermark_to(watermark(6 * 3600))
+    # Rows a timer emits on the jump to infinity escape assert_that on this runner: the stream's
+    # rows are written as a stream writes them and read back once it has ended.
+    with TestPipeline(options=streaming_options()) as p:
+        out = p | stream.advance_watermark_to_infinity() | CrawlDelayAudit(size, timedelta(minutes=20), bounded=False)
+        out[records.BACKOFF_TABLE] | sinks.WriteBundleFiles(str(tmp_path), records.BACKOFF, "jsonl")
+    streamed = [backoff_tuple(row) for row in _rows(tmp_path)]
+    assert sorted(streamed) == sorted(expected)
+    with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+        batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+        out = p | beam.Create(batches) | CrawlDelayAudit(size, timedelta(minutes=20), bounded=True)
+        assert_that(out[records.BACKOFF_TABLE] | beam.Map(backoff_tuple), equal_to(expected))
 
 
 # ---- The folder source
@@ -657,7 +718,7 @@ def _tables(out: Path) -> dict[str, list]:
 def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     """The bundled sample's files (the first quarter of each, `helpers.sample_slice`) appear in the
     watched folder a day at a time while the stream runs; its verdicts (each judged by the robots.txt its crawler had fetched), dead letters,
-    violations, windows, robots.txt fetches and change audit are a batch run's over the same files."""
+    violations, windows, robots.txt fetches, change audit and back-off findings are a batch run's over the same files."""
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     logs = str(incoming / "*.log.gz")
@@ -683,5 +744,6 @@ def test_streaming_equals_batch_on_the_sample_dropped_in_by_day(tmp_path):
     assert len(batched["verdicts"]) > 1000 and batched["crawl_delay_violations"] and batched["crawl_delay_windows"]
     assert batched["robots_fetches"] and any('"robots_fetch": {' in row for row in batched["verdicts"])
     assert batched["changes"]
+    assert batched["backoff"]  # the 503s the shop answered Googlebot
     for table in graph.RECORD_TABLES:
         assert streamed[table] == batched[table], table

@@ -45,12 +45,12 @@ def test_the_crawler_table_equals_the_summary_and_the_counts(sample_run):
     dom = htmldom.read((sample_run / "report.html").read_text(encoding="utf-8"))
     header, rows, totals = dom.table("crawler-table")
     assert header == [
-        "crawler", "identity", "requests", "allowed", "disallowed", "within grace", "before refetch",
+        "crawler", "identity", "requests", "bytes", "allowed", "disallowed", "within grace", "before refetch",
         "between captures", "unknown",
     ]
     _, claims, claimed = dom.table("claims-table")
     summary = read_jsonl(sample_run / "summary", "part*")
-    columns = ("requests", "allowed", "disallowed", "within_grace", "before_refetch", "between_captures", "unknown")
+    columns = ("requests", "bytes", "allowed", "disallowed", "within_grace", "before_refetch", "between_captures", "unknown")
     crawlers = [r for r in summary if r["client_kind"] == "crawler"]
     words = {"unverifiable": "no way to verify"}
     expected = {(r["crawler"] or "(none)", words.get(r["identity"], r["identity"])): tuple(r[c] for c in columns) for r in crawlers}

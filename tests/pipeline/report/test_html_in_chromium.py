@@ -39,7 +39,7 @@ def test_the_sample_report_loads_cleanly_with_the_run_s_numbers(chromium, sample
     dom = htmldom.read(dom_text)
     assert {ident for ident, _ in html_report.SECTIONS} - {"whatif"} <= dom.ids
     everything = read_jsonl(sample_run / "summary", "part*")
-    columns = ("requests", "allowed", "disallowed", "within_grace", "before_refetch", "between_captures", "unknown")
+    columns = ("requests", "bytes", "allowed", "disallowed", "within_grace", "before_refetch", "between_captures", "unknown")
     words = {"unverifiable": "no way to verify"}
     counts = json.loads((sample_run / "counts.json").read_text())
     for tables, kind in ((("crawler-table", "claims-table"), "crawler"), (("automated-table",), "automated")):

@@ -77,7 +77,7 @@ def test_a_run_writes_a_manifest_that_lists_every_file(audited_site):
     assert _files(out) == listed | {MANIFEST, "report.html"}
     assert set(manifest["tables"]) == {
         "verdicts", "dead_letters", "crawl_delay_violations", "crawl_delay_windows", "summary",
-        "indexing_findings", "between_captures", "signature_reuse", "robots_versions", "robots_fetches", "changes", "counts", "report_counts",
+        "indexing_findings", "between_captures", "signature_reuse", "robots_versions", "robots_fetches", "changes", "served", "referrals", "backoff", "counts", "report_counts",
     }
     assert manifest["tables"]["verdicts"]["format"] == "jsonl"
     assert manifest["tables"]["counts"] == {"format": "json", "files": ["counts.json"]}
