@@ -30,11 +30,12 @@ _PRINTABLE_START = r"^[!-~]"
 @functools.lru_cache(maxsize=64)
 def re2_pattern(python_pattern: str) -> str:
     r"""A pattern of Python's `re` (ASCII, no look-around, no back-references) as RE2 reads it
-    alike: `\Z` is RE2's `\z`, and `\S` keeps Python's set of blanks."""
+    alike, anchored at the start as `re.match` is: `\Z` is RE2's `\z`, and `\S` keeps Python's set
+    of blanks."""
     def translated(escape: re.Match[str]) -> str:
         return {"Z": r"\z", "S": _NOT_SPACE}.get(escape.group(1), escape.group(0))
 
-    return _ESCAPE.sub(translated, python_pattern)
+    return "^" + _ESCAPE.sub(translated, python_pattern)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ class BlockAuditor:
     auditor: LineAuditor
     _claims: BoundedCache[str, Claim | None] = field(default_factory=remembering_headers, init=False, repr=False)
     _dns: tuple[object, Mapping[str, DnsAnswer]] | None = field(default=None, init=False, repr=False)
+    _fetches: tuple[object, dict] | None = field(default=None, init=False, repr=False)
 
     def audit_block(
         self,
@@ -173,7 +174,7 @@ class BlockAuditor:
             "user_agent": pa.array(["" if agent == "-" else agent for agent in agents], pa.string()).take(
                 pa.array(agent_of[rows])
             ),
-            "source": pa.array([f"{path}:{first_number + offset}" for offset in block.offsets[rows].tolist()], pa.string()),
+            "source": pc.binary_join_element_wise(f"{path}:", pa.array(block.offsets[rows] + first_number).cast(pa.string()), ""),
             "signature": pa.nulls(len(rows), pa.string()),
             "signature_input": pa.nulls(len(rows), pa.string()),
             **{name: claimed.column(name) for name in _CLAIM_NAMES},
@@ -189,21 +190,37 @@ class BlockAuditor:
         helds: list[Held] = []
         if not fetches:
             return held_of_row, helds
-        keys, key_of_row = _keys(identity_of_row, host_of_row)
-        for index, (identity, host) in enumerate(keys):
-            who = identities[identity]
-            claim = claims[claim_of_row[key_of_row == index][0]]
-            history = fetches.get(fetch_key(claim, who.status, hosts[host]))
-            if history is None or not history.held:
+        # a fetch key is made of the claim, the identity's status and the host: few distinct ones
+        statuses = sorted({who.status for who in identities if who is not None})
+        status_ids = np.array([-1 if who is None else statuses.index(who.status) for who in identities], np.int64)
+        keys, key_of_row = _keys(claim_of_row, status_ids[identity_of_row], host_of_row)
+        first_held: dict[int, int] = {}  # id of a fetch history -> the index of its first in `helds`
+        for index, rows in _groups(key_of_row):
+            claim_id, status, host = keys[index]
+            found = self._fetch_times(fetches, fetch_key(claims[claim_id], statuses[status], hosts[host]))
+            if found is None:
                 continue
-            rows = np.flatnonzero(key_of_row == index)
-            times = np.array([micros(held.fetch.ts) for held in history.held], np.int64)
+            history, times = found
+            if id(history) not in first_held:
+                first_held[id(history)] = len(helds)
+                helds.extend(history.held)
             # what it held after its latest fetch at or before the request (`FetchHistory.held_at`)
             latest = np.searchsorted(times, ts[rows], side="right") - 1
-            found = latest >= 0
-            held_of_row[rows[found]] = latest[found] + len(helds)
-            helds.extend(history.held)
+            seen = latest >= 0
+            held_of_row[rows[seen]] = latest[seen] + first_held[id(history)]
         return held_of_row, helds
+
+    def _fetch_times(self, fetches: Mapping[FetchKey, FetchHistory], key: FetchKey | None):
+        """The fetch history of `key` and its fetch times in microseconds, read once per run."""
+        if self._fetches is None or self._fetches[0] is not fetches:
+            self._fetches = (fetches, {})
+        known = self._fetches[1]
+        if key not in known:
+            history = fetches.get(key) if key is not None else None
+            known[key] = None if history is None or not history.held else (
+                history, np.array([micros(held.fetch.ts) for held in history.held], np.int64)
+            )
+        return known[key]
 
     def _claim(self, agent: str) -> Claim | None:
         claim = self._claims.get(agent, self)
@@ -272,25 +289,29 @@ def _times(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def _spans(histories: list[HostHistory | None], helds: list[Held], host_of_row, held_of_row, ts, error_limit):
     """Per row, the index of the span of time that no turning point of its host's history, nor
-    the end of a run of errors its crawler held, cuts (equal rows share it), and for each span a
-    time inside it that stands for it."""
-    error_ends = [_limit_end(held.error_since, error_limit) for held in helds if held.kind == "error"]
+    the end of the run of errors its crawler held, if any, cuts (equal rows share it), and for each
+    span a time inside it that stands for it."""
+    error_end = np.array(
+        [-1 if held.kind != "error" or (end := _limit_end(held.error_since, error_limit)) is None else end
+         for held in helds] + [-1], np.int64,
+    )[held_of_row]  # held_of_row -1 picks the last: none
     span_keys = np.zeros((len(ts), 2), np.int64)
-    stand_ins: dict[tuple[int, int, int], datetime] = {}
-    for host, history in enumerate(histories):
-        rows = np.flatnonzero(host_of_row == host)
-        if not len(rows):
-            continue
-        points = [micros(point) for point in history.turning_points()] if history is not None else []
-        points += [end for end in error_ends if end is not None]
-        points = np.unique(np.array(points, np.int64))
+    stand_ins: dict[tuple[int, int, int, int], datetime] = {}
+    host_points = {}
+    groups, group_of_row = _keys(host_of_row, error_end)
+    for group, rows in _groups(group_of_row):
+        host, end = groups[group]
+        if host not in host_points:
+            history = histories[host]
+            host_points[host] = [micros(point) for point in history.turning_points()] if history is not None else []
+        points = np.unique(np.array(host_points[host] + ([end] if end >= 0 else []), np.int64))
         before = np.searchsorted(points, ts[rows], side="left")
         through = np.searchsorted(points, ts[rows], side="right")
         span_keys[rows, 0], span_keys[rows, 1] = before, through
         for first, last in set(zip(before.tolist(), through.tolist())):
-            stand_ins[host, first, last] = _stand_in(points, first, last)
-    keys, span_of_row = _keys(host_of_row, span_keys[:, 0], span_keys[:, 1])
-    return span_of_row, [stand_ins[host, first, last] for host, first, last in keys]
+            stand_ins[group, first, last] = _stand_in(points, first, last)
+    keys, span_of_row = _keys(group_of_row, span_keys[:, 0], span_keys[:, 1])
+    return span_of_row, [stand_ins[group, first, last] for group, first, last in keys]
 
 
 def _limit_end(error_since: datetime, error_limit: timedelta) -> int | None:
@@ -367,8 +388,14 @@ def _keys(*parts: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """The distinct tuples of `parts` taken row by row, and per row the index of its tuple."""
     if not len(parts[0]):
         return [], np.zeros(0, np.int64)
-    stacked = np.stack([np.asarray(part, np.int64) for part in parts], axis=1)
-    distinct, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    columns = [np.asarray(part, np.int64) for part in parts]
+    combined = np.zeros(len(columns[0]), np.int64)
+    for column in columns:
+        low = column.min()
+        # renumbered densely after each part, so the product stays below the number of rows squared
+        _, combined = np.unique(combined * (column.max() - low + 1) + (column - low), return_inverse=True)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    distinct = np.stack([column[first] for column in columns], axis=1)
     return [tuple(row) for row in distinct.tolist()], inverse.reshape(-1).astype(np.int64)
 
 
@@ -379,6 +406,14 @@ def _joined(addresses: pa.Array, chains: pa.Array) -> pa.Array:
 def _chain(text: str) -> tuple[str, str | None]:
     address, _, forwarded = text.partition(" ")
     return address, None if forwarded in ("", "-") else forwarded
+
+
+def _groups(ids: np.ndarray):
+    """(id, the rows holding it) for each id present in `ids`."""
+    order = np.argsort(ids, kind="stable")
+    present, starts = np.unique(ids[order], return_index=True)
+    for value, start, end in zip(present.tolist(), starts.tolist(), [*starts[1:].tolist(), len(ids)]):
+        yield value, order[start:end]
 
 
 def _runs(offsets: np.ndarray):
