@@ -32,7 +32,7 @@ from matcher.preferences import parse_usage_header
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots import is_robots_txt
 from matcher.normalize import normalize
-from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, RobotsFetch, revise
+from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, RobotsFetch, held_version, revise
 
 __all__ = [
     "Claim",
@@ -49,6 +49,7 @@ __all__ = [
     "fetch_of",
     "gets_verdict",
     "gets_verdict_whatever_the_day",
+    "held_columns",
     "identity_of",
     "is_robots_fetch",
     "judged_by_what_was_held",
@@ -342,6 +343,11 @@ def judged_by_what_was_held(
         **verdict,
         **_judged_columns(history, judgement, held, ts, path, claim, verdict["indexing"], verdict["content_usage"]),
     }
+
+
+def held_columns(history: HostHistory | None, held: Held | None) -> dict | None:
+    """The `robots_fetch` column of a request whose crawler held `held` (None: no fetch seen)."""
+    return _held_columns(held, held_version(history, held))
 
 
 def _judge(history: HostHistory | None, ts: datetime, path: str, claim: Claim, unknown_reason: str) -> Judgement:

@@ -28,7 +28,9 @@ import pyarrow.compute as pc
 
 from matcher import records
 from matcher.agents import remembering_headers
-from matcher.audit import UNCLAIMED, Claim, claim_of, decision_columns, fetch_key, gets_verdict, identity_of, written_address
+from matcher.audit import (
+    UNCLAIMED, Claim, claim_of, decision_columns, fetch_key, gets_verdict, held_columns, identity_of, written_address,
+)
 from matcher.bounded import BoundedCache
 from matcher.dns_trust import checked_dns
 from matcher.history import HostHistory
@@ -38,7 +40,7 @@ from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, Hos
 from matcher.logformats import LogParseError, TextParser, clf_timestamp
 from matcher.logformats.fields import request_host
 from matcher.reverse_dns import DnsAnswer
-from matcher.robots_fetches import FetchHistory, FetchKey, Held
+from matcher.robots_fetches import FetchHistory, FetchKey, Held, may_revise
 from matcher.timerange import EPOCH, micros
 from pipeline.columnar.reading import read_plain
 from pipeline.tables.schema import arrow_schema
@@ -51,6 +53,8 @@ _IDENTITY_NAMES = ("client_ip", "operator", "identity", "identity_method", "iden
 _FIRST_DECISION_COLUMN = [column.name for column in records.VERDICTS].index("robots_version")
 _DECISION_COLUMNS = records.VERDICTS[_FIRST_DECISION_COLUMN:]
 _DECISION_SCHEMA = arrow_schema(_DECISION_COLUMNS)
+_FETCH_COLUMNS = tuple(column for column in records.VERDICTS if column.name == "robots_fetch")
+_FETCH_SCHEMA = arrow_schema(_FETCH_COLUMNS)
 _CLAIM_SCHEMA = pa.schema([_VERDICT_SCHEMA.field(name) for name in _CLAIM_NAMES])
 _IDENTITY_SCHEMA = pa.schema([_VERDICT_SCHEMA.field(name) for name in _IDENTITY_NAMES])
 _MICROS_PER_DAY = 86_400_000_000
@@ -144,15 +148,36 @@ class BlockAuditor:
         span_of_row, spans = _spans(histories, helds, host_of_row, held_of_row, ts, auditor.error_limit)
         paths, path_of_row = _distinct(fields.field("target"))
         tags, tag_of_row = _distinct(fields.field("x_robots_tag"))
-        decision_keys, decision_of_row = _keys(host_of_row, claim_of_row, path_of_row, tag_of_row, held_of_row, span_of_row)
-        decisions = [
-            decision_columns(
+        decision_keys, decision_of_row = _keys(host_of_row, claim_of_row, path_of_row, tag_of_row, span_of_row)
+
+        def decided(key: tuple[int, ...], held: Held | None) -> dict:
+            host, claim_id, path_id, tag, span = key
+            return decision_columns(
                 histories[host], spans[span], paths[path_id], claims[claim_id] or UNCLAIMED, bool(named[host]),
-                () if tags[tag] in ("", "-") else (tags[tag],), None, None, helds[held] if held >= 0 else None,
+                () if tags[tag] in ("", "-") else (tags[tag],), None, None, held,
             )
-            for host, claim_id, path_id, tag, held, span in decision_keys
-        ]
-        decided = _table(decisions, _DECISION_COLUMNS, _DECISION_SCHEMA).take(pa.array(decision_of_row))
+
+        decisions = [decided(key, None) for key in decision_keys]
+        # What a crawler held changes only a decision it may revise; elsewhere it fills robots_fetch.
+        revisable = np.array(
+            [may_revise(histories[key[0]], columns["decision"]) for key, columns in zip(decision_keys, decisions)], bool
+        )
+        held_rows = held_of_row >= 0
+        revised = held_rows & revisable[decision_of_row]
+        revised_keys, revised_of_row = _keys(decision_of_row[revised], held_of_row[revised])
+        decision_of_row = decision_of_row.copy()
+        decision_of_row[revised] = len(decisions) + revised_of_row
+        decisions += [decided(decision_keys[key], helds[held]) for key, held in revised_keys]
+        decided_table = _table(decisions, _DECISION_COLUMNS, _DECISION_SCHEMA).take(pa.array(decision_of_row))
+        filled = held_rows & ~revised
+        fill_keys, fill_of_row = _keys(host_of_row[filled], held_of_row[filled])
+        fetched = _table(
+            [{"robots_fetch": held_columns(histories[host], helds[held])} for host, held in fill_keys],
+            _FETCH_COLUMNS, _FETCH_SCHEMA,
+        ).column("robots_fetch")
+        robots_fetch = pa.concat_arrays([*decided_table.column("robots_fetch").chunks, *fetched.chunks])
+        from_fill = np.arange(len(rows))
+        from_fill[filled] = len(rows) + fill_of_row
         claimed = _table([_claim_columns(claim or UNCLAIMED) for claim in claims], (), _CLAIM_SCHEMA).take(
             pa.array(claim_of_row)
         )
@@ -179,9 +204,10 @@ class BlockAuditor:
             "signature_input": pa.nulls(len(rows), pa.string()),
             **{name: claimed.column(name) for name in _CLAIM_NAMES},
             **{name: who.column(name) for name in _IDENTITY_NAMES},
-            **{name: decided.column(name) for name in decided.column_names},
+            **{name: decided_table.column(name) for name in decided_table.column_names},
         }
-        columns["unread_for_s"] = _unread_for(ts, decided.column("unread_change"))
+        columns["robots_fetch"] = robots_fetch.take(pa.array(from_fill))
+        columns["unread_for_s"] = _unread_for(ts, decided_table.column("unread_change"))
         return pa.Table.from_arrays([columns[name] for name in _VERDICT_SCHEMA.names], schema=_VERDICT_SCHEMA)
 
     def _held(self, fetches, claims, identities, hosts, claim_of_row, identity_of_row, host_of_row, ts):
