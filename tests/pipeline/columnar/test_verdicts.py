@@ -132,6 +132,25 @@ def test_every_sample_line_is_accounted_for(sample_files):
         assert block.verdicts.num_rows + len(block.dead_letters) + len(block.not_requests) + block.skipped == len(lines)
 
 
+FORMAT_SAMPLES = sorted((REPO / "tests" / "data" / "logformats").glob("*.log"))
+TEXT_LAYOUT_SAMPLES = {"gandi", "icecast2", "ovh", "vhost_common"}  # varnishncsa's one line: an absolute URL
+
+
+@pytest.mark.parametrize("sample", FORMAT_SAMPLES, ids=lambda path: path.stem)
+def test_every_format_gets_the_per_line_tables_whichever_reads_it(sample):
+    """`auto` finds each file's format; the Apache and nginx layouts are read in columns, every
+    other format (presets, W3C, JSON) line by line, with the same rows either way."""
+    auditor = _auditor("auto")
+    files = {str(sample): sample.read_text("utf-8").splitlines()}
+    by_column = _outcome_by_column(auditor, files, SAMPLE_ROBOTS)
+    assert by_column == _outcome_by_line(auditor, files, SAMPLE_ROBOTS)
+    left = BlockAuditor(auditor).audit_block(str(sample), 1, files[str(sample)], SAMPLE_ROBOTS).left
+    if sample.stem in TEXT_LAYOUT_SAMPLES:
+        assert left < len(files[str(sample)]) / 2
+    elif sample.stem != "varnishncsa":
+        assert left == len(files[str(sample)])
+
+
 def test_a_block_holding_a_lone_surrogate_is_audited_line_by_line():
     # text handed over by a stream may hold one; Arrow's strings are UTF-8, which cannot
     lines = [
