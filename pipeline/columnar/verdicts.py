@@ -112,40 +112,84 @@ class BlockAuditor:
         self, block: _Block, path: str, first_number: int, parse: TextParser,
         robots_by_host: Mapping[str, HostVersions], dns_answers, fetches,
     ) -> pa.Table:
+        who = self._identified(block, dns_answers)
+        rows = np.flatnonzero(who.judged[who.identity_of_line]) if len(block.offsets) else np.zeros(0, np.int64)
+        if not len(rows):
+            return _empty()
+        fields = block.fields.take(pa.array(rows))
+        ts, claim_of_row, identity_of_row = block.ts[rows], who.claim_of_line[rows], who.identity_of_line[rows]
+        # hosts: as the parser names them (`--default-host` for none), with their histories
+        logged, host_of_row = _distinct(fields.field("host"))
+        named = [request_host(text, parse.default_host) for text in logged]
+        hosts = [(host_key(name) or None) if name else None for name in named]
+        decided = self._decided(
+            fields, ts, who, claim_of_row, identity_of_row, named, hosts, host_of_row, robots_by_host, fetches
+        )
+        claimed = _table([_claim_columns(claim or UNCLAIMED) for claim in who.claims], (), _CLAIM_SCHEMA).take(
+            pa.array(claim_of_row)
+        )
+        identified = _table(
+            [_identity_columns(who.clients[chain], who.identities[index], self.auditor.truncate_addresses)
+             for index, (_, chain, _) in enumerate(who.identity_keys)],
+            (), _IDENTITY_SCHEMA,
+        ).take(pa.array(identity_of_row))
+        statuses, status_of_row = _distinct(fields.field("status"))
+        columns = {
+            "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
+            "host": pa.array(hosts, pa.string()).take(pa.array(host_of_row)),
+            "method": fields.field("method"),
+            "path": fields.field("target"),
+            "target_host": pa.nulls(len(rows), pa.string()),
+            "status": pa.array([None if text == "-" else int(text) for text in statuses], pa.int64()).take(
+                pa.array(status_of_row)
+            ),
+            "user_agent": pa.array(["" if agent == "-" else agent for agent in who.agents], pa.string()).take(
+                pa.array(who.agent_of_line[rows])
+            ),
+            "source": pc.binary_join_element_wise(f"{path}:", pa.array(block.offsets[rows] + first_number).cast(pa.string()), ""),
+            "signature": pa.nulls(len(rows), pa.string()),
+            "signature_input": pa.nulls(len(rows), pa.string()),
+            **{name: claimed.column(name) for name in _CLAIM_NAMES},
+            **{name: identified.column(name) for name in _IDENTITY_NAMES},
+            **{name: decided.column(name) for name in decided.column_names},
+        }
+        return pa.Table.from_arrays([columns[name] for name in _VERDICT_SCHEMA.names], schema=_VERDICT_SCHEMA)
+
+    def _identified(self, block: _Block, dns_answers) -> _Identified:
+        """Claims per User-Agent, clients per address and forwarded chain, identities per (claim,
+        client, day); which identity keys get a verdict."""
         auditor = self.auditor
         if dns_answers is not None:
             dns_answers = self._checked(dns_answers)
-        # claims: one per User-Agent; 0 stands for no claim, u + 1 for the claim of agent u
+        # 0 stands for no claim, u + 1 for the claim of agent u
         agents, agent_of = _distinct(block.fields.field("user_agent"))
         agent_claims = [self._claim("" if agent == "-" else agent) for agent in agents]
         claim_ids = np.array([0 if claim is None else index + 1 for index, claim in enumerate(agent_claims)], np.int64)
-        claims: list[Claim | None] = [None, *agent_claims]
         claim_of_line = claim_ids[agent_of] if len(agent_of) else np.zeros(0, np.int64)
-        # clients: the connecting address and the forwarded chain (an address holds no blank)
+        claims: list[Claim | None] = [None, *agent_claims]
+        # an address holds no blank, so one joins it to its chain
         chains, chain_of = _distinct(_joined(block.fields.field("client_ip"), block.fields.field("forwarded_for")))
         clients = [auditor.proxies.client(*_chain(text)) for text in chains]
-        # identities: (claim, client, day)
-        days = block.ts // _MICROS_PER_DAY
-        identity_keys, identity_of_line = _keys(claim_of_line, chain_of, days)
+        identity_keys, identity_of_line = _keys(claim_of_line, chain_of, block.ts // _MICROS_PER_DAY)
         identities = []
         for claim_id, chain, day in identity_keys:
             claim, client, on = claims[claim_id], clients[chain], _EPOCH_DAY + timedelta(days=int(day))
             judged = gets_verdict(claim is not None, client, on, auditor.ranges)
             identities.append(identity_of(claim, client, on, auditor.ranges, dns_answers, None) if judged else None)
         judged = np.array([who is not None for who in identities], bool)
-        rows = np.flatnonzero(judged[identity_of_line]) if len(identity_of_line) else np.zeros(0, np.int64)
-        if not len(rows):
-            return _empty()
-        fields = block.fields.take(pa.array(rows))
-        ts, claim_of_row, identity_of_row = block.ts[rows], claim_of_line[rows], identity_of_line[rows]
-        # hosts: as the parser names them (`--default-host` for none), with their histories
-        logged, host_of_row = _distinct(fields.field("host"))
-        named = [request_host(text, parse.default_host) for text in logged]
-        hosts = [(host_key(name) or None) if name else None for name in named]
-        histories = [auditor.history(name, robots_by_host) for name in named]
-        # what each row's crawler held, and the spans of time its decision cannot tell apart
-        held_of_row, helds = self._held(fetches, claims, identities, hosts, claim_of_row, identity_of_row, host_of_row, ts)
-        span_of_row, spans = _spans(histories, helds, host_of_row, held_of_row, ts, auditor.error_limit)
+        return _Identified(
+            agents, agent_of, claims, claim_of_line, clients, identity_keys, identities, identity_of_line, judged
+        )
+
+    def _decided(
+        self, fields: pa.StructArray, ts: np.ndarray, who: _Identified, claim_of_row, identity_of_row,
+        named: list[str | None], hosts: list[str | None], host_of_row, robots_by_host, fetches,
+    ) -> pa.Table:
+        """The decision columns of each row (`_DECISION_COLUMNS`), decided once per key."""
+        histories = [self.auditor.history(name, robots_by_host) for name in named]
+        claims = who.claims
+        held_of_row, helds = self._held(fetches, claims, who.identities, hosts, claim_of_row, identity_of_row, host_of_row, ts)
+        span_of_row, spans = _spans(histories, helds, host_of_row, held_of_row, ts, self.auditor.error_limit)
         paths, path_of_row = _distinct(fields.field("target"))
         tags, tag_of_row = _distinct(fields.field("x_robots_tag"))
         decision_keys, decision_of_row = _keys(host_of_row, claim_of_row, path_of_row, tag_of_row, span_of_row)
@@ -168,47 +212,24 @@ class BlockAuditor:
         decision_of_row = decision_of_row.copy()
         decision_of_row[revised] = len(decisions) + revised_of_row
         decisions += [decided(decision_keys[key], helds[held]) for key, held in revised_keys]
-        decided_table = _table(decisions, _DECISION_COLUMNS, _DECISION_SCHEMA).take(pa.array(decision_of_row))
+        table = _table(decisions, _DECISION_COLUMNS, _DECISION_SCHEMA).take(pa.array(decision_of_row))
         filled = held_rows & ~revised
         fill_keys, fill_of_row = _keys(host_of_row[filled], held_of_row[filled])
         fetched = _table(
             [{"robots_fetch": held_columns(histories[host], helds[held])} for host, held in fill_keys],
             _FETCH_COLUMNS, _FETCH_SCHEMA,
         ).column("robots_fetch")
-        robots_fetch = pa.concat_arrays([*decided_table.column("robots_fetch").chunks, *fetched.chunks])
-        from_fill = np.arange(len(rows))
-        from_fill[filled] = len(rows) + fill_of_row
-        claimed = _table([_claim_columns(claim or UNCLAIMED) for claim in claims], (), _CLAIM_SCHEMA).take(
-            pa.array(claim_of_row)
+        robots_fetch = pa.concat_arrays([*table.column("robots_fetch").chunks, *fetched.chunks])
+        from_fill = np.arange(len(ts))
+        from_fill[filled] = len(ts) + fill_of_row
+        table = table.set_column(
+            table.schema.get_field_index("robots_fetch"), _DECISION_SCHEMA.field("robots_fetch"),
+            robots_fetch.take(pa.array(from_fill)),
         )
-        who = _table(
-            [_identity_columns(clients[chain], identities[index], auditor.truncate_addresses)
-             for index, (_, chain, _) in enumerate(identity_keys)],
-            (), _IDENTITY_SCHEMA,
-        ).take(pa.array(identity_of_row))
-        statuses, status_of_row = _distinct(fields.field("status"))
-        columns = {
-            "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
-            "host": pa.array(hosts, pa.string()).take(pa.array(host_of_row)),
-            "method": fields.field("method"),
-            "path": fields.field("target"),
-            "target_host": pa.nulls(len(rows), pa.string()),
-            "status": pa.array([None if text == "-" else int(text) for text in statuses], pa.int64()).take(
-                pa.array(status_of_row)
-            ),
-            "user_agent": pa.array(["" if agent == "-" else agent for agent in agents], pa.string()).take(
-                pa.array(agent_of[rows])
-            ),
-            "source": pc.binary_join_element_wise(f"{path}:", pa.array(block.offsets[rows] + first_number).cast(pa.string()), ""),
-            "signature": pa.nulls(len(rows), pa.string()),
-            "signature_input": pa.nulls(len(rows), pa.string()),
-            **{name: claimed.column(name) for name in _CLAIM_NAMES},
-            **{name: who.column(name) for name in _IDENTITY_NAMES},
-            **{name: decided_table.column(name) for name in decided_table.column_names},
-        }
-        columns["robots_fetch"] = robots_fetch.take(pa.array(from_fill))
-        columns["unread_for_s"] = _unread_for(ts, decided_table.column("unread_change"))
-        return pa.Table.from_arrays([columns[name] for name in _VERDICT_SCHEMA.names], schema=_VERDICT_SCHEMA)
+        return table.set_column(
+            table.schema.get_field_index("unread_for_s"), _DECISION_SCHEMA.field("unread_for_s"),
+            _unread_for(ts, table.column("unread_change")),
+        )
 
     def _held(self, fetches, claims, identities, hosts, claim_of_row, identity_of_row, host_of_row, ts):
         """Per row, the index in `helds` of what its crawler held at it (-1: no fetch seen)."""
@@ -282,6 +303,23 @@ class BlockAuditor:
         if verdicts:
             audited.verdicts = pa.concat_tables([audited.verdicts, _table(verdicts, records.VERDICTS, _VERDICT_SCHEMA)])
         return audited
+
+
+@dataclass(frozen=True)
+class _Identified:
+    """Who the lines of a block are: each distinct User-Agent (`agents`) and its claim, clients,
+    identity keys (claim, client, day) and their identities (None: no verdict), with each line's
+    index into them."""
+
+    agents: list[str]
+    agent_of_line: np.ndarray
+    claims: list[Claim | None]  # 0: no claim
+    claim_of_line: np.ndarray
+    clients: list[str]
+    identity_keys: list[tuple[int, ...]]
+    identities: list[IdentityResult | None]
+    identity_of_line: np.ndarray
+    judged: np.ndarray  # per identity key
 
 
 @dataclass(frozen=True)
