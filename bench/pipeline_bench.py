@@ -108,7 +108,7 @@ from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
 from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
 from pipeline.graph.signature_reuse import combine_seen, signature_reuse_row, signatures_seen
-from pipeline.graph.summaries import decision_counts, summary_key, summary_row
+from matcher.summary import decision_counts, summary_key, summary_row
 from pipeline.tables.schema import arrow_schema
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """The columnar audit against the per-line audit it stands for (`LineAuditor.audit_lines`, the
 oracle): the same verdict rows, row for row, the same dead letters, not-requests and skipped lines,
-on the bundled sample and on drawn logs; and the keys it decides once per are sound: two lines
+the same summary rows, on the bundled sample and on drawn logs; and the keys it decides once per are sound: two lines
 that agree on a key get the same answer from the per-line audit."""
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, Lin
 from matcher.logformats import parser_for
 from matcher.reverse_dns import DnsAnswer, Lookup
 from matcher.robots_fetches import FetchHistory
+from matcher.summary import decisions_per_crawler, summary_row
+from pipeline.columnar.summary import summary_counts
 from pipeline.columnar.verdicts import BlockAuditor
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.graph import build as graph
@@ -57,10 +59,14 @@ def _fetches(auditor: LineAuditor, files: dict[str, list[str]], dns=None) -> dic
 
 
 def _outcome_by_line(auditor: LineAuditor, files: dict[str, list[str]], robots, dns=None, fetches=None):
-    verdicts, dead, not_requests, skipped = [], [], Counter(), 0
+    """The verdict rows, dead letters, not-requests, skipped lines and summary rows of the
+    per-line audit."""
+    verdicts, dead, not_requests, skipped, summary = [], [], Counter(), 0, {}
     for path, lines in files.items():
         for kind, record in auditor.audit_lines(path, 1, lines, robots, dns, fetches):
             if kind == VERDICT:
+                for key, counts in decisions_per_crawler([record]):
+                    summary.setdefault(key, Counter()).update(counts)
                 verdicts.append(records.shaper(records.VERDICTS)(record))
             elif kind == DEAD_LETTER:
                 dead.append(record)
@@ -70,12 +76,12 @@ def _outcome_by_line(auditor: LineAuditor, files: dict[str, list[str]], robots, 
                 assert kind == SKIPPED
                 skipped += 1
     rows = pa.Table.from_pylist(verdicts, schema=SCHEMA).to_pylist()
-    return _sorted(rows), _sorted(dead), not_requests, skipped
+    return _sorted(rows), _sorted(dead), not_requests, skipped, _summary_rows(summary)
 
 
 def _outcome_by_column(auditor: LineAuditor, files, robots, dns=None, fetches=None, block_lines: int = 2000):
     columnar = BlockAuditor(auditor)
-    tables, dead, not_requests, skipped = [], [], Counter(), 0
+    tables, dead, not_requests, skipped, summary = [], [], Counter(), 0, {}
     for path, lines in files.items():
         for start in range(0, len(lines), block_lines):
             block = columnar.audit_block(path, 1 + start, lines[start:start + block_lines], robots, dns, fetches)
@@ -84,8 +90,14 @@ def _outcome_by_column(auditor: LineAuditor, files, robots, dns=None, fetches=No
             dead += block.dead_letters
             not_requests.update(block.not_requests)
             skipped += block.skipped
+            for key, counts in summary_counts(block.verdicts).items():
+                summary.setdefault(key, Counter()).update(counts)
     rows = pa.concat_tables([SCHEMA.empty_table(), *tables]).to_pylist()
-    return _sorted(rows), _sorted(dead), not_requests, skipped
+    return _sorted(rows), _sorted(dead), not_requests, skipped, _summary_rows(summary)
+
+
+def _summary_rows(counts: dict) -> list[dict]:
+    return sorted((summary_row(key, of_key) for key, of_key in counts.items()), key=repr)
 
 
 def _sorted(rows: list[dict]) -> list[dict]:
@@ -112,7 +124,7 @@ def test_the_sample_gets_the_per_line_tables_row_for_row(sample_files, followed,
     fetches = _fetches(auditor, sample_files) if followed else None
     by_line = _outcome_by_line(auditor, sample_files, SAMPLE_ROBOTS, None, fetches)
     by_column = _outcome_by_column(auditor, sample_files, SAMPLE_ROBOTS, None, fetches, block_lines)
-    assert len(by_line[0]) > 4000 and by_line[1] and by_line[3] > 10_000  # verdicts, dead letters, skipped
+    assert len(by_line[0]) > 4000 and by_line[1] and by_line[3] > 10_000 and len(by_line[4]) > 10
     assert by_column == by_line
 
 
@@ -171,8 +183,9 @@ BODIES = (
     "User-agent: googlebot\nDisallow: /\nCrawl-delay: 5\n\nUser-agent: *\nAllow: /private/open\nDisallow: /private\n",
     "User-agent: *\nDisallow: /\nContent-Signal: search=yes, ai-train=no\n",
 )
+GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot"
 AGENTS = (
-    GOOGLEBOT, BINGBOT, GOOGLEBOT, BINGBOT, "curl/8.5.0", "FooBot/1.0 (+http://foo.example/bot)", "-", "",
+    GOOGLEBOT, BINGBOT, GPTBOT, BINGBOT, "curl/8.5.0", "FooBot/1.0 (+http://foo.example/bot)", "-", "",
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
     r"Mozilla/5.0 \"quoted\" (compatible; Googlebot/2.1)", "Mozilla/5.0 (compatible; Googlebot/2.1; caf\u00e9)",
 )
@@ -290,6 +303,20 @@ def test_a_crawler_that_held_errors_is_judged_by_how_long_it_held_them():
         [("disallowed", "rule")] * 12 + [("allowed", "fetched-robots-unavailable")] * 17
     )
     assert _outcome_by_column(auditor, files, robots, None, fetches) == by_line
+
+
+def test_the_summary_counts_the_requests_that_conflict_with_a_usage_preference():
+    auditor = AUDITORS["host_combined"]
+    robots = {HOST: host_versions([RobotsVersion(HOST, T0 - timedelta(days=1), 200, BODIES[3].encode())])}
+    lines = [
+        f'{HOST} 20.171.206.9 - - [02/Nov/2026:10:0{n}:00 +0000] "GET /x{n} HTTP/1.1" 200 1 "-" "{agent}"'
+        for n, agent in enumerate((GPTBOT, GPTBOT, GOOGLEBOT))
+    ]
+    by_line = _outcome_by_line(auditor, {"log": lines}, robots)
+    assert sorted((row["crawler"], row["requests"], row["preference_conflicts"]) for row in by_line[4]) == [
+        ("GPTBot", 2, 2), ("Googlebot", 1, 0)
+    ]
+    assert _outcome_by_column(auditor, {"log": lines}, robots) == by_line
 
 
 # ------------------------------------------------------------------ the keys
