@@ -31,8 +31,8 @@ being every line in time order. Then, on each workload, one after the other, eac
 - `columnar`: the same reading, fetches and auditor as `loop`, but each block of 65,536 lines of a
   file audited by `pipeline.columnar.verdicts.BlockAuditor` (RE2 columns, each rule once per
   distinct key), its verdicts written as one Parquet row group per block, dead letters as JSON Lines,
-  and counts.json; no other table yet. Its counts and its verdict and dead-letter records must equal
-  `loop`'s.
+  the summary (`pipeline.columnar.summary`) and counts.json; no other table yet. Its counts, summary
+  rows and verdict and dead-letter records must equal `loop`'s.
 - `pipeline`: the `crawl-audit` script of this interpreter's environment run as README's local run
   runs it (`--runner=FnApiRunner`; `--runner direct` or `multi_processing` for the DirectRunner's
   modes), with `--log-format vhost_combined`.
@@ -95,6 +95,7 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
+from pipeline.columnar.summary import summary_counts
 from pipeline.columnar.verdicts import BlockAuditor
 from pipeline.graph import build as graph
 from pipeline.report import html as html_report
@@ -163,12 +164,13 @@ def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) 
 
 def columnar_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) -> dict:
     """Audit every line of `logs` a block at a time, column by column, writing the verdicts (Parquet),
-    the dead letters and counts.json."""
+    the dead letters, the summary and counts.json."""
     auditor, robots_by_host = loop_auditor(robots, ranges, log_format)
     fetches = loop_fetches(auditor, robots_by_host, sorted(glob.glob(logs)))
     columnar = BlockAuditor(auditor)
     counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0, not_requests=0)
     reasons: Counter = Counter()
+    summary: dict[tuple, Counter] = {}
     (out / VERDICTS_TABLE).mkdir(parents=True)
     dead = TableWriter(out, DEAD_LETTERS_TABLE)
     with parquet.ParquetWriter(out / VERDICTS_TABLE / "part-00000-of-00001.parquet", VERDICT_SCHEMA) as verdicts:
@@ -179,9 +181,15 @@ def columnar_loop(logs: str, robots: str, ranges: str, log_format: str, out: Pat
                 for letter in audited.dead_letters:
                     dead.write(letter)
                 reasons.update(audited.not_requests)
+                for key, of_key in summary_counts(audited.verdicts).items():
+                    summary.setdefault(key, Counter()).update(of_key)
                 counts.update(lines=len(block), verdicts=audited.verdicts.num_rows, skipped=audited.skipped,
                               dead_letters=len(audited.dead_letters), not_requests=len(audited.not_requests))
     dead.close()
+    rows = TableWriter(out, "summary")
+    for key, of_key in summary.items():
+        rows.write(summary_row(key, of_key))
+    rows.close()
     counts_json = {**counts, "not_request_reasons": dict(sorted(reasons.items()))}
     (out / "counts.json").write_text(json.dumps(counts_json, sort_keys=True) + "\n", "utf-8")
     return dict(counts)
@@ -655,6 +663,8 @@ def columnar_differences(loop: Outcome, columnar: Outcome, lines: int) -> list[s
     found = [f"columnar read {columnar.counts.get('lines')} of {lines} lines"] if columnar.counts.get("lines") != lines else []
     if loop.counts != columnar.counts:
         found.append(f"counts: loop {loop.counts} != columnar {columnar.counts}")
+    if loop.summary != columnar.summary:
+        found.append("summary rows: loop and columnar differ")
     for table in (VERDICTS_TABLE, DEAD_LETTERS_TABLE):
         if loop.records.get(table) != columnar.records.get(table):
             found.append(f"{table} records: loop {loop.records.get(table)} != columnar {columnar.records.get(table)}")
