@@ -117,8 +117,9 @@ def sample_files() -> dict[str, list[str]]:
     return with_errors
 
 
-@pytest.mark.parametrize("followed", [False, True], ids=["fixed-grace", "fetches-followed"])
-@pytest.mark.parametrize("block_lines", [700, 100_000])
+@pytest.mark.parametrize(
+    ("followed", "block_lines"), [(False, 100_000), (True, 700)], ids=["fixed-grace-whole-files", "fetches-followed-blocks"]
+)
 def test_the_sample_gets_the_per_line_tables_row_for_row(sample_files, followed, block_lines):
     auditor = AUDITORS["host_combined"]
     fetches = _fetches(auditor, sample_files) if followed else None
