@@ -28,6 +28,11 @@ being every line in time order. Then, on each workload, one after the other, eac
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
   (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json,
   report_counts.json, the robots versions and report.html at the end.
+- `columnar`: the same reading, fetches and auditor as `loop`, but each block of 65,536 lines of a
+  file audited by `pipeline.columnar.verdicts.BlockAuditor` (RE2 columns, each rule once per
+  distinct key), its verdicts written as one Parquet row group per block, dead letters as JSON Lines,
+  the summary (`pipeline.columnar.summary`) and counts.json; no other table yet. Its counts, summary
+  rows and verdict and dead-letter records must equal `loop`'s.
 - `pipeline`: the `crawl-audit` script of this interpreter's environment run as README's local run
   runs it (`--runner=FnApiRunner`; `--runner direct` or `multi_processing` for the DirectRunner's
   modes), with `--log-format vhost_combined`.
@@ -73,6 +78,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Sequence
 
+import pyarrow.parquet as parquet
 from apache_beam.io.filesystems import FileSystems
 
 from matcher import crawl_delay, records
@@ -89,6 +95,8 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
+from pipeline.columnar.summary import summary_counts
+from pipeline.columnar.verdicts import BlockAuditor
 from pipeline.graph import build as graph
 from pipeline.report import html as html_report
 from pipeline.tables import run_folder
@@ -101,7 +109,8 @@ from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
 from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
 from pipeline.graph.signature_reuse import combine_seen, signature_reuse_row, signatures_seen
-from pipeline.graph.summaries import decision_counts, summary_key, summary_row
+from matcher.summary import decision_counts, summary_key, summary_row
+from pipeline.tables.schema import arrow_schema
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOAD_SCRIPT = REPO / "bench" / "workload.py"
@@ -112,7 +121,7 @@ RUNNER_FLAGS = {
     "multi_processing": ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
                          "--direct_num_workers=2"],
 }
-CONTESTANTS = ("goaccess", "regex-loop", "loop", "pipeline", "baseline")
+CONTESTANTS = ("goaccess", "regex-loop", "loop", "columnar", "pipeline", "baseline")
 # The runs whose tables and counts must agree, each compared with the pipeline.
 AUDITS = ("loop", "baseline")
 # Targets: the pipeline's lines/s over GoAccess's at a size, on every shape; its peak tree PSS at
@@ -121,6 +130,9 @@ SPEED_TARGETS = {1_000_000: 1.5, 10_000_000: 2.0}
 MEMORY_LINES, MEMORY_TARGET = 1_000_000, 768 * 2**20
 GROWTH_LINES, GROWTH_TARGET = 10_000_000, 1.15
 POLL_SECONDS = 0.1
+# Lines the columnar contestant audits at a time: Arrow's cost per call is paid per block.
+COLUMNAR_BLOCK = 65_536
+VERDICT_SCHEMA = arrow_schema(records.VERDICTS)
 
 # --------------------------------------------------------------------------- the plain loop
 
@@ -148,6 +160,39 @@ def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) 
     write_manifest(out, ["--logs", logs, "--robots", robots, "--ranges", ranges, "--log-format", log_format])
     html_report.write(str(out))
     return dict(outputs.counts)
+
+
+def columnar_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) -> dict:
+    """Audit every line of `logs` a block at a time, column by column, writing the verdicts (Parquet),
+    the dead letters, the summary and counts.json."""
+    auditor, robots_by_host = loop_auditor(robots, ranges, log_format)
+    fetches = loop_fetches(auditor, robots_by_host, sorted(glob.glob(logs)))
+    columnar = BlockAuditor(auditor)
+    counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0, not_requests=0)
+    reasons: Counter = Counter()
+    summary: dict[tuple, Counter] = {}
+    (out / VERDICTS_TABLE).mkdir(parents=True)
+    dead = TableWriter(out, DEAD_LETTERS_TABLE)
+    with parquet.ParquetWriter(out / VERDICTS_TABLE / "part-00000-of-00001.parquet", VERDICT_SCHEMA) as verdicts:
+        for path in sorted(glob.glob(logs)):
+            for first, block in file_batches(path, COLUMNAR_BLOCK):
+                audited = columnar.audit_block(path, first, block, robots_by_host, None, fetches)
+                verdicts.write_table(audited.verdicts)
+                for letter in audited.dead_letters:
+                    dead.write(letter)
+                reasons.update(audited.not_requests)
+                for key, of_key in summary_counts(audited.verdicts).items():
+                    summary.setdefault(key, Counter()).update(of_key)
+                counts.update(lines=len(block), verdicts=audited.verdicts.num_rows, skipped=audited.skipped,
+                              dead_letters=len(audited.dead_letters), not_requests=len(audited.not_requests))
+    dead.close()
+    rows = TableWriter(out, "summary")
+    for key, of_key in summary.items():
+        rows.write(summary_row(key, of_key))
+    rows.close()
+    counts_json = {**counts, "not_request_reasons": dict(sorted(reasons.items()))}
+    (out / "counts.json").write_text(json.dumps(counts_json, sort_keys=True) + "\n", "utf-8")
+    return dict(counts)
 
 
 def loop_fetches(auditor: LineAuditor, robots_by_host: dict, paths: list[str]) -> dict:
@@ -395,8 +440,12 @@ class Outcome:
 
 
 def count_lines(pattern: str) -> int:
+    """The records of a table's part files: lines of JSON Lines, rows of Parquet."""
     total = 0
     for path in glob.glob(pattern):
+        if path.endswith(".parquet"):
+            total += parquet.ParquetFile(path).metadata.num_rows
+            continue
         with open(path, "rb") as handle:
             total += sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
     return total
@@ -542,6 +591,7 @@ def audit_commands(workload: Workload, args: argparse.Namespace, out: Path) -> d
     runner = RUNNER_FLAGS[args.runner]
     commands = {
         "loop": ([sys.executable, str(Path(__file__).resolve()), "loop", *workload.inputs()], REPO),
+        "columnar": ([sys.executable, str(Path(__file__).resolve()), "columnar", *workload.inputs()], REPO),
         "pipeline": ([*crawl_audit_command(), *workload.inputs(), *runner], REPO),
     }
     if args.baseline:
@@ -598,12 +648,27 @@ def bench_size(workload: Workload, args: argparse.Namespace, work: Path) -> Size
         unit = " lines/s" if runs[0].measurement else ""
         print(f"  {workload.lines:,} lines in {shape(files)}, {name}: {', '.join(rates)}{unit}", flush=True)
     runs = {name: median_run(name_runs) for name, name_runs in rounds.items()}
+    if "loop" in outcomes and "columnar" in outcomes:
+        problems += columnar_differences(outcomes["loop"], outcomes["columnar"], workload.lines)
     pipeline = outcomes.get("pipeline")
     if pipeline is not None:
         for name in AUDITS:
             if name in outcomes:
                 problems += differences(pipeline, outcomes[name], ("pipeline", name), workload.lines)
     return Size(workload.lines, files, runs, pipeline, tuple(dict.fromkeys(problems)))
+
+
+def columnar_differences(loop: Outcome, columnar: Outcome, lines: int) -> list[str]:
+    """What differs between the loop's and the columnar audit's counts and the tables both write."""
+    found = [f"columnar read {columnar.counts.get('lines')} of {lines} lines"] if columnar.counts.get("lines") != lines else []
+    if loop.counts != columnar.counts:
+        found.append(f"counts: loop {loop.counts} != columnar {columnar.counts}")
+    if loop.summary != columnar.summary:
+        found.append("summary rows: loop and columnar differ")
+    for table in (VERDICTS_TABLE, DEAD_LETTERS_TABLE):
+        if loop.records.get(table) != columnar.records.get(table):
+            found.append(f"{table} records: loop {loop.records.get(table)} != columnar {columnar.records.get(table)}")
+    return found
 
 
 def shape_differences(sizes: Sequence[Size]) -> list[str]:
@@ -760,7 +825,8 @@ def measure_sizes(args: argparse.Namespace) -> list[Size]:
 
 
 def loop_command(args: argparse.Namespace) -> int:
-    counts = plain_loop(args.logs, args.robots, args.ranges, args.log_format, Path(args.out))
+    audit_all = plain_loop if args.command == "loop" else columnar_loop
+    counts = audit_all(args.logs, args.robots, args.ranges, args.log_format, Path(args.out))
     print(json.dumps(counts, sort_keys=True))
     return 0
 
@@ -789,16 +855,17 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="rounds of every contestant in turn; each reports its run of median wall time")
     commands = parser.add_subparsers(dest="command")
-    loop = commands.add_parser("loop", help="run only the plain loop over one workload")
-    for flag in ("--logs", "--robots", "--ranges", "--out"):
-        loop.add_argument(flag, required=True)
-    loop.add_argument("--log-format", default="vhost_combined")
+    for name, what in (("loop", "the plain loop"), ("columnar", "the columnar audit")):
+        loop = commands.add_parser(name, help=f"run only {what} over one workload")
+        for flag in ("--logs", "--robots", "--ranges", "--out"):
+            loop.add_argument(flag, required=True)
+        loop.add_argument("--log-format", default="vhost_combined")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
-    if args.command == "loop":
+    if args.command in ("loop", "columnar"):
         return loop_command(args)
     if min(args.shapes) < 1:
         raise SystemExit("pipeline_bench.py: --shapes must be positive")

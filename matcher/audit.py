@@ -20,7 +20,7 @@ from matcher import agents, identity
 from matcher.addresses import address_text, parse_ip, truncated
 from matcher.agents import AGENT, AUTOMATED, CRAWLER, UNKNOWN_PURPOSE, ClientKind, Crawler, KeyDirectory, Registry
 from matcher.clientip import NO_PROXIES, TrustedProxies
-from matcher.directives import PageDirectivesTable, effective_indexing, indexing_unseen
+from matcher.directives import PageDirectives, PageDirectivesTable, effective_indexing, indexing_unseen
 from matcher.history import HostHistory, Judgement, RobotsVersion, UNKNOWN
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
@@ -32,14 +32,16 @@ from matcher.preferences import parse_usage_header
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots import is_robots_txt
 from matcher.normalize import normalize
-from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, RobotsFetch, revise
+from matcher.robots_fetches import FetchHistory, FetchKey, Held, Revised, RobotsFetch, held_version, revise
 
 __all__ = [
     "Claim",
+    "UNCLAIMED",
     "agent_claim",
     "audit",
     "claim_of",
     "claimant",
+    "decision_columns",
     "dns_control",
     "dns_question",
     "fetch_key",
@@ -47,10 +49,12 @@ __all__ = [
     "fetch_of",
     "gets_verdict",
     "gets_verdict_whatever_the_day",
+    "held_columns",
     "identity_of",
     "is_robots_fetch",
     "judged_by_what_was_held",
     "signed_request",
+    "written_address",
 ]
 
 # Identity of an unlisted crawler: nobody publishes a way to check it.
@@ -79,6 +83,10 @@ class Claim:
         if self.signer is not None:
             return self.signer.purposes
         return _UNKNOWN_PURPOSES if self.registered is None else self.registered.purposes
+
+
+# How `audit` judges a request that claims no crawler: by the `*` group, with no token of its own.
+UNCLAIMED = Claim(None, (), True)
 
 
 def claim_of(user_agent: str, registry: Registry) -> Claim | None:
@@ -249,20 +257,12 @@ def audit(
     key = fetch_key(claim, who.status, host) if fetches else None
     of_key = fetches.get(key) if key is not None else None
     held = of_key.held_at(request.ts) if of_key is not None else None
-    claim = claim or Claim(None, (), True)
+    claim = claim or UNCLAIMED
     page = pages.lookup(host, request.path, request.ts) if pages is not None else None
-    indexing = effective_indexing(request.x_robots_tag, page, claim.tokens, _header_usage(request.content_usage))
-    judgement = _judge(history, request.ts, request.path, claim, "unknown-host" if request.host else "no-host")
-    if truncate_addresses and who.status in _MAYBE_A_PERSON:
-        client_ip = truncated(client_ip)
-    else:
-        # in its one spelling (`::ffff:a.b.c.d` as `a.b.c.d`, no port), as every table counts
-        # it; what is remembered before this point is keyed by the text as logged
-        client_ip = address_text(client_ip)
     return {
         "ts": request.ts,
         "host": host,
-        "client_ip": client_ip,
+        "client_ip": written_address(client_ip, who.status, truncate_addresses),
         "method": request.method,
         "path": request.path,
         "target_host": request.target_host if request.target_host != host else None,
@@ -283,8 +283,41 @@ def audit(
         "signature_input": request.signed.signature_input if request.signed is not None else None,
         "honours_robots": None if claim.registered is None else claim.registered.honours_robots,
         "honours_crawl_delay": None if claim.registered is None else claim.registered.honours_crawl_delay,
-        **_judged_columns(history, judgement, held, request.ts, request.path, claim, indexing, request.content_usage),
+        **decision_columns(
+            history, request.ts, request.path, claim, bool(request.host), request.x_robots_tag, request.content_usage,
+            page, held,
+        ),
     }
+
+
+def written_address(client_ip: str, identity_status: str, truncate_addresses: bool) -> str:
+    """The client address as a verdict writes it: with `truncate_addresses`, the /24 or /48 network
+    of a request that may be a person's, else the address alone."""
+    if truncate_addresses and identity_status in _MAYBE_A_PERSON:
+        return truncated(client_ip)
+    # in its one spelling (`::ffff:a.b.c.d` as `a.b.c.d`, no port), as every table counts it; what
+    # is remembered before this point is keyed by the text as logged
+    return address_text(client_ip)
+
+
+def decision_columns(
+    history: HostHistory | None,
+    ts: datetime,
+    path: str,
+    claim: Claim,
+    host_named: bool,
+    x_robots_tag: tuple[str, ...],
+    content_usage: str | None,
+    page: PageDirectives | None = None,
+    held: Held | None = None,
+) -> dict:
+    """The columns of `audit` from `robots_version` on: the host history's judgement of `path` at
+    `ts` for `claim` (`UNCLAIMED` for a request that claims none) as what its crawler held revises
+    it, and the indexing facet of the request's X-Robots-Tag values and the page directives row in
+    effect (`page`). `host_named`: the line named a host (else no robots.txt can be chosen)."""
+    indexing = effective_indexing(x_robots_tag, page, claim.tokens, _header_usage(content_usage))
+    judgement = _judge(history, ts, path, claim, "unknown-host" if host_named else "no-host")
+    return _judged_columns(history, judgement, held, ts, path, claim, indexing, content_usage)
 
 
 def fetch_key_of(verdict: Mapping, registry: Registry) -> FetchKey | None:
@@ -314,6 +347,11 @@ def judged_by_what_was_held(
         **verdict,
         **_judged_columns(history, judgement, held, ts, path, claim, verdict["indexing"], verdict["content_usage"]),
     }
+
+
+def held_columns(history: HostHistory | None, held: Held | None) -> dict | None:
+    """The `robots_fetch` column of a request whose crawler held `held` (None: no fetch seen)."""
+    return _held_columns(held, held_version(history, held))
 
 
 def _judge(history: HostHistory | None, ts: datetime, path: str, claim: Claim, unknown_reason: str) -> Judgement:

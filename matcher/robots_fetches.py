@@ -51,6 +51,7 @@ __all__ = [
     "follow",
     "held_kind",
     "held_version",
+    "may_revise",
     "revise",
     "still_deciding",
 ]
@@ -235,7 +236,7 @@ def revise(
     Only a request the version in effect disallows changes, and only when a fetch was seen: a
     change time known only between two captures keeps its `disallowed-between-captures`."""
     version = held_version(history, held)
-    if history is None or judgement.decision not in (DISALLOWED, DISALLOWED_WITHIN_GRACE):
+    if not may_revise(history, judgement.decision):
         return Revised(judgement, held, version)
     bound_by, served_at = _bound_by(history, held, ts, tokens, path, catch_all)
     if bound_by is None or bound_by.decision == UNKNOWN:
@@ -253,6 +254,13 @@ def revise(
         before_refetch = replace(judgement, decision=DISALLOWED_BEFORE_REFETCH, grace_version=None)
         return Revised(before_refetch, held, version, change, unread_for)
     return Revised(plain, held, version, change, unread_for)
+
+
+def may_revise(history: HostHistory | None, decision: str) -> bool:
+    """Whether what a crawler held can change a judgement with this decision (`revise`): only one
+    the version in effect disallows, on a host with a history. Any other keeps its columns, and
+    what was held only fills `robots_fetch`."""
+    return history is not None and decision in (DISALLOWED, DISALLOWED_WITHIN_GRACE)
 
 
 def held_version(history: HostHistory | None, held: Held | None) -> RobotsVersion | None:

@@ -18,17 +18,19 @@ PACKAGES = ("matcher", "config", "pipeline")
 ALLOWED = {"matcher": {"matcher"}, "config": {"config", "matcher"}, "pipeline": {"pipeline", "config", "matcher"}}
 # What each folder of `pipeline` may import from the others: the command line uses everything;
 # the local speed-ups wrap the graph; the graph never knows of them, of the command line or of the
-# report; the report reads the run folder's tables; the tables and the evidence stand alone.
+# report; the report reads the run folder's tables; the columnar audit calls `matcher` and makes
+# Arrow tables of the record schema; the tables and the evidence stand alone.
 PIPELINE_FOLDERS = {
     "pipeline.cli": {"pipeline.cli", "pipeline.local", "pipeline.graph", "pipeline.report", "pipeline.tables", "pipeline.evidence"},
     "pipeline.local": {"pipeline.local", "pipeline.graph", "pipeline.tables"},
     "pipeline.graph": {"pipeline.graph", "pipeline.tables", "pipeline.evidence"},
     "pipeline.report": {"pipeline.report", "pipeline.tables", "pipeline.evidence"},
+    "pipeline.columnar": {"pipeline.columnar", "pipeline.tables"},
     "pipeline.tables": {"pipeline.tables"},
     "pipeline.evidence": {"pipeline.evidence"},
 }
 # Packages that promise plain Python: no Beam, whether imported directly or through the project.
-WITHOUT_BEAM = ("matcher", "config", "pipeline.report", "pipeline.tables", "pipeline.evidence")
+WITHOUT_BEAM = ("matcher", "config", "pipeline.report", "pipeline.tables", "pipeline.evidence", "pipeline.columnar")
 # The one way out: a table on remote storage (gs://, s3://) is read through Beam's filesystems,
 # imported inside the function that reads a URL and nowhere else.
 REMOTE_READ = ("pipeline.evidence.confined", "read_location", "apache_beam.io.filesystems")

@@ -127,6 +127,17 @@ class HostHistory:
             return _before_first_version(path)
         return self._evaluate(index, ts, tokens, path, catch_all)
 
+    def turning_points(self) -> tuple[datetime, ...]:
+        """The instants, in order, at which `judge` may answer otherwise for the same crawler and
+        path: each version's start, its `observed_before`, the end of its cache grace, and the
+        moment a run of errors passes the error limit. Two request times that no turning point
+        separates (each is before, at or after every one alike) get the same judgement."""
+        points = set(self._times)
+        points.update(version.observed_before for version in self._versions if version.observed_before is not None)
+        points.update(shifted(moment, self._grace) for moment in self._times)
+        points.update(shifted(start, self._error_limit) for start in self._run_start if start is not None)
+        return tuple(sorted(points))
+
     def first_change_after(self, moment: datetime) -> RobotsVersion | None:
         """The first version to take effect after `moment`: the change a copy fetched then misses."""
         following = self._index_at(moment) + 1

@@ -11,7 +11,8 @@ from typing import Callable, Iterable, Iterator
 
 import apache_beam as beam
 
-from matcher.records import DEAD_LETTERS_TABLE, DECISION_COLUMNS
+from matcher.records import DEAD_LETTERS_TABLE
+from matcher.summary import decisions_per_crawler, summary_row
 from matcher.report_counts import ReportCounts, TopDisallowed, disallowed_keys
 from pipeline.graph.line_audit import NOT_REQUEST_KEY, TALLY
 
@@ -44,56 +45,6 @@ class Summarize(beam.PTransform):
             | "CountDecisions" >> beam.CombinePerKey(CountDecisions())
             | "SummaryRows" >> beam.MapTuple(summary_row)
         )
-
-
-SummaryKey = tuple[str | None, str, str, tuple[str, ...]]
-# Counted beside the decisions: requests with a usage-preference conflict, whatever their decision,
-# the bytes sent, and the requests that logged a size (none: the row's bytes are null).
-_CONFLICTS = "preference-conflicts"
-_BYTES = "bytes"
-_SIZED = "sized"
-
-
-def summary_key(verdict: dict) -> SummaryKey:
-    """The summary row a verdict is counted in."""
-    return (
-        verdict["crawler"] or verdict["operator"], verdict["identity"], verdict["client_kind"], tuple(verdict["purpose"])
-    )
-
-
-def decisions_per_crawler(verdicts: list[dict]) -> Iterator[tuple[SummaryKey, Counter]]:
-    counts: dict[SummaryKey, Counter] = {}
-    for verdict in verdicts:
-        key = summary_key(verdict)
-        of_key = counts.get(key)
-        if of_key is None:
-            of_key = counts[key] = Counter()
-        of_key.update(decision_counts(verdict))
-        size = verdict.get("bytes")
-        if size is not None:
-            of_key[_BYTES] += size
-            of_key[_SIZED] += 1
-    return iter(counts.items())
-
-
-def decision_counts(verdict: dict) -> tuple[str, ...]:
-    """What a verdict adds to its summary row's counts: its decision, and whether it conflicts
-    with a usage preference."""
-    return (verdict["decision"], _CONFLICTS) if verdict["preference_conflicts"] else (verdict["decision"],)
-
-
-def summary_row(key: SummaryKey, counts: Counter) -> dict:
-    crawler, identity, client_kind, purpose = key
-    return {
-        "crawler": crawler,
-        "identity": identity,
-        "client_kind": client_kind,
-        "purpose": purpose,
-        "requests": sum(counts[decision] for decision, _ in DECISION_COLUMNS),
-        **{column: counts[decision] for decision, column in DECISION_COLUMNS},
-        "preference_conflicts": counts[_CONFLICTS],
-        "bytes": counts[_BYTES] if counts[_SIZED] else None,
-    }
 
 
 class CombineReportCounts(beam.CombineFn):

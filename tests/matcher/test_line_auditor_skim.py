@@ -31,7 +31,7 @@ from pipeline.tables import reading as tables
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, VERDICT, LineAuditor, RobotsByHost, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
-from pipeline.graph.summaries import decision_counts, summary_key, summary_row
+from matcher.summary import decision_counts, summary_key, summary_row
 from helpers import REPO, run_audit, run_settings
 
 SAMPLES = REPO / "samples"

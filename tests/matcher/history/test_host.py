@@ -3,6 +3,7 @@ versions by time, status semantics, the 30-day rule, cache grace and changes bet
 from __future__ import annotations
 
 import pickle
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -521,3 +522,41 @@ def test_between_captures_matches_the_reference(steps, data):
     edges = sorted(starts | observations)
     minute = data.draw(st.one_of(st.integers(0, 45 * 60), st.sampled_from(edges)))
     assert judge(table, T0 + timedelta(minutes=minute)).decision == _reference_decision(plan, minute)
+
+
+# Turning points: the columnar audit decides once per span of time between two of them
+
+
+_VERSION_ROWS = st.tuples(
+    st.integers(0, 60 * 24),  # hours after T0
+    st.sampled_from([200, 200, 200, 404, 429, 500, 503, None]),
+    st.sampled_from([ALLOW_ALL, BLOCK_PRIVATE, "User-agent: examplebot\nDisallow: /\n"]),
+    st.none() | st.integers(1, 72),  # hours its change may have happened before it
+)
+
+
+@given(
+    rows=st.lists(_VERSION_ROWS, min_size=1, max_size=6, unique_by=lambda row: row[0]),
+    grace_hours=st.integers(0, 72),
+    limit_days=st.integers(0, 20),
+    minutes=st.lists(st.integers(-24 * 60, 70 * 24 * 60), max_size=30),
+)
+def test_times_no_turning_point_separates_are_judged_alike(rows, grace_hours, limit_days, minutes) -> None:
+    versions, previous = [], None
+    for hours, status, body, unseen_for in sorted(rows):
+        when = T0 + timedelta(hours=hours)
+        seen = None if unseen_for is None or previous is None else max(previous, when - timedelta(hours=unseen_for))
+        seen = None if seen == when else seen
+        versions.append(RobotsVersion(HOST, when, status, body.encode() if status == 200 else None, seen))
+        previous = when
+    host = HostHistory(versions, grace=timedelta(hours=grace_hours), error_limit=timedelta(days=limit_days))
+    points = host.turning_points()
+    assert list(points) == sorted(set(points))
+    times = [T0 + timedelta(minutes=m) for m in minutes] + [p + d for p in points for d in (-TICK, timedelta(0), TICK)]
+    spans: dict[tuple[int, int], datetime] = {}
+    for ts in times:
+        span = (bisect_left(points, ts), bisect_right(points, ts))
+        first = spans.setdefault(span, ts)
+        for path in ("/private/a", "/public", "/robots.txt"):
+            for tokens in (TOKENS, ("otherbot",)):
+                assert host.judge(ts, tokens, path) == host.judge(first, tokens, path), (ts, first, path)

@@ -3,7 +3,7 @@ a column, the parts add up to the requests, and claims not proven stay apart fro
 from __future__ import annotations
 
 from matcher import records
-from pipeline.graph.summaries import summary_row
+from matcher.summary import summary_row
 from pipeline.report.figures import DECISIONS, figures
 
 
