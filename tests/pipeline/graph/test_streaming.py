@@ -173,6 +173,21 @@ def test_a_late_request_is_counted():
     assert (fn.requests.value, fn.late.value) == (2, 1)
 
 
+def _arriving_late(verdicts: list[dict], rng: random.Random, until_s: int) -> TestStream:
+    """Arrival in ten-minute chunks of event time up to `until_s`, shuffled inside; a third of each
+    chunk held back and delivered after the watermark has passed the chunk, so up to ten minutes late."""
+    chunk = 600
+    stream, held = TestStream(), []
+    for start in range(0, until_s, chunk):
+        batch = [v for v in verdicts if start <= (v["ts"] - T0).total_seconds() < start + chunk]
+        rng.shuffle(batch)
+        cut = len(batch) // 3
+        stream = stream.add_elements([stamped(v) for v in held + batch[cut:]])
+        held = batch[:cut]
+        stream = stream.advance_watermark_to(watermark(start + chunk))
+    return stream.add_elements([stamped(v) for v in held]).advance_watermark_to(watermark(6 * 3600))
+
+
 @pytest.mark.slow
 def test_streaming_and_batch_give_the_same_result_on_the_same_input():
     rng = random.Random(20261102)
@@ -180,18 +195,8 @@ def test_streaming_and_batch_give_the_same_result_on_the_same_input():
         verdict(rng.choice(KEYS[:3]), rng.randrange(3 * 3600), rng.choice([None, 5.0, 10.0, 60.0]), f"log:{n}")
         for n in range(80)
     ]
-    size, chunk = timedelta(minutes=30), 600
-    # Arrival: ten-minute chunks of event time, shuffled inside; a third of each chunk held back
-    # and delivered after the watermark has passed the chunk, so up to ten minutes late.
-    stream, held = TestStream(), []
-    for start in range(0, 3 * 3600, chunk):
-        batch = [v for v in verdicts if start <= (v["ts"] - T0).total_seconds() < start + chunk]
-        rng.shuffle(batch)
-        cut = len(batch) // 3
-        stream = stream.add_elements([stamped(v) for v in held + batch[cut:]])
-        held = batch[:cut]
-        stream = stream.advance_watermark_to(watermark(start + chunk))
-    stream = stream.add_elements([stamped(v) for v in held]).advance_watermark_to(watermark(6 * 3600))
+    size = timedelta(minutes=30)
+    stream = _arriving_late(verdicts, rng, 3 * 3600)
     expected = expected_rows(verdicts, size)
     run_stream(stream.advance_watermark_to_infinity(), size, timedelta(minutes=20), expected)
     with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
@@ -242,16 +247,8 @@ def test_backoff_on_a_stream_equals_backoff_in_batch_across_windows_and_late_arr
         verdicts.append({**last, "status": 503, "retry_after": None, "client_kind": "crawler"})
     expected = backoff_reference(verdicts)
     assert {row[5] for row in expected} == {True, False, None} and len(expected) > 20
-    size, chunk = timedelta(minutes=30), 600
-    stream, held = TestStream(), []
-    for start in range(0, 2 * 3600 + chunk, chunk):
-        batch = [v for v in verdicts if start <= (v["ts"] - T0).total_seconds() < start + chunk]
-        rng.shuffle(batch)
-        cut = len(batch) // 3
-        stream = stream.add_elements([stamped(v) for v in held + batch[cut:]])
-        held = batch[:cut]
-        stream = stream.advance_watermark_to(watermark(start + chunk))
-    stream = stream.add_elements([stamped(v) for v in held]).advance_watermark_to(watermark(6 * 3600))
+    size = timedelta(minutes=30)
+    stream = _arriving_late(verdicts, rng, 2 * 3600 + 600)
     # Rows a timer emits on the jump to infinity escape assert_that on this runner: the stream's
     # rows are written as a stream writes them and read back once it has ended.
     with TestPipeline(options=streaming_options()) as p:
