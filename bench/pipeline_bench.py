@@ -109,7 +109,7 @@ from pipeline.cli.parser import settings_of
 from pipeline.graph.sinks import JsonRows
 from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
 from pipeline.graph.signature_reuse import combine_seen, signature_reuse_row, signatures_seen
-from matcher.summary import decision_counts, summary_key, summary_row
+from matcher.summary import count_verdict, summary_key, summary_row
 from pipeline.tables.schema import arrow_schema
 
 REPO = Path(__file__).resolve().parents[1]
@@ -290,7 +290,7 @@ class LoopOutputs:
             decisions = self._decisions.get(key)
             if decisions is None:
                 decisions = self._decisions[key] = Counter()
-            decisions.update(decision_counts(record))
+            count_verdict(decisions, record)
             self._findings.update(request_findings(record))
             self._straddled.update(change_straddled(record))
             for key, seen in signatures_seen((record,)):

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from matcher.records import DECISION_COLUMNS
 
-__all__ = ["SummaryKey", "count_bytes", "decision_counts", "decisions_per_crawler", "summary_key", "summary_row"]
+__all__ = ["SummaryKey", "count_bytes", "count_verdict", "decision_counts", "decisions_per_crawler", "summary_key", "summary_row"]
 
 SummaryKey = tuple[str | None, str, str, tuple[str, ...]]
 # Counted beside the decisions: requests with a usage-preference conflict, whatever their decision,
@@ -31,11 +31,16 @@ def decisions_per_crawler(verdicts: Iterable[Mapping]) -> Iterator[tuple[Summary
         of_key = counts.get(key)
         if of_key is None:
             of_key = counts[key] = Counter()
-        of_key.update(decision_counts(verdict))
-        size = verdict.get("bytes")
-        if size is not None:
-            count_bytes(of_key, size, 1)
+        count_verdict(of_key, verdict)
     return iter(counts.items())
+
+
+def count_verdict(counts: Counter, verdict: Mapping) -> None:
+    """Adds a verdict to its summary row's counts: its decision, a conflict, its logged size."""
+    counts.update(decision_counts(verdict))
+    size = verdict.get("bytes")
+    if size is not None:
+        count_bytes(counts, size, 1)
 
 
 def count_bytes(counts: Counter, total: int, sized: int) -> None:
