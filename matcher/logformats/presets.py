@@ -19,7 +19,7 @@ from matcher.logformats.envelopes import SYSLOG_HEADER
 from matcher.logformats.fields import (
     cleaned_line, logged_host, request_host, request_line, signed_headers, target_path, unescaped_text,
 )
-from matcher.logformats.record import LogParseError, LogRecord, SignedHeaders
+from matcher.logformats.record import LogParseError, LogRecord, SignedHeaders, logged_size, logged_status
 from matcher.logformats.timestamps import (
     clf_timestamp, epoch_timestamp, iso_timestamp, local_timestamp, unix_seconds_timestamp,
 )
@@ -213,8 +213,8 @@ class PresetParser:
             method,
             target,
             path,
-            None if status in ("-", "", None) or status.startswith("-") else int(status),
-            None if size in ("", None) else 0 if size == "-" else int(size.lstrip("+")),
+            logged_status(status),
+            logged_size(size),
             None if referer in (None, "", "-") else unescaped_text(referer),
             "" if user_agent in (None, "-") else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),

@@ -117,3 +117,15 @@ NOT_REQUEST_REASONS = frozenset({"no-request", "not-http", "asterisk-form", "aut
 def is_not_request(reason: str) -> bool:
     """A parse error's reason names a line that is not a request, rather than one unreadable."""
     return reason in NOT_REQUEST_REASONS
+
+
+def logged_status(text: str | None) -> int | None:
+    """A status as a text log writes it: none when not logged, empty, `-` or negative (HAProxy's
+    -1 for a request that got no answer)."""
+    return None if text in ("-", "", None) or text.startswith("-") else int(text)
+
+
+def logged_size(text: str | None) -> int | None:
+    """A response size as a text log writes it: `-` (a response of no body) is 0, an empty or
+    absent field none; HAProxy may write a leading `+`."""
+    return None if text in ("", None) else 0 if text == "-" else int(text.lstrip("+"))

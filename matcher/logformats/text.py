@@ -10,7 +10,7 @@ from types import MappingProxyType
 from matcher.logformats.fields import (
     cleaned_line, logged_host, request_host, request_line, target_path, unescaped_text,
 )
-from matcher.logformats.record import LogParseError, LogRecord, Skim
+from matcher.logformats.record import LogParseError, LogRecord, Skim, logged_size, logged_status
 from matcher.logformats.timestamps import clf_timestamp
 
 # --------------------------------------------------------------- text formats
@@ -171,8 +171,8 @@ class TextParser:
             method,
             target,
             path,
-            None if status == "-" else int(status),
-            None if size is None else 0 if size == "-" else int(size),
+            logged_status(status),
+            logged_size(size),
             None if referer in ("", "-") else unescaped_text(referer),
             "" if user_agent == "-" else unescaped_text(user_agent),
             None if forwarded_for in (None, "", "-") else unescaped_text(forwarded_for),

@@ -39,6 +39,7 @@ from matcher.identity import IdentityResult
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, HostVersions, LineAuditor
 from matcher.logformats import LogParseError, TextParser, clf_timestamp
 from matcher.logformats.fields import request_host
+from matcher.logformats.record import logged_size, logged_status
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots_fetches import FetchHistory, FetchKey, Held, may_revise
 from matcher.timerange import EPOCH, micros
@@ -140,7 +141,7 @@ class BlockAuditor:
             "method": fields.field("method"),
             "path": fields.field("target"),
             "target_host": pa.nulls(len(rows), pa.string()),
-            "status": pa.array([None if text == "-" else int(text) for text in statuses], pa.int64()).take(
+            "status": pa.array([logged_status(text) for text in statuses], pa.int64()).take(
                 pa.array(status_of_row)
             ),
             "bytes": _sizes(fields, len(rows)),
@@ -494,11 +495,10 @@ def _runs(offsets: np.ndarray):
 
 
 def _sizes(fields: pa.StructArray, rows: int) -> pa.Array:
-    """The logged response sizes as the per-line reader reads them: `-` as 0, none logged as null."""
+    """The logged response sizes, read as the per-line reader reads them."""
     if fields.type.get_field_index("size") < 0:
         return pa.nulls(rows, pa.int64())
     sizes, size_of_row = _distinct(fields.field("size"))
-    read = [None if text == "" else 0 if text == "-" else int(text.lstrip("+")) for text in sizes]
-    return pa.array(read, pa.int64()).take(
+    return pa.array([logged_size(text) for text in sizes], pa.int64()).take(
         pa.array(size_of_row)
     )
