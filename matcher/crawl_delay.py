@@ -32,6 +32,7 @@ from matcher import backoff
 from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifted
 
 __all__ = [
+    "READS",
     "EPOCH",
     "CrawlRequest",
     "Key",
@@ -83,6 +84,13 @@ class Release:
     def last(self) -> CrawlRequest | None:
         """The request the next release chains to."""
         return self.released[-1] if self.released else self.previous
+
+
+# The verdict columns `key_of` and `request_of` read.
+READS = (
+    "host", "crawler", "operator", "identity", "ts", "source", "client_kind", "status", "retry_after", "crawl_delay",
+    "crawl_delay_line", "robots_version", "honours_crawl_delay",
+)
 
 
 def key_of(verdict: Mapping) -> Key:

@@ -30,6 +30,7 @@ from matcher.served import answer
 from matcher.timerange import LATEST, parse_timestamp, shifted
 
 __all__ = [
+    "READS",
     "NO_LABEL",
     "DISALLOWED_FIELDS",
     "TOP_PATHS",
@@ -47,6 +48,12 @@ __all__ = [
 
 NO_LABEL = "(none)"
 # What tells one disallowed path of a crawler from another, in order.
+# The verdict columns `ReportCounts.add` and `disallowed_keys` read.
+READS = (
+    "ts", "host", "path", "crawler", "operator", "identity", "identity_method", "identity_evidence", "client_kind",
+    "client_ip", "user_agent", "status", "decision", "reason", "rule_kind", "rule_pattern", "rule_line",
+    "robots_version", "preference_conflicts",
+)
 DISALLOWED_FIELDS = (
     "host", "path", "decision", "reason", "rule_kind", "rule_pattern", "rule_line", "version_from", "version_status",
 )

@@ -7,7 +7,7 @@ request of it logged one (docs/semantics.md § What the server answered).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 __all__ = [
     "STATUS_CLASSES",
@@ -15,6 +15,9 @@ __all__ = [
     "SERVED",
     "OTHER_REFUSAL",
     "status_class",
+    "ServedKey",
+    "ServedTally",
+    "served_key",
     "answer",
     "total_bytes",
 ]
@@ -27,6 +30,21 @@ REFUSALS = (401, 403, 451, 429)
 # The answer of a request whose content was sent, and of a refusal not among `REFUSALS`.
 SERVED = "served"
 OTHER_REFUSAL = "other-4xx"
+
+
+# A `served` row: host, crawler (else the operator, as the summary names it), identity, decision,
+# status class.
+ServedKey = tuple[str | None, str | None, str, str, str]
+# requests, bytes, requests that logged a size
+ServedTally = tuple[int, int, int]
+
+
+def served_key(verdict: Mapping) -> ServedKey:
+    """The `served` row a verdict is counted in."""
+    return (
+        verdict["host"], verdict["crawler"] or verdict["operator"], verdict["identity"], verdict["decision"],
+        status_class(verdict["status"]),
+    )
 
 
 def status_class(status: int | None) -> str:

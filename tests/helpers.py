@@ -152,3 +152,17 @@ def sample_slice(folder: Path, share: int = 4) -> Path:
         lines = gzip.decompress(log.read_bytes()).splitlines(keepends=True)
         (folder / log.name).write_bytes(gzip.compress(b"".join(lines[: len(lines) // share]), mtime=0))
     return folder
+
+
+def verdict_block(verdicts: Iterable[dict]):
+    """Verdicts (any of their columns; the others null) as the Arrow table a batch run's steps pass on."""
+    import pyarrow as pa
+
+    from matcher import records
+    from pipeline.tables.schema import arrow_schema
+
+    names = [column.name for column in records.VERDICTS]
+    shape = records.shaper(records.VERDICTS)
+    return pa.Table.from_pylist(
+        [shape({name: verdict.get(name) for name in names}) for verdict in verdicts], schema=arrow_schema(records.VERDICTS)
+    )

@@ -23,7 +23,7 @@ ALLOWED = {"matcher": {"matcher"}, "config": {"config", "matcher"}, "pipeline": 
 PIPELINE_FOLDERS = {
     "pipeline.cli": {"pipeline.cli", "pipeline.local", "pipeline.graph", "pipeline.report", "pipeline.tables", "pipeline.evidence"},
     "pipeline.local": {"pipeline.local", "pipeline.graph", "pipeline.tables"},
-    "pipeline.graph": {"pipeline.graph", "pipeline.tables", "pipeline.evidence"},
+    "pipeline.graph": {"pipeline.graph", "pipeline.columnar", "pipeline.tables", "pipeline.evidence"},
     "pipeline.report": {"pipeline.report", "pipeline.tables", "pipeline.evidence"},
     "pipeline.columnar": {"pipeline.columnar", "pipeline.tables"},
     "pipeline.tables": {"pipeline.tables"},

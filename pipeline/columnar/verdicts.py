@@ -18,6 +18,7 @@ runs with a page-directives table go through `LineAuditor.audit_lines`, counted 
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -73,6 +74,7 @@ class AuditedBlock:
     not_requests: list[str] = field(default_factory=list)
     skipped: int = 0
     left: int = 0
+    referrals: Counter = field(default_factory=Counter)
 
 
 @dataclass

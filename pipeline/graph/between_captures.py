@@ -13,6 +13,7 @@ import apache_beam as beam
 
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
 from matcher.timerange import parse_timestamp
+from pipeline.columnar.selections import straddling
 from pipeline.graph.summaries import count_in_batch
 
 # Times travel as ISO strings: grouping needs a deterministic encoding, which datetimes lack.
@@ -20,12 +21,13 @@ Key = tuple[str | None, str | None, str, str, str]
 
 
 class BetweenCaptures(beam.PTransform):
-    """Verdict batches -> one row per (host, crawler, earlier version, later version) with its request count."""
+    """Verdict blocks -> one row per (host, crawler, earlier version, later version) with its request count."""
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
+        straddled = count_in_batch(change_straddled)
         return (
-            verdict_batches
-            | "ChangesStraddled" >> beam.FlatMap(count_in_batch(change_straddled))
+            verdict_blocks
+            | "ChangesStraddled" >> beam.FlatMap(lambda block: straddled(straddling(block)))
             | "CountPerChange" >> beam.CombinePerKey(sum)
             | "BetweenCapturesRows" >> beam.MapTuple(between_captures_row)
         )

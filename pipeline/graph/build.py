@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -51,6 +52,7 @@ from matcher.records import (
     VIOLATIONS_TABLE,
     WINDOWS_TABLE,
 )
+from pipeline.columnar.selections import verdict_records
 from pipeline.evidence.confined import is_url
 from pipeline.evidence.page_directives import read_page_directives
 from pipeline.evidence.resolvers import LiveResolver
@@ -61,7 +63,7 @@ from pipeline.graph.changes import AuditChanges, AuditChangesOnStream
 from pipeline.graph.crawl_delay import CrawlDelayAudit
 from pipeline.graph.dns import DnsSettings, ResolveDistinct, dns_settings
 from pipeline.graph.indexing import IndexingFindings
-from pipeline.graph.line_audit import REFERRAL_COUNTS, VERDICT_BATCHES, AuditLogLines, ResolveLogClients
+from pipeline.graph.line_audit import BLOCK_LINES, REFERRAL_COUNTS, VERDICT_BATCHES, AuditLogLines, ResolveLogClients
 from pipeline.graph.read_logs import PIECE_BYTES, ReadLogLines, first_lines
 from pipeline.graph.robots_fetches import FollowRobotsFetches, FollowRobotsFetchesOnStream
 from pipeline.tables.prior_run import prior_fetches
@@ -69,7 +71,7 @@ from pipeline.graph.settings import OutputSettings, RunSettings
 from pipeline.graph.referrals import Referrals
 from pipeline.graph.served import Served
 from pipeline.graph.signature_reuse import SignatureReuse
-from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_batched_table, write_table
+from pipeline.graph.sinks import WriteBigQueryTable, WriteBundleFiles, WriteWholeTables, write_table, write_table_blocks
 from pipeline.graph.summaries import CountForReport, CountOutcomes, Summarize
 
 # The record tables every run writes, verdicts first (a batch run adds the summary, the counts, the indexing findings,
@@ -115,7 +117,7 @@ def build(
         return _build_streaming(pipeline, settings, auditor, dns)
     logs = settings.inputs.logs
     pieces = piece_bytes(settings)
-    batches = pipeline | "ReadLogLines" >> ReadLogLines(logs, piece_bytes=pieces)
+    batches = pipeline | "ReadLogLines" >> ReadLogLines(logs, lines_per_batch=BLOCK_LINES, piece_bytes=pieces)
     robots = pipeline | "ReadRobotsTable" >> beam.Create([robots_by_host(read_robots_table(settings.inputs.robots))])
     dns_answers = None
     if dns is not None:
@@ -123,7 +125,9 @@ def build(
         dns_answers = pipeline | "ResolveLogClients" >> ResolveLogClients(logs, auditor, lookups, pieces)
     prior = prior_fetches(settings.inputs.prior_run) if settings.inputs.prior_run else ()
     followed = pipeline | "FollowRobotsFetches" >> FollowRobotsFetches(logs, auditor, robots, dns_answers, prior, pieces)
-    outputs = batches | "AuditLogLines" >> AuditLogLines(auditor, robots, dns_answers, followed["histories"])
+    outputs = batches | "AuditLogLines" >> AuditLogLines(
+        auditor, robots, dns_answers, followed["histories"], columnar=True
+    )
     outputs[ROBOTS_FETCHES_TABLE] = followed["rows"]
     verdict_batches = outputs[VERDICT_BATCHES]
     outputs[SUMMARY_TABLE] = verdict_batches | "Summarize" >> Summarize()
@@ -259,7 +263,7 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
 
     Those that grow are written in parts by the steps that make them; the others stay a few rows
     and are each written whole, as one file."""
-    write_batched_table(
+    write_table_blocks(
         outputs[VERDICT_BATCHES], FileSystems.join(out, VERDICTS_TABLE), records.VERDICTS, output_format, VERDICTS_TABLE
     )
     for table in GROWING_TABLES:
@@ -275,7 +279,7 @@ def write_outputs(outputs: dict, out: str, output_format: str) -> None:
 def write_stream_outputs(outputs: dict, settings: OutputSettings, dns_record: str | None = None) -> None:
     """Each table to BigQuery (`--bigquery-dataset`) or, one file per bundle, under `--out`; the
     DNS answers of a live run, when recorded, to `dns_record`."""
-    outputs = {**outputs, VERDICTS_TABLE: outputs[VERDICT_BATCHES] | "UnbatchVerdicts" >> beam.FlatMap(iter)}
+    outputs = {**outputs, VERDICTS_TABLE: outputs[VERDICT_BATCHES] | "UnbatchVerdicts" >> beam.FlatMap(verdict_rows)}
     for table in RECORD_TABLES:
         title = table.title().replace("_", "")
         if settings.bigquery_dataset:
@@ -286,6 +290,12 @@ def write_stream_outputs(outputs: dict, settings: OutputSettings, dns_record: st
     if DNS_ANSWERS_TABLE in outputs:
         # A snapshot file set, readable by a later `--dns snapshot:FOLDER`, whatever the sink.
         outputs[DNS_ANSWERS_TABLE] | "WriteDnsAnswers" >> WriteBundleFiles(dns_record, records.DNS_ANSWERS, "jsonl")
+
+
+def verdict_rows(verdicts: list[dict] | pa.Table) -> list[dict]:
+    """The verdicts of a stream's batch, or of a batch graph's block (its tables can be written as
+    a stream writes them)."""
+    return verdict_records(verdicts) if isinstance(verdicts, pa.Table) else verdicts
 
 
 def streaming_pipeline(settings: RunSettings, options: PipelineOptions) -> beam.Pipeline:

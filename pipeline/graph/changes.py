@@ -26,12 +26,13 @@ from matcher.changes import ChangeKey, RobotsChange, change_row, host_changes, r
 from matcher.line_auditor import RobotsByHost
 from matcher.robots_fetches import FetchHistory, FetchKey, RobotsFetch
 from matcher.timerange import from_micros, micros
+from pipeline.columnar import selections
 
 Changes = Mapping[str, tuple[RobotsChange, ...]]
 
 
 class AuditChanges(beam.PTransform):
-    """Verdict batches -> one `changes` row per host, change, direction, crawler and identity."""
+    """Verdict blocks -> one `changes` row per host, change, direction, crawler and identity."""
 
     def __init__(self, robots: beam.PCollection, fetches: beam.PCollection, registry: Registry):
         super().__init__()
@@ -39,16 +40,16 @@ class AuditChanges(beam.PTransform):
         self._fetches = fetches
         self._registry = registry
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
         changes = self._robots | "HostChanges" >> beam.Map(changes_by_host)
         spans = (
-            verdict_batches
-            | "HostSpansPerBatch" >> beam.FlatMap(host_spans)
+            verdict_blocks
+            | "HostSpansPerBatch" >> beam.FlatMap(selections.host_spans)
             | "HostSpans" >> beam.CombinePerKey(SpanOfHost())
         )
         return (
-            verdict_batches
-            | "AffectedRequests" >> beam.FlatMap(affected_requests, beam.pvalue.AsSingleton(changes), self._registry)
+            verdict_blocks
+            | "AffectedRequests" >> beam.FlatMap(affected_in_block, beam.pvalue.AsSingleton(changes), self._registry)
             | "GroupByChange" >> beam.GroupByKey()
             | "ChangeRows" >> beam.FlatMap(
                 rows_of,
@@ -64,19 +65,6 @@ def changes_by_host(robots: RobotsByHost) -> dict[str, tuple[RobotsChange, ...]]
     """Each host's changes; hosts without any are left out."""
     found = {host: host_changes(entry.versions) for host, entry in robots.items()}
     return {host: changes for host, changes in found.items() if changes}
-
-
-def host_spans(verdicts: list[dict]) -> Iterator[tuple[str, tuple[int, int]]]:
-    """Per host of the batch, its first and last request, in microseconds."""
-    spans: dict[str, tuple[int, int]] = {}
-    for verdict in verdicts:
-        host = verdict["host"]
-        if host is None:
-            continue
-        ts = micros(verdict["ts"])
-        first, last = spans.get(host, (ts, ts))
-        spans[host] = (min(first, ts), max(last, ts))
-    return iter(spans.items())
 
 
 class SpanOfHost(beam.CombineFn):
@@ -102,6 +90,11 @@ def _claim(verdict: dict, registry: Registry) -> Claim:
     return Claim(
         verdict["crawler"], tuple(verdict["tokens"]), registered is None or not registered.ignores_catch_all, registered
     )
+
+
+def affected_in_block(verdicts, changes: Changes, registry: Registry) -> Iterator[tuple[ChangeKey, list[tuple[int, str]]]]:
+    """`affected_requests` of a block of verdicts (an Arrow table)."""
+    return affected_requests(selections.on_hosts(verdicts, changes), changes, registry)
 
 
 def affected_requests(

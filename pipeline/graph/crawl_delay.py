@@ -65,6 +65,7 @@ from matcher import backoff, crawl_delay, records
 from matcher.crawl_delay import CrawlRequest
 from matcher.records import BACKOFF_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
 from matcher.line_auditor import dead_letter
+from pipeline.columnar.selections import rows_of
 from pipeline.graph.sinks import beam_timestamp
 
 LATE_REASON = "late-beyond-allowed-lateness"
@@ -73,7 +74,8 @@ END_OF_TIME = GlobalWindow().max_timestamp()
 
 
 class CrawlDelayAudit(beam.PTransform):
-    """Verdict batches -> {"crawl_delay_violations", "crawl_delay_windows", "backoff", "dead_letters"}.
+    """Verdicts -> {"crawl_delay_violations", "crawl_delay_windows", "backoff", "dead_letters"}:
+    bounded input as blocks (Arrow tables), a stream as batches (lists of dicts).
 
     On a stream each verdict is stamped with its log time, so the watermark orders the releases.
     `grouping` groups bounded input's packed requests by key: a transform with `GroupByKey`'s
@@ -195,14 +197,14 @@ def _split_source(source: str) -> tuple[str, int | None]:
 
 
 class PackRequestsFn(beam.DoFn):
-    """Verdict batches -> (key, packed requests of that key), for bounded input."""
+    """Verdict blocks -> (key, packed requests of that key), for bounded input."""
 
     def start_bundle(self):
         self._pending: dict[crawl_delay.Key, _Pending] = {}
         self._count = 0
 
     def process(self, verdicts):
-        for verdict in verdicts:
+        for verdict in rows_of(verdicts, crawl_delay.READS):
             key = crawl_delay.key_of(verdict)
             pending = self._pending.get(key)
             if pending is None:

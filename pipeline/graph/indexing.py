@@ -11,6 +11,7 @@ from typing import Iterator
 import apache_beam as beam
 
 from matcher.directives import noindex_unseen, unavailable_after_passed
+from pipeline.columnar.selections import with_indexing
 from pipeline.graph.summaries import count_in_batch
 
 NOINDEX_UNSEEN = "noindex-unseen"
@@ -18,12 +19,13 @@ CRAWLED_AFTER_UNAVAILABLE = "crawled-after-unavailable"
 
 
 class IndexingFindings(beam.PTransform):
-    """Verdict batches -> one row per (finding, host, path, crawler) with its request count."""
+    """Verdict blocks -> one row per (finding, host, path, crawler) with its request count."""
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
+        findings = count_in_batch(request_findings)
         return (
-            verdict_batches
-            | "FindingsPerBatch" >> beam.FlatMap(count_in_batch(request_findings))
+            verdict_blocks
+            | "FindingsPerBatch" >> beam.FlatMap(lambda block: findings(with_indexing(block)))
             | "CountFindings" >> beam.CombinePerKey(sum)
             | "FindingRows" >> beam.MapTuple(finding_row)
         )

@@ -1,5 +1,6 @@
-"""The per-line audit as one transform, the same for batch and streaming runs: line batches and
-the robots table in; verdicts (a list per batch), dead letters and tallies out.
+"""The audit of log lines as one transform: line batches and the robots table in; verdicts, dead
+letters and tallies out. A batch run audits each batch column by column (`pipeline.columnar`) and
+passes its verdicts on as one Arrow table; a stream audits line by line and passes a list of dicts.
 
 Reverse DNS. A batch run resolves each distinct address once before the audit
 (`ResolveLogClients`) and hands the answers over as a side input. A streaming run asks as lines
@@ -14,6 +15,7 @@ import time
 from collections import Counter
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam import coders
 from apache_beam.coders import coder_impl
 from apache_beam.metrics import Metrics
@@ -23,6 +25,7 @@ from matcher.records import DEAD_LETTERS_TABLE, DNS_ANSWERS_TABLE
 from matcher.reverse_dns import DnsAnswer
 from pipeline.graph.dns import DnsSettings, count_trouble
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, LineAuditor, dead_letter
+from pipeline.columnar.verdicts import BlockAuditor
 from pipeline.evidence.resolvers import CachingResolver, LiveResolver, answer_to_json
 from pipeline.graph.read_logs import MAX_LINE_BYTES, PIECE_BYTES, FieldsInForce, LongLine, ReadLogLines, UnreadableRest
 
@@ -32,6 +35,9 @@ REFERRAL_COUNTS = "referral_counts"
 # Tally keys of not-requests, one per reason: "not_request:no-request" ...
 NOT_REQUEST_KEY = "not_request:"
 VERDICT_BATCHES = "verdict_batches"
+# Lines a batch run audits at a time: Arrow's cost per call is paid per block, and a larger block
+# holds more lines that share a key.
+BLOCK_LINES = 16_384
 UNREADABLE_REASON = "unreadable-rest-of-file"
 LONG_LINE_REASON = "line-too-long"
 
@@ -101,9 +107,34 @@ class VerdictBatchCoder(coders.Coder):
 coders.registry.register_coder(VerdictBatch, VerdictBatchCoder)
 
 
-class AuditLineBatchFn(beam.DoFn):
-    """A batch of lines -> its verdicts as one list (main output), dead letters tagged one by one,
-    and a tally of lines, verdicts and skips."""
+class VerdictBlockCoder(coders.Coder):
+    """A block of verdicts (an Arrow table) in Arrow's IPC stream format, sized by its buffers."""
+
+    def encode(self, table: pa.Table) -> bytes:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        return sink.getvalue().to_pybytes()
+
+    def decode(self, encoded: bytes) -> pa.Table:
+        return pa.ipc.open_stream(encoded).read_all()
+
+    def _create_impl(self):
+        return coder_impl.CallbackCoderImpl(self.encode, self.decode, lambda table: table.nbytes)
+
+    def is_deterministic(self) -> bool:
+        return False
+
+    def to_type_hint(self):
+        return pa.Table
+
+
+coders.registry.register_coder(pa.Table, VerdictBlockCoder)
+
+
+class _AuditBatchFn(beam.DoFn):
+    """What both audits of a batch of lines share: the fields a piece starts with, a file's unread
+    rest or over-long line as its dead letter, and the tally of lines, verdicts and skips."""
 
     def __init__(self, auditor: LineAuditor):
         self._auditor = auditor
@@ -124,6 +155,48 @@ class AuditLineBatchFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, _read_failure(batch))
             yield beam.pvalue.TaggedOutput(TALLY, {"lines": 1, "skipped": 0, "verdicts": 0})
             return
+        yield from self.audit(batch, robots_by_host, dns_answers, fetches)
+
+    def audit(self, batch, robots_by_host, dns_answers, fetches):
+        raise NotImplementedError
+
+    def tallied(self, lines: int, verdicts: int, dead: int, not_requests: Counter) -> beam.pvalue.TaggedOutput:
+        others = sum(not_requests.values())
+        tally = {"lines": lines, "skipped": lines - verdicts - dead - others, "verdicts": verdicts}
+        # one flat key per reason, so that tallies add up as counters; `counts_of` nests them
+        tally.update({NOT_REQUEST_KEY + reason: n for reason, n in not_requests.items()})
+        self.lines.inc(tally["lines"])
+        self.skipped.inc(tally["skipped"])
+        self.verdicts.inc(verdicts)
+        self.dead.inc(dead)
+        self.not_requests.inc(others)
+        return beam.pvalue.TaggedOutput(TALLY, tally)
+
+
+class AuditBlockFn(_AuditBatchFn):
+    """A batch of lines audited column by column -> its verdicts as one Arrow table (main output),
+    dead letters tagged one by one, the visits operators' services referred, and a tally."""
+
+    def setup(self):
+        self._blocks = BlockAuditor(self._auditor)
+
+    def audit(self, batch, robots_by_host, dns_answers, fetches):
+        path, first_number, lines = batch
+        audited = self._blocks.audit_block(path, first_number, lines, robots_by_host, dns_answers, fetches)
+        for letter in audited.dead_letters:
+            yield beam.pvalue.TaggedOutput(DEAD_LETTERS_TABLE, letter)
+        if audited.verdicts.num_rows:
+            yield audited.verdicts
+        if audited.referrals:
+            yield beam.pvalue.TaggedOutput(REFERRAL_COUNTS, list(audited.referrals.items()))
+        yield self.tallied(len(lines), audited.verdicts.num_rows, len(audited.dead_letters), Counter(audited.not_requests))
+
+
+class AuditLineBatchFn(_AuditBatchFn):
+    """A batch of lines audited line by line -> its verdicts as one list (main output), dead
+    letters tagged one by one, the visits operators' services referred, and a tally."""
+
+    def audit(self, batch, robots_by_host, dns_answers, fetches):
         path, first_number, lines = batch
         verdicts, dead, not_requests, referrals = [], 0, Counter(), Counter()
         for kind, record in self._auditor.audit_lines(path, first_number, lines, robots_by_host, dns_answers, fetches):
@@ -141,16 +214,7 @@ class AuditLineBatchFn(beam.DoFn):
             yield verdicts
         if referrals:
             yield beam.pvalue.TaggedOutput(REFERRAL_COUNTS, list(referrals.items()))
-        others = sum(not_requests.values())
-        tally = {"lines": len(lines), "skipped": len(lines) - len(verdicts) - dead - others, "verdicts": len(verdicts)}
-        # one flat key per reason, so that tallies add up as counters; `counts_of` nests them
-        tally.update({NOT_REQUEST_KEY + reason: n for reason, n in not_requests.items()})
-        self.lines.inc(tally["lines"])
-        self.skipped.inc(tally["skipped"])
-        self.verdicts.inc(len(verdicts))
-        self.dead.inc(dead)
-        self.not_requests.inc(others)
-        yield beam.pvalue.TaggedOutput(TALLY, tally)
+        yield self.tallied(len(lines), len(verdicts), dead, not_requests)
 
 
 class AuditWithDnsFn(AuditLineBatchFn):
@@ -262,23 +326,28 @@ class AuditLogLines(beam.PTransform):
         robots: beam.PCollection,
         dns: beam.PCollection | DnsSettings | None = None,
         fetches: beam.PCollection | None = None,
+        columnar: bool = False,
     ):
         super().__init__()
+        if columnar and isinstance(dns, DnsSettings):
+            raise ValueError("lines looked up as they arrive are audited line by line")
         self._auditor = auditor
         self._robots = robots
         self._dns = dns
         self._fetches = fetches
+        self._columnar = columnar
 
     def expand(self, batches):
         side_inputs = [beam.pvalue.AsSingleton(self._robots)]
         if isinstance(self._dns, DnsSettings):
             audit = AuditWithDnsFn(self._auditor, self._dns)
         else:
-            audit = AuditLineBatchFn(self._auditor)
+            audit = (AuditBlockFn if self._columnar else AuditLineBatchFn)(self._auditor)
             if self._dns is not None:
                 side_inputs.append(beam.pvalue.AsDict(self._dns))
         followed = {} if self._fetches is None else {"fetches": beam.pvalue.AsSingleton(self._fetches)}
-        audit_batches = beam.ParDo(audit, *side_inputs, **followed).with_output_types(VerdictBatch)
+        verdicts_type = pa.Table if self._columnar else VerdictBatch
+        audit_batches = beam.ParDo(audit, *side_inputs, **followed).with_output_types(verdicts_type)
         audited = batches | "AuditLineBatches" >> audit_batches.with_outputs(
             DEAD_LETTERS_TABLE, TALLY, DNS_ANSWERS_TABLE, REFERRAL_COUNTS, main=VERDICT_BATCHES
         )

@@ -2,60 +2,34 @@
 decision and status class, with the requests and the bytes sent."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import apache_beam as beam
 
-from matcher.served import status_class
-
-Key = tuple[str | None, str | None, str, str, str]
-# requests, bytes, requests that logged a size
-Tally = tuple[int, int, int]
+from matcher.served import ServedKey, ServedTally
+from pipeline.columnar.served import served_in_block
 
 
 class Served(beam.PTransform):
-    """Verdict batches -> `records.SERVED` rows."""
+    """Verdict blocks -> `records.SERVED` rows."""
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
         return (
-            verdict_batches
-            | "ServedPerBatch" >> beam.FlatMap(served_in_batch)
+            verdict_blocks
+            | "ServedPerBatch" >> beam.FlatMap(served_in_block)
             | "SumServed" >> beam.CombinePerKey(sum_tallies)
             | "ServedRows" >> beam.MapTuple(served_row)
         )
 
 
-def served_key(verdict: dict) -> Key:
-    """The row a verdict is counted in; its crawler names it as the summary does."""
-    return (
-        verdict["host"], verdict["crawler"] or verdict["operator"], verdict["identity"], verdict["decision"],
-        status_class(verdict["status"]),
-    )
-
-
-def served_in_batch(verdicts: list[dict]) -> Iterator[tuple[Key, Tally]]:
-    tallies: dict[Key, list[int]] = {}
-    for verdict in verdicts:
-        key = served_key(verdict)
-        tally = tallies.get(key)
-        if tally is None:
-            tally = tallies[key] = [0, 0, 0]
-        tally[0] += 1
-        size = verdict.get("bytes")
-        if size is not None:
-            tally[1] += size
-            tally[2] += 1
-    return ((key, tuple(tally)) for key, tally in tallies.items())
-
-
-def sum_tallies(tallies: Iterable[Tally]) -> Tally:
+def sum_tallies(tallies: Iterable[ServedTally]) -> ServedTally:
     requests = sent = sized = 0
     for r, b, s in tallies:
         requests, sent, sized = requests + r, sent + b, sized + s
     return requests, sent, sized
 
 
-def served_row(key: Key, tally: Tally) -> dict:
+def served_row(key: ServedKey, tally: ServedTally) -> dict:
     host, crawler, identity, decision, kind = key
     requests, sent, sized = tally
     return {

@@ -17,6 +17,7 @@ from datetime import datetime
 import apache_beam as beam
 
 from matcher.web_bot_auth import nonce_reused, nonce_use
+from pipeline.columnar.selections import signed
 
 SIGNATURE, NONCE = "signature", "nonce"
 # A nonce's uses: (request time as ISO text, the signature's expiry, the Signature value)
@@ -27,12 +28,12 @@ Seen = tuple[int, str, str, int, tuple[Use, ...]]
 
 
 class SignatureReuse(beam.PTransform):
-    """Verdict batches -> one row per (kind, signature or nonce, crawler) used more than once."""
+    """Verdict blocks -> one row per (kind, signature or nonce, crawler) used more than once."""
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
         return (
-            verdict_batches
-            | "SignaturesSeen" >> beam.FlatMap(signatures_seen)
+            verdict_blocks
+            | "SignaturesSeen" >> beam.FlatMap(lambda block: signatures_seen(signed(block)))
             | "CombinePerSignature" >> beam.CombinePerKey(combine_seen)
             | "SeenMoreThanOnce" >> beam.Filter(lambda item: reused(*item))
             | "SignatureReuseRows" >> beam.MapTuple(signature_reuse_row)

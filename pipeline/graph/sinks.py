@@ -22,6 +22,7 @@ from apache_beam.utils.timestamp import Timestamp
 from matcher import records
 from matcher.records import Column
 from matcher.timerange import micros
+from pipeline.columnar.selections import verdict_records
 from pipeline.tables.schema import arrow_schema, bigquery_schema
 
 STORAGE_WRITE_API = "STORAGE_WRITE_API"
@@ -48,24 +49,19 @@ def write_table(pcoll, folder: str, columns, output_format: str, label: str) -> 
         )
 
 
-def write_batched_table(batches, folder: str, columns, output_format: str, label: str) -> None:
-    """`write_table` for a collection of record lists: each list is encoded and written as one
-    element (one Arrow table, or one block of JSON Lines)."""
+def write_table_blocks(blocks, folder: str, columns, output_format: str, label: str) -> None:
+    """`write_table` for a collection of Arrow tables of the table's schema, none of them empty:
+    each is written as one element (as it is to Parquet, or as one block of JSON Lines)."""
     title = _title(label)
     prefix = FileSystems.join(folder, "part")
     if output_format == "parquet":
-        schema = arrow_schema(columns)
-        (
-            batches
-            | f"Shape{title}" >> beam.Map(arrow_table, columns, schema)
-            | f"Write{title}" >> beam.io.WriteToParquetBatched(
-                prefix, schema, codec="snappy", file_name_suffix=".parquet"
-            )
+        blocks | f"Write{title}" >> beam.io.WriteToParquetBatched(
+            prefix, arrow_schema(columns), codec="snappy", file_name_suffix=".parquet"
         )
     else:
         (
-            batches
-            | f"Encode{title}" >> beam.Map(JsonRows(columns).lines)
+            blocks
+            | f"Encode{title}" >> beam.Map(json_lines, columns)
             | f"Write{title}" >> beam.io.WriteToText(prefix, ".jsonl")
         )
 
@@ -104,6 +100,10 @@ class JsonRows:
     def lines(self, rows: list[dict]) -> bytes:
         """The rows as JSON Lines without the final newline (the text sink adds one)."""
         return b"\n".join(map(self.line, rows))
+
+
+def json_lines(table: pa.Table, columns: tuple[Column, ...]) -> bytes:
+    return JsonRows(columns).lines(verdict_records(table))
 
 
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

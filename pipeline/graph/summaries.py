@@ -12,8 +12,10 @@ from typing import Callable, Iterable, Iterator
 import apache_beam as beam
 
 from matcher.records import DEAD_LETTERS_TABLE
-from matcher.summary import decisions_per_crawler, summary_row
-from matcher.report_counts import ReportCounts, TopDisallowed, disallowed_keys
+from matcher.summary import summary_row
+from matcher.report_counts import READS, ReportCounts, TopDisallowed, disallowed_keys
+from pipeline.columnar.selections import rows_of
+from pipeline.columnar.summary import summary_counts
 from pipeline.graph.line_audit import NOT_REQUEST_KEY, TALLY
 
 
@@ -35,13 +37,13 @@ class CountDecisions(beam.CombineFn):
 
 
 class Summarize(beam.PTransform):
-    """Verdict batches -> one row per (crawler, identity, client kind, purpose): requests and each
+    """Verdict blocks -> one row per (crawler, identity, client kind, purpose): requests and each
     decision's count."""
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
         return (
-            verdict_batches
-            | "CountPerBatch" >> beam.FlatMap(decisions_per_crawler)
+            verdict_blocks
+            | "CountPerBatch" >> beam.FlatMap(lambda block: summary_counts(block).items())
             | "CountDecisions" >> beam.CombinePerKey(CountDecisions())
             | "SummaryRows" >> beam.MapTuple(summary_row)
         )
@@ -88,7 +90,7 @@ class TopDisallowedFn(beam.CombineFn):
 
 
 class CountForReport(beam.PTransform):
-    """Verdict batches -> one `ReportCounts`: what the HTML report draws, so that it need not
+    """Verdict blocks -> one `ReportCounts`: what the HTML report draws, so that it need not
     read the verdicts back.
 
     Disallowed requests are counted per distinct (crawler, identity, path, what decided) through
@@ -102,16 +104,17 @@ class CountForReport(beam.PTransform):
         super().__init__()
         self._grouping = grouping
 
-    def expand(self, verdict_batches):
+    def expand(self, verdict_blocks):
+        verdicts = verdict_blocks | "ReportColumns" >> beam.Map(rows_of, READS)
         disallowed = (
-            verdict_batches
+            verdicts
             | "DisallowedPerBatch" >> beam.FlatMap(lambda verdicts: disallowed_keys(verdicts).items())
             | "GroupDisallowed" >> (self._grouping or beam.GroupByKey())
             | "SumPerDisallowed" >> beam.MapTuple(lambda key, counts: (key[:2], (key[2:], sum(counts))))
             | "TopPerCrawler" >> beam.CombinePerKey(TopDisallowedFn())
         )
         return (
-            verdict_batches
+            verdicts
             | "CountPerBatch" >> beam.Map(lambda verdicts: ReportCounts().add(verdicts))
             | "CombineReportCounts" >> beam.CombineGlobally(CombineReportCounts())
             | "WithTopDisallowed" >> beam.Map(_with_disallowed, beam.pvalue.AsDict(disallowed))

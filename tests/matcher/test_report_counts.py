@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import apache_beam as beam
+import pyarrow as pa
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
@@ -27,6 +28,7 @@ from pipeline.report.data import Disallowed, disallowed_by_crawler
 from pipeline.tables.run_folder import MANIFEST
 from pipeline.graph.summaries import CountForReport
 from pipeline.local.spill import grouping_on_disk
+from helpers import verdict_block
 
 UTC = timezone.utc
 
@@ -274,13 +276,13 @@ def test_count_for_report_combines_the_batches_of_a_pipeline():
     ]
     options = PipelineOptions(["--runner=FnApiRunner"])
     with TestPipeline(options=options) as p:
-        counted = p | beam.Create(batches) | CountForReport()
+        counted = p | beam.Create(list(map(verdict_block, batches))) | CountForReport()
         assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
     with grouping_on_disk() as on_disk, TestPipeline(options=options) as p:  # a local run's grouping
-        counted = p | beam.Create(batches) | CountForReport(on_disk)
+        counted = p | beam.Create(list(map(verdict_block, batches))) | CountForReport(on_disk)
         assert_that(counted, equal_to([ReportCounts.of(v for batch in batches for v in batch)]))
     with TestPipeline(options=options) as p:  # no verdicts: one empty count, so the file is always written
-        counted = p | beam.Create([], reshuffle=False).with_output_types(list) | CountForReport()
+        counted = p | beam.Create([], reshuffle=False).with_output_types(pa.Table) | CountForReport()
         assert_that(counted, equal_to([ReportCounts()]))
 
 

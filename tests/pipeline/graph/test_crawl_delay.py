@@ -21,7 +21,7 @@ import pipeline.graph.crawl_delay
 from pipeline.local.spill import GroupOnDisk
 from pipeline.report import text as report
 from crawl_delay_reference import KEYS, brute_force, request, verdict, violation_tuple, window_tuple
-from helpers import printed_by
+from helpers import printed_by, verdict_block
 from pipeline.graph.crawl_delay import REQUEST_CODER, CrawlDelayAudit, PackRequestsFn, unpack_requests
 
 
@@ -36,7 +36,7 @@ def pack(verdicts: list[dict]) -> bytes:
     """The one pack `PackRequestsFn` makes of fewer verdicts of one key than fill a pack."""
     fn = PackRequestsFn()
     fn.start_bundle()
-    assert not list(fn.process(verdicts))
+    assert not list(fn.process(verdict_block(verdicts)))
     ((_, packed),) = [wv.value for wv in fn.finish_bundle()]
     return packed
 
@@ -64,7 +64,7 @@ def test_packing_keeps_every_request_of_every_key(monkeypatch, pending_limit):
     fn = PackRequestsFn()
     fn.start_bundle()
     verdicts = [verdict(KEYS[n % 3], n, 10.0) for n in range(1600)]  # one pack fills, the rest wait
-    batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+    batches = [verdict_block(verdicts[at : at + 7]) for at in range(0, len(verdicts), 7)]
     packed = [out for batch in batches for out in fn.process(batch)] + [wv.value for wv in fn.finish_bundle()]
     unpacked = defaultdict(list)
     for key, value in packed:
@@ -97,9 +97,11 @@ def _run_audits(scenarios: dict[timedelta, list[dict]], modes=AUDIT_MODES) -> di
         for size, verdicts in scenarios.items():
             for mode in modes:
                 name = f"{size.total_seconds():g}s{mode}"
-                batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+                bounded = mode != "PerWindow"
+                # bounded input comes in blocks, as a batch run's audit makes them
+                batches = [(verdict_block if bounded else list)(verdicts[at : at + 7]) for at in range(0, len(verdicts), 7)]
                 grouping = GroupOnDisk(folder) if mode == "Spilled" else None
-                audit = CrawlDelayAudit(size, timedelta(minutes=15), bounded=mode != "PerWindow", grouping=grouping)
+                audit = CrawlDelayAudit(size, timedelta(minutes=15), bounded=bounded, grouping=grouping)
                 out = p | f"Create{name}" >> beam.Create(batches, reshuffle=False) | f"Audit{name}" >> audit
                 for table, shape in (("crawl_delay_violations", violation_tuple), ("crawl_delay_windows", window_tuple)):
                     results.append(out[table] | f"{table}{name}" >> beam.Map(lambda row, n=name, f=shape: (n, f(row))))

@@ -1,5 +1,7 @@
-from pipeline.graph.served import served_in_batch, served_row, sum_tallies
-from pipeline.graph.summaries import decisions_per_crawler, summary_row
+from matcher.summary import decisions_per_crawler, summary_row
+from pipeline.columnar.served import served_in_block
+from pipeline.graph.served import served_row, sum_tallies
+from helpers import verdict_block
 
 
 def verdict(status, size, decision="disallowed", crawler="GPTBot", identity="verified"):
@@ -14,7 +16,7 @@ def test_served_rows_count_requests_and_bytes_per_status_class():
     batches = [[verdict(403, 0), verdict(200, 900), verdict(200, None)], [verdict(403, 120), verdict(None, None)]]
     summed: dict = {}
     for batch in batches:
-        for key, tally in served_in_batch(batch):
+        for key, tally in served_in_block(verdict_block(batch)):
             summed[key] = sum_tallies([summed.get(key, (0, 0, 0)), tally])
     rows = sorted((served_row(key, tally) for key, tally in summed.items()), key=lambda r: r["status_class"])
     assert [(r["status_class"], r["requests"], r["bytes"]) for r in rows] == [

@@ -36,7 +36,7 @@ from pipeline.graph.crawl_delay import LATE_REASON, CrawlDelayAudit, ReleaseInOr
 from matcher.line_auditor import VERDICT, LineAuditor
 from pipeline.tables.schema import bigquery_schema
 from crawl_delay_reference import KEYS, T0, brute_force, verdict, violation_tuple, window_tuple
-from helpers import REPO, run_audit, run_settings, sample_slice, stream_graph
+from helpers import REPO, run_audit, run_settings, sample_slice, stream_graph, verdict_block
 
 MINUTE = timedelta(minutes=1)
 BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -200,7 +200,7 @@ def test_streaming_and_batch_give_the_same_result_on_the_same_input():
     expected = expected_rows(verdicts, size)
     run_stream(stream.advance_watermark_to_infinity(), size, timedelta(minutes=20), expected)
     with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
-        batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+        batches = [verdict_block(verdicts[at : at + 7]) for at in range(0, len(verdicts), 7)]
         out = p | beam.Create(batches) | CrawlDelayAudit(size, timedelta(minutes=20), bounded=True)
         rows = (
             out["crawl_delay_violations"] | "V" >> beam.Map(lambda r: ("violation", violation_tuple(r))),
@@ -257,7 +257,7 @@ def test_backoff_on_a_stream_equals_backoff_in_batch_across_windows_and_late_arr
     streamed = [backoff_tuple(row) for row in _rows(tmp_path)]
     assert sorted(streamed) == sorted(expected)
     with TestPipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
-        batches = [verdicts[at : at + 7] for at in range(0, len(verdicts), 7)]
+        batches = [verdict_block(verdicts[at : at + 7]) for at in range(0, len(verdicts), 7)]
         out = p | beam.Create(batches) | CrawlDelayAudit(size, timedelta(minutes=20), bounded=True)
         assert_that(out[records.BACKOFF_TABLE] | beam.Map(backoff_tuple), equal_to(expected))
 

@@ -1,0 +1,96 @@
+"""The rows of a block of verdicts that a table's per-verdict rule can count, with only the
+columns it reads, as dicts: the rule itself stays the one in `matcher` (or the graph module that
+owns the table), called on fewer and narrower rows.
+
+Each filter keeps every row the rule could count (a necessary condition of the rule, never a
+restatement of it): the rule still decides on each row it is given.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from matcher import records
+from matcher.history import DISALLOWED_BETWEEN_CAPTURES
+from pipeline.columnar.rows import python_rows
+
+__all__ = [
+    "CHANGE_READS",
+    "INDEXING_READS",
+    "SIGNATURE_READS",
+    "STRADDLE_READS",
+    "host_spans",
+    "on_hosts",
+    "rows_of",
+    "signed",
+    "straddling",
+    "verdict_records",
+    "with_indexing",
+]
+
+# Columns an Arrow table carries as JSON text and the audit as objects.
+_JSON_COLUMNS = frozenset(column.name for column in records.VERDICTS if column.type == "json")
+
+INDEXING_READS = ("ts", "host", "path", "crawler", "operator", "decision", "indexing")
+STRADDLE_READS = ("host", "crawler", "operator", "decision", "robots_version", "later_version")
+SIGNATURE_READS = ("ts", "crawler", "operator", "identity", "identity_method", "signature", "signature_input")
+CHANGE_READS = ("ts", "host", "path", "crawler", "client_kind", "tokens", "identity", "decision")
+
+
+def verdict_records(verdicts: pa.Table, columns: Sequence[str] | None = None) -> list[dict]:
+    """The rows as the audit makes its verdicts (of `columns` only, when given): the JSON text
+    columns read back into objects."""
+    rows = python_rows(verdicts, columns)
+    for name in _JSON_COLUMNS.intersection(verdicts.column_names if columns is None else columns):
+        for row in rows:
+            if row[name] is not None:
+                row[name] = json.loads(row[name])
+    return rows
+
+
+def rows_of(verdicts: pa.Table, columns: Sequence[str]) -> list[dict]:
+    """Every row, with `columns`."""
+    return verdict_records(verdicts, columns)
+
+
+def with_indexing(verdicts: pa.Table) -> list[dict]:
+    """The rows whose page carries indexing directives."""
+    return _where(verdicts, pc.is_valid(verdicts["indexing"]), INDEXING_READS)
+
+
+def straddling(verdicts: pa.Table) -> list[dict]:
+    """The rows judged between two captures of a change."""
+    return _where(verdicts, pc.equal(verdicts["decision"], DISALLOWED_BETWEEN_CAPTURES), STRADDLE_READS)
+
+
+def signed(verdicts: pa.Table) -> list[dict]:
+    """The rows that logged a signature."""
+    return _where(verdicts, pc.is_valid(verdicts["signature"]), SIGNATURE_READS)
+
+
+def on_hosts(verdicts: pa.Table, hosts: Iterable[str]) -> list[dict]:
+    """The claimed crawlers' rows on `hosts`."""
+    wanted = pa.array(sorted(hosts), pa.string())
+    if not len(wanted):
+        return []
+    mask = pc.and_(pc.is_in(verdicts["host"], value_set=wanted), pc.is_valid(verdicts["crawler"]))
+    return _where(verdicts, mask, CHANGE_READS)
+
+
+def host_spans(verdicts: pa.Table) -> Iterator[tuple[str, tuple[int, int]]]:
+    """Per host of the block, its first and last request, in microseconds since the epoch."""
+    spans = (
+        pa.table({"host": verdicts["host"], "at": verdicts["ts"].cast(pa.int64())})
+        .filter(pc.is_valid(verdicts["host"]))
+        .group_by("host", use_threads=False)
+        .aggregate([("at", "min"), ("at", "max")])
+    )
+    return zip(spans["host"].to_pylist(), zip(spans["at_min"].to_pylist(), spans["at_max"].to_pylist()))
+
+
+def _where(verdicts: pa.Table, mask, columns: Sequence[str]) -> list[dict]:
+    chosen = verdicts.filter(pc.fill_null(mask, False))
+    return verdict_records(chosen, columns) if chosen.num_rows else []
