@@ -26,13 +26,13 @@ being every line in time order. Then, on each workload, one after the other, eac
   same `LineAuditor.audit_lines` with the same robots mapping (built with
   `matcher.line_auditor.host_versions`), and writes every table a batch run writes, with the same
   record functions: verdicts and dead letters as they come; crawl-delay violations and windows
-  (`matcher.crawl_delay.release` once per key), indexing findings, summary, counts.json,
+  (`matcher.crawl_delay.release` once per key), indexing findings, referrals, summary, counts.json,
   report_counts.json, the robots versions and report.html at the end.
 - `columnar`: the same reading, fetches and auditor as `loop`, but each block of 65,536 lines of a
   file audited by `pipeline.columnar.verdicts.BlockAuditor` (RE2 columns, each rule once per
   distinct key), its verdicts written as one Parquet row group per block, dead letters as JSON Lines,
-  the summary (`pipeline.columnar.summary`) and counts.json; no other table yet. Its counts, summary
-  rows and verdict and dead-letter records must equal `loop`'s.
+  the referrals, the summary (`pipeline.columnar.summary`) and counts.json; no other table yet. Its
+  counts, summary rows and verdict, dead-letter and referral records must equal `loop`'s.
 - `pipeline`: the `crawl-audit` script of this interpreter's environment run as README's local run
   runs it (`--runner=FnApiRunner`; `--runner direct` or `multi_processing` for the DirectRunner's
   modes), with `--log-format vhost_combined`.
@@ -88,6 +88,7 @@ from matcher.records import (
     BETWEEN_CAPTURES_TABLE,
     DEAD_LETTERS_TABLE,
     INDEXING_FINDINGS_TABLE,
+    REFERRALS_TABLE,
     ROBOTS_FETCHES_TABLE,
     ROBOTS_VERSIONS_TABLE,
     SIGNATURE_REUSE_TABLE,
@@ -102,6 +103,7 @@ from pipeline.report import html as html_report
 from pipeline.tables import run_folder
 from pipeline.graph.between_captures import between_captures_row, change_straddled
 from pipeline.graph.indexing import finding_row, request_findings
+from pipeline.graph.referrals import referral_row
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, LineAuditor, robots_by_host
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
@@ -164,12 +166,13 @@ def plain_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) 
 
 def columnar_loop(logs: str, robots: str, ranges: str, log_format: str, out: Path) -> dict:
     """Audit every line of `logs` a block at a time, column by column, writing the verdicts (Parquet),
-    the dead letters, the summary and counts.json."""
+    the dead letters, the referrals, the summary and counts.json."""
     auditor, robots_by_host = loop_auditor(robots, ranges, log_format)
     fetches = loop_fetches(auditor, robots_by_host, sorted(glob.glob(logs)))
     columnar = BlockAuditor(auditor)
     counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0, not_requests=0)
     reasons: Counter = Counter()
+    referrals: Counter = Counter()
     summary: dict[tuple, Counter] = {}
     (out / VERDICTS_TABLE).mkdir(parents=True)
     dead = TableWriter(out, DEAD_LETTERS_TABLE)
@@ -181,11 +184,16 @@ def columnar_loop(logs: str, robots: str, ranges: str, log_format: str, out: Pat
                 for letter in audited.dead_letters:
                     dead.write(letter)
                 reasons.update(audited.not_requests)
+                referrals.update(audited.referrals)
                 for key, of_key in summary_counts(audited.verdicts).items():
                     summary.setdefault(key, Counter()).update(of_key)
                 counts.update(lines=len(block), verdicts=audited.verdicts.num_rows, skipped=audited.skipped,
                               dead_letters=len(audited.dead_letters), not_requests=len(audited.not_requests))
     dead.close()
+    rows = TableWriter(out, REFERRALS_TABLE)
+    for key, visits in referrals.items():
+        rows.write(referral_row(key, visits))
+    rows.close()
     rows = TableWriter(out, "summary")
     for key, of_key in summary.items():
         rows.write(summary_row(key, of_key))
@@ -259,8 +267,8 @@ class TableWriter:
 
 class LoopOutputs:
     """Where the loop's records go: verdicts and dead letters as they come; the summary, counts,
-    the report's counts, indexing findings, between-captures changes, reused signatures and
-    crawl-delay tables when the input is done, as a batch run does."""
+    the report's counts, indexing findings, between-captures changes, reused signatures, referrals
+    and crawl-delay tables when the input is done, as a batch run does."""
 
     _TALLIES = {VERDICT: "verdicts", DEAD_LETTER: "dead_letters", SKIPPED: "skipped", NOT_REQUEST: "not_requests"}
 
@@ -269,6 +277,7 @@ class LoopOutputs:
         self._window = window
         self.counts = Counter(lines=0, verdicts=0, skipped=0, dead_letters=0, not_requests=0)
         self._not_requests: Counter = Counter()  # reason -> lines
+        self._referrals: Counter = Counter()  # Referral -> visits
         self._verdicts, self._dead = TableWriter(out, VERDICTS_TABLE), TableWriter(out, DEAD_LETTERS_TABLE)
         self._decisions: dict[tuple, Counter] = {}
         self._findings: Counter = Counter()
@@ -282,6 +291,9 @@ class LoopOutputs:
         self.counts[self._TALLIES[kind]] += 1
         if kind == NOT_REQUEST:
             self._not_requests[record] += 1
+        elif kind == SKIPPED:
+            if record is not None:
+                self._referrals[record] += 1
         elif kind == DEAD_LETTER:
             self._dead.write(record)
         elif kind == VERDICT:
@@ -312,6 +324,7 @@ class LoopOutputs:
             self._write_rows(BETWEEN_CAPTURES_TABLE, (between_captures_row(k, n) for k, n in self._straddled.items()))
             self._write_rows(SIGNATURE_REUSE_TABLE, (signature_reuse_row(k, seen)
                                                      for k, seen in self._signatures.items() if seen[0] > 1))
+            self._write_rows(REFERRALS_TABLE, (referral_row(k, n) for k, n in self._referrals.items()))
             self._write_rows("summary", (summary_row(k, tally) for k, tally in self._decisions.items()))
             counts = {**self.counts, "not_request_reasons": dict(sorted(self._not_requests.items()))}
             (self.out / "counts.json").write_text(json.dumps(counts, sort_keys=True) + "\n", "utf-8")
@@ -665,7 +678,7 @@ def columnar_differences(loop: Outcome, columnar: Outcome, lines: int) -> list[s
         found.append(f"counts: loop {loop.counts} != columnar {columnar.counts}")
     if loop.summary != columnar.summary:
         found.append("summary rows: loop and columnar differ")
-    for table in (VERDICTS_TABLE, DEAD_LETTERS_TABLE):
+    for table in (VERDICTS_TABLE, DEAD_LETTERS_TABLE, REFERRALS_TABLE):
         if loop.records.get(table) != columnar.records.get(table):
             found.append(f"{table} records: loop {loop.records.get(table)} != columnar {columnar.records.get(table)}")
     return found

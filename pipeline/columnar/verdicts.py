@@ -10,7 +10,9 @@ The keys, each holding every input its rule reads (docs/architecture.md § The c
 - decision: (host, claim, path, X-Robots-Tag, what the crawler held, and the span of time between
   two of the host's turning points, `HostHistory.turning_points`, with the end of each held run of
   errors) (`decision_columns`), called with a time that stands for the span; how long a change
-  went unread is the one column that follows the request's own time, and is computed from it.
+  went unread is the one column that follows the request's own time, and is computed from it;
+- referral of a visit (a line whose identity key gets no verdict): the Referer
+  (`Referrers.of_referer`), else the target, for one that carries a utm_source (`Referrers.of_utm`).
 
 Each rule is called with its key's fields alone. Lines the plain reader leaves (escapes, absolute
 targets, lines that do not parse, times it cannot read), formats it has no RE2 pattern for, and
@@ -37,10 +39,11 @@ from matcher.dns_trust import checked_dns
 from matcher.history import HostHistory
 from matcher.hosts import host_key
 from matcher.identity import IdentityResult
-from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, HostVersions, LineAuditor
+from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, HostVersions, LineAuditor, Referral
 from matcher.logformats import LogParseError, TextParser, clf_timestamp
 from matcher.logformats.fields import request_host
 from matcher.logformats.record import logged_size, logged_status
+from matcher.referrals import REFERER, UTM_SOURCE, Referrers
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots_fetches import FetchHistory, FetchKey, Held, may_revise
 from matcher.timerange import EPOCH, micros
@@ -66,13 +69,15 @@ _EPOCH_DAY = EPOCH.date()
 @dataclass
 class AuditedBlock:
     """What the lines of a block became: verdict rows (the `verdicts` table's columns), dead
-    letters, the reasons of the not-requests, and how many lines got no verdict; `left` counts the
-    lines the columns left to the per-line audit."""
+    letters, the reasons of the not-requests, how many lines got no verdict and the visits among
+    them an operator's service referred, per `Referral`; `left` counts the lines the columns left
+    to the per-line audit."""
 
     verdicts: pa.Table
     dead_letters: list[dict] = field(default_factory=list)
     not_requests: list[str] = field(default_factory=list)
     skipped: int = 0
+    referrals: Counter[Referral] = field(default_factory=Counter)
     left: int = 0
     referrals: Counter = field(default_factory=Counter)
 
@@ -107,16 +112,21 @@ class BlockAuditor:
             ts, readable = _times(plain.field("time"))
             left = np.sort(np.concatenate([plain.left, plain.taken[~readable]]))
             block = _Block(plain.fields.filter(pa.array(readable)), plain.taken[readable], ts[readable])
-            audited = AuditedBlock(self._verdicts(block, path, first_number, parse, robots_by_host, dns_answers, fetches))
-            audited.skipped = len(block.offsets) - audited.verdicts.num_rows
+            who = self._identified(block, dns_answers)
+            judged = who.judged[who.identity_of_line] if len(block.offsets) else np.zeros(0, bool)
+            visits = np.flatnonzero(~judged)
+            audited = AuditedBlock(
+                self._verdicts(block, who, np.flatnonzero(judged), path, first_number, parse, robots_by_host, fetches),
+                skipped=len(visits),
+                referrals=self._referrals(block, visits, parse),
+            )
         return self._line_by_line(audited, path, first_number, lines, left, robots_by_host, dns_answers, fetches)
 
     def _verdicts(
-        self, block: _Block, path: str, first_number: int, parse: TextParser,
-        robots_by_host: Mapping[str, HostVersions], dns_answers, fetches,
+        self, block: _Block, who: _Identified, rows: np.ndarray, path: str, first_number: int, parse: TextParser,
+        robots_by_host: Mapping[str, HostVersions], fetches,
     ) -> pa.Table:
-        who = self._identified(block, dns_answers)
-        rows = np.flatnonzero(who.judged[who.identity_of_line]) if len(block.offsets) else np.zeros(0, np.int64)
+        """The verdict rows of the block's `rows` (those whose identity key is judged)."""
         if not len(rows):
             return _empty()
         fields = block.fields.take(pa.array(rows))
@@ -159,6 +169,35 @@ class BlockAuditor:
             **{name: decided.column(name) for name in decided.column_names},
         }
         return pa.Table.from_arrays([columns[name] for name in _VERDICT_SCHEMA.names], schema=_VERDICT_SCHEMA)
+
+    def _referrals(self, block: _Block, visits: np.ndarray, parse: TextParser) -> Counter[Referral]:
+        """The referrals of the block's `visits` (rows that get no verdict): the operator per
+        distinct Referer, else per distinct target that carries a utm_source; host and UTC day as
+        the verdicts name them."""
+        referrers = self.auditor.registry.referrers
+        if not referrers or not len(visits):
+            return Counter()
+        fields = block.fields.take(pa.array(visits))
+        found: list[tuple[str, str]] = []  # (operator, via), indexed by the rows' referral ids
+        referral_of_row = _referred_by_referer(referrers, fields.field("referer"), found)
+        unnamed = np.flatnonzero(referral_of_row < 0)
+        if len(unnamed):
+            targets = fields.field("target").take(pa.array(unnamed))
+            carry = np.flatnonzero(pc.match_substring(targets, UTM_SOURCE).to_numpy(zero_copy_only=False))
+            referral_of_row[unnamed[carry]] = _referred_by_utm(referrers, targets.take(pa.array(carry)), found)
+        referred = np.flatnonzero(referral_of_row >= 0)
+        if not len(referred):
+            return Counter()
+        logged, host_of_row = _distinct(fields.field("host").take(pa.array(referred)))
+        named = [request_host(text, parse.default_host) for text in logged]
+        hosts = [(host_key(name) or None) if name else None for name in named]
+        days = block.ts[visits[referred]] // _MICROS_PER_DAY
+        keys, key_of_row = _keys(host_of_row, days, referral_of_row[referred])
+        referrals: Counter[Referral] = Counter()
+        for (host, day, referral), count in zip(keys, np.bincount(key_of_row, minlength=len(keys)).tolist()):
+            operator, via = found[referral]
+            referrals[hosts[host], operator, (_EPOCH_DAY + timedelta(days=day)).isoformat(), via] = count
+        return referrals
 
     def _identified(self, block: _Block, dns_answers) -> _Identified:
         """Claims per User-Agent, clients per address and forwarded chain, identities per (claim,
@@ -305,6 +344,8 @@ class BlockAuditor:
                 else:
                     assert kind == SKIPPED
                     audited.skipped += 1
+                    if record is not None:
+                        audited.referrals[record] += 1
         if verdicts:
             audited.verdicts = pa.concat_tables([audited.verdicts, _table(verdicts, records.VERDICTS, _VERDICT_SCHEMA)])
         return audited
@@ -332,6 +373,33 @@ class _Block:
     fields: pa.StructArray
     offsets: np.ndarray  # of each row's line within the block
     ts: np.ndarray  # microseconds since the epoch, UTC
+
+
+def _referred_by_referer(referrers: Referrers, referers: pa.Array, found: list[tuple[str, str]]) -> np.ndarray:
+    """Per row, the index in `found` of the operator its Referer names (-1: none), read once per
+    distinct Referer; `-` and an empty field name none, as the parser reads them."""
+    texts, text_of_row = _distinct(referers)
+    ids = np.array(
+        [_referral_id(found, referrers.of_referer(None if text in ("", "-") else text), REFERER) for text in texts],
+        np.int64,
+    )
+    return ids[text_of_row]
+
+
+def _referred_by_utm(referrers: Referrers, targets: pa.Array, found: list[tuple[str, str]]) -> np.ndarray:
+    """Per row, the index in `found` of the operator its target's utm_source names (-1: none),
+    read once per distinct target (origin-form: the path the parser records)."""
+    texts, text_of_row = _distinct(targets)
+    ids = np.array([_referral_id(found, referrers.of_utm(text), UTM_SOURCE) for text in texts], np.int64)
+    return ids[text_of_row]
+
+
+def _referral_id(found: list[tuple[str, str]], operator: str | None, via: str) -> int:
+    if operator is None:
+        return -1
+    if (operator, via) not in found:
+        found.append((operator, via))
+    return found.index((operator, via))
 
 
 def _text(lines: Sequence[str]) -> pa.Array | None:

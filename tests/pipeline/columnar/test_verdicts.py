@@ -1,6 +1,6 @@
 """The columnar audit against the per-line audit it stands for (`LineAuditor.audit_lines`, the
 oracle): the same verdict rows, row for row, the same dead letters, not-requests and skipped lines,
-the same summary rows, on the bundled sample and on drawn logs; and the keys it decides once per are sound: two lines
+the same referrals among the skipped, the same summary rows, on the bundled sample and on drawn logs; and the keys it decides once per are sound: two lines
 that agree on a key get the same answer from the per-line audit."""
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from matcher.clientip import trusted_proxies
 from matcher.history import HostHistory, RobotsVersion
 from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, LineAuditor, host_versions, robots_by_host
 from matcher.logformats import parser_for
+from matcher.logformats.text import TEXT_LAYOUTS
 from matcher.reverse_dns import DnsAnswer, Lookup
 from matcher.robots_fetches import FetchHistory
 from matcher.summary import decisions_per_crawler, summary_row
@@ -59,9 +60,9 @@ def _fetches(auditor: LineAuditor, files: dict[str, list[str]], dns=None) -> dic
 
 
 def _outcome_by_line(auditor: LineAuditor, files: dict[str, list[str]], robots, dns=None, fetches=None):
-    """The verdict rows, dead letters, not-requests, skipped lines and summary rows of the
-    per-line audit."""
-    verdicts, dead, not_requests, skipped, summary = [], [], Counter(), 0, {}
+    """The verdict rows, dead letters, not-requests, skipped lines, referrals (visits per
+    `Referral`) and summary rows of the per-line audit."""
+    verdicts, dead, not_requests, skipped, referrals, summary = [], [], Counter(), 0, Counter(), {}
     for path, lines in files.items():
         for kind, record in auditor.audit_lines(path, 1, lines, robots, dns, fetches):
             if kind == VERDICT:
@@ -75,13 +76,15 @@ def _outcome_by_line(auditor: LineAuditor, files: dict[str, list[str]], robots, 
             else:
                 assert kind == SKIPPED
                 skipped += 1
+                if record is not None:
+                    referrals[record] += 1
     rows = pa.Table.from_pylist(verdicts, schema=SCHEMA).to_pylist()
-    return _sorted(rows), _sorted(dead), not_requests, skipped, _summary_rows(summary)
+    return _sorted(rows), _sorted(dead), not_requests, skipped, referrals, _summary_rows(summary)
 
 
 def _outcome_by_column(auditor: LineAuditor, files, robots, dns=None, fetches=None, block_lines: int = 2000):
     columnar = BlockAuditor(auditor)
-    tables, dead, not_requests, skipped, summary = [], [], Counter(), 0, {}
+    tables, dead, not_requests, skipped, referrals, summary = [], [], Counter(), 0, Counter(), {}
     for path, lines in files.items():
         for start in range(0, len(lines), block_lines):
             block = columnar.audit_block(path, 1 + start, lines[start:start + block_lines], robots, dns, fetches)
@@ -90,10 +93,11 @@ def _outcome_by_column(auditor: LineAuditor, files, robots, dns=None, fetches=No
             dead += block.dead_letters
             not_requests.update(block.not_requests)
             skipped += block.skipped
+            referrals.update(block.referrals)
             for key, counts in summary_counts(block.verdicts).items():
                 summary.setdefault(key, Counter()).update(counts)
     rows = pa.concat_tables([SCHEMA.empty_table(), *tables]).to_pylist()
-    return _sorted(rows), _sorted(dead), not_requests, skipped, _summary_rows(summary)
+    return _sorted(rows), _sorted(dead), not_requests, skipped, referrals, _summary_rows(summary)
 
 
 def _summary_rows(counts: dict) -> list[dict]:
@@ -125,7 +129,9 @@ def test_the_sample_gets_the_per_line_tables_row_for_row(sample_files, followed,
     fetches = _fetches(auditor, sample_files) if followed else None
     by_line = _outcome_by_line(auditor, sample_files, SAMPLE_ROBOTS, None, fetches)
     by_column = _outcome_by_column(auditor, sample_files, SAMPLE_ROBOTS, None, fetches, block_lines)
-    assert len(by_line[0]) > 4000 and by_line[1] and by_line[3] > 10_000 and len(by_line[4]) > 10
+    assert len(by_line[0]) > 4000 and by_line[1] and by_line[3] > 10_000 and len(by_line[5]) > 10
+    # visits several operators referred, on both hosts and each day
+    assert sum(by_line[4].values()) > 1000 and len(by_line[4]) > 20
     assert by_column == by_line
 
 
@@ -164,15 +170,62 @@ def test_every_format_gets_the_per_line_tables_whichever_reads_it(sample):
         assert left == len(files[str(sample)])
 
 
+BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+# Referers and utm_source values of the registry's referrers (config/crawlers.yaml) and of nobody's
+REFERERS = (
+    "https://chatgpt.com/", "https://chat.openai.com/c/1", "https://www.perplexity.ai/search?q=a", "perplexity.com",
+    "https://claude.ai/chat/2", "https://gemini.google.com/app", "https://www.google.co.uk/", "https://www.bing.com/search",
+    "https://copilot.microsoft.com/", "https://duckduckgo.com/", "https://yandex.ru/", "https://CHATGPT.COM./",
+    "https://notchatgpt.com/", "https://news.ycombinator.com/", "https://www.example.com/", "android-app://x", "-", "",
+)
+UTM_QUERIES = (
+    "utm_source=chatgpt.com", "utm_source=Perplexity", "utm_source=claude&utm_medium=referral", "x=1&utm_source=gemini",
+    "utm_source=www.bing.com", "utm_source=copilot.com", "utm_source=newsletter", "utm_source=", "utm_sourcex=chatgpt.com",
+)
+
+
+def _referred(line: str, stem: str, referer: str, query: str) -> str:
+    """A line of a text layout's sample as a reader's browser sends it, with `referer` (if the
+    layout logs Referers) and `query` in its target."""
+    match = TEXT_LAYOUTS[stem].plain.match(line)
+    if match is None:
+        return line
+    fields = {"target": match.group("target").partition("?")[0] + (f"?{query}" if query else "")}
+    if line[match.start("referer") - 1:match.start("referer")] == '"':  # a layout that logs them
+        fields |= {"referer": referer, "user_agent": BROWSER}
+    for name in sorted(fields, key=match.start, reverse=True):
+        line = line[:match.start(name)] + fields[name] + line[match.end(name):]
+    return line
+
+
+@pytest.mark.parametrize("stem", sorted(TEXT_LAYOUT_SAMPLES))
+def test_every_text_layout_counts_the_visits_each_operator_referred(stem):
+    """The lines of a text layout's sample with each Referer and utm_source: the visits among them
+    (the lines that get no verdict) counted per host, operator, day and way, as the per-line audit
+    counts them; a layout that logs no Referer still counts those of utm_source."""
+    sample = (REPO / "tests" / "data" / "logformats" / f"{stem}.log").read_text("utf-8").splitlines()
+    lines = [
+        _referred(line, stem, referer, query)
+        for line in sample for referer in REFERERS for query in ("", *UTM_QUERIES[(len(referer) % 3)::3])
+    ]
+    auditor, files = _auditor("auto"), {stem: lines}
+    by_line = _outcome_by_line(auditor, files, SAMPLE_ROBOTS)
+    assert {via for _, _, _, via in by_line[4]} == ({"utm_source"} if stem == "vhost_common" else {"referer", "utm_source"})
+    assert _outcome_by_column(auditor, files, SAMPLE_ROBOTS, block_lines=37) == by_line
+    assert BlockAuditor(auditor).audit_block(stem, 1, lines, SAMPLE_ROBOTS).left < len(lines) / 2
+
+
 def test_a_block_holding_a_lone_surrogate_is_audited_line_by_line():
     # text handed over by a stream may hold one; Arrow's strings are UTF-8, which cannot
     lines = [
         f'{HOST} 66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "{GOOGLEBOT} \ud800"',
         f'{HOST} 66.249.66.1 - - [02/Nov/2026:10:00:00 +0000] "GET /private/a HTTP/1.1" 200 1 "-" "{GOOGLEBOT}"',
+        f'{HOST} 192.0.2.5 - - [02/Nov/2026:10:00:00 +0000] "GET /?utm_source=chatgpt.com HTTP/1.1" 200 1 "-" "{BROWSER}"',
     ]
     files, auditor = {"log": lines}, AUDITORS["host_combined"]
     block = BlockAuditor(auditor).audit_block("log", 1, lines, SAMPLE_ROBOTS)
-    assert block.left == 2 and block.verdicts.num_rows == 2
+    assert block.left == 3 and block.verdicts.num_rows == 2
+    assert block.referrals == {(HOST, "OpenAI", "2026-11-02", "utm_source"): 1}
     assert _outcome_by_column(auditor, files, SAMPLE_ROBOTS) == _outcome_by_line(auditor, files, SAMPLE_ROBOTS)
 
 
@@ -187,7 +240,7 @@ BODIES = (
 GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot"
 AGENTS = (
     GOOGLEBOT, BINGBOT, GPTBOT, BINGBOT, "curl/8.5.0", "FooBot/1.0 (+http://foo.example/bot)", "-", "",
-    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
+    BROWSER,
     r"Mozilla/5.0 \"quoted\" (compatible; Googlebot/2.1)", "Mozilla/5.0 (compatible; Googlebot/2.1; caf\u00e9)",
 )
 ADDRESSES = (
@@ -233,12 +286,16 @@ def log_lines(draw, log_format: str) -> str:
     when = T0 + timedelta(minutes=draw(st.integers(-3 * 24 * 60, 6 * 24 * 60)), seconds=draw(st.integers(0, 2)))
     zone = draw(st.sampled_from(("+0000", "+0100", "-0530")))
     time = _rarely(draw, when.strftime("%d/%b/%Y:%H:%M:%S ") + zone, "32/Nov/2026:01:00:00 +0100")
-    request = draw(st.sampled_from(("GET", "GET", "HEAD"))) + " " + draw(st.sampled_from(PATHS)) + " HTTP/1.1"
+    target = draw(st.sampled_from(PATHS))
+    if draw(st.booleans()):
+        target += ("&" if "?" in target else "?") + draw(st.sampled_from(UTM_QUERIES))
+    request = draw(st.sampled_from(("GET", "GET", "HEAD"))) + " " + target + " HTTP/1.1"
     request = _rarely(draw, request, "-", "GET http://www.example.com/private/x HTTP/1.1", r"GET /a\"b HTTP/1.1")
     address = draw(st.sampled_from((*ADDRESSES, *["10.0.0.2"] * 3)))  # a trusted proxy's, when proxies are on
     line = f'{address} - - [{time}] "{request}" {draw(st.sampled_from(STATUSES))} 512'
     if log_format != "common":
-        line += f' "-" "{draw(st.sampled_from(AGENTS))}"'
+        referer = _rarely(draw, draw(st.sampled_from(REFERERS)), r"https://chatgpt.com/c/\"1\"", "https://gemini.google.com/\u00e9")
+        line += f' "{referer}" "{draw(st.sampled_from(AGENTS))}"'
         if draw(st.booleans()):
             line += f' "{draw(st.sampled_from(("10.0.0.9", "66.249.66.1, 10.0.0.9", "-")))}"'
     if log_format == "combined_xrt":
@@ -314,7 +371,7 @@ def test_the_summary_counts_the_requests_that_conflict_with_a_usage_preference()
         for n, agent in enumerate((GPTBOT, GPTBOT, GOOGLEBOT))
     ]
     by_line = _outcome_by_line(auditor, {"log": lines}, robots)
-    assert sorted((row["crawler"], row["requests"], row["preference_conflicts"]) for row in by_line[4]) == [
+    assert sorted((row["crawler"], row["requests"], row["preference_conflicts"]) for row in by_line[5]) == [
         ("GPTBot", 2, 2), ("Googlebot", 1, 0)
     ]
     assert _outcome_by_column(auditor, {"log": lines}, robots) == by_line
