@@ -79,7 +79,6 @@ class AuditedBlock:
     skipped: int = 0
     referrals: Counter[Referral] = field(default_factory=Counter)
     left: int = 0
-    referrals: Counter = field(default_factory=Counter)
 
 
 @dataclass

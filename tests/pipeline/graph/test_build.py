@@ -6,6 +6,7 @@ import gzip
 from pathlib import Path
 
 import apache_beam as beam
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.io import fileio
@@ -13,10 +14,12 @@ from apache_beam.io.filesystem import FileMetadata
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from helpers import BINGBOT, GOOGLEBOT, log_line, read_jsonl, run_audit, run_settings, write_jsonl, write_range_snapshot
+from helpers import (
+    BINGBOT, GOOGLEBOT, log_line, read_jsonl, run_audit, run_settings, verdict_block, write_jsonl, write_range_snapshot,
+)
 from pipeline.graph import build as graph
 from pipeline.report import text as report
-from pipeline.graph.line_audit import VerdictBatch, VerdictBatchCoder
+from pipeline.graph.line_audit import VerdictBatch, VerdictBatchCoder, VerdictBlockCoder
 from matcher.line_auditor import VERDICT, robots_by_host
 from pipeline.graph.read_logs import line_batches
 from pipeline.evidence.robots_table import read_robots_table
@@ -116,7 +119,7 @@ def test_every_verdict_of_the_fixture(fixture_dir):
     settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
         outputs = graph.build(p, settings)
-        verdicts = outputs["verdict_batches"] | "Verdicts" >> beam.FlatMap(iter) | "Essentials" >> beam.Map(
+        verdicts = outputs["verdict_batches"] | "Verdicts" >> beam.FlatMap(graph.verdict_rows) | "Essentials" >> beam.Map(
             lambda v: (v["source"], v["crawler"], v["identity"], v["decision"], v["reason"], v["rule_line"])
         )
         assert_that(verdicts, equal_to(_expected_verdicts(fixture_dir)), label="Verdicts")
@@ -158,7 +161,7 @@ def _fixture_verdicts(folder: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_dir):
+def test_a_streams_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_dir):
     verdicts = _fixture_verdicts(fixture_dir)
     coder = VerdictBatchCoder()
     batch = verdicts * 50  # as large as the batches of a busy log
@@ -167,11 +170,20 @@ def test_verdict_batches_travel_whole_and_are_sized_from_a_few_verdicts(fixture_
     assert 0.7 * len(encoded) <= coder.estimate_size(batch) <= 1.3 * len(encoded)
     for small in ([], verdicts[:1], verdicts[:8]):  # sized from every verdict
         assert coder.estimate_size(small) == len(coder.encode(small))
+    assert isinstance(beam.coders.registry.get_coder(VerdictBatch), VerdictBatchCoder)
+
+
+@pytest.mark.slow
+def test_a_batch_runs_verdicts_travel_as_arrow_blocks_that_round_trip_and_are_sized_by_their_buffers(fixture_dir):
+    block = verdict_block(_fixture_verdicts(fixture_dir) * 50)
+    coder = VerdictBlockCoder()
+    assert coder.decode(coder.encode(block)).equals(block)
+    assert coder.get_impl().estimate_size(block) == block.nbytes
     settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
         outputs = graph.build(p, settings)
-        assert outputs["verdict_batches"].element_type is VerdictBatch
-        assert isinstance(beam.coders.registry.get_coder(VerdictBatch), VerdictBatchCoder)
+        assert outputs["verdict_batches"].element_type is pa.Table
+        assert isinstance(beam.coders.registry.get_coder(pa.Table), VerdictBlockCoder)
 
 
 @pytest.mark.slow

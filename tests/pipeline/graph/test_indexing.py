@@ -78,7 +78,7 @@ def _argv(folder: Path) -> list[str]:
 def test_crawl_decision_and_indexing_facet_stay_separate(fixture_dir):
     settings, options = run_settings(_argv(fixture_dir))
     with TestPipeline(options=options) as p:
-        verdicts = graph.build(p, settings)["verdict_batches"] | beam.FlatMap(iter)
+        verdicts = graph.build(p, settings)["verdict_batches"] | beam.FlatMap(graph.verdict_rows)
         facets = verdicts | beam.Map(
             lambda v: (v["path"], v["crawler"], v["decision"], v["indexing"], v["indexing_unseen"])
         )
