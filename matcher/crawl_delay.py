@@ -32,7 +32,8 @@ from matcher import backoff
 from matcher.timerange import EPOCH, LONGEST_SPAN_S, from_micros, micros, shifted
 
 __all__ = [
-    "READS",
+    "KEY_READS",
+    "SHARED_READS",
     "EPOCH",
     "CrawlRequest",
     "Key",
@@ -46,6 +47,7 @@ __all__ = [
     "micros",
     "release",
     "request_of",
+    "shared_of",
     "rows",
     "shortest_gap_micros",
     "violates",
@@ -86,10 +88,11 @@ class Release:
         return self.released[-1] if self.released else self.previous
 
 
-# The verdict columns `key_of` and `request_of` read.
-READS = (
-    "host", "crawler", "operator", "identity", "ts", "source", "client_kind", "status", "retry_after", "crawl_delay",
-    "crawl_delay_line", "robots_version", "honours_crawl_delay",
+# The verdict columns `key_of` reads, and those `shared_of` reads; `request_of` reads both and
+# the request's time and source.
+KEY_READS = ("host", "crawler", "operator", "identity")
+SHARED_READS = (
+    "client_kind", "status", "retry_after", "crawl_delay", "crawl_delay_line", "robots_version", "honours_crawl_delay",
 )
 
 
@@ -99,12 +102,17 @@ def key_of(verdict: Mapping) -> Key:
 
 def request_of(verdict: Mapping) -> CrawlRequest:
     """What the crawl-delay audit keeps of one verdict."""
+    return micros(verdict["ts"]), verdict["source"], shared_of(verdict)
+
+
+def shared_of(verdict: Mapping) -> Shared:
+    """What the crawl-delay audit keeps of one verdict besides its time and source: the part many
+    requests share."""
     version = verdict["robots_version"]
     if version is not None:
         version = (micros(version["effective_from"]), version["status"], version["sha256"])
     answer = backoff.answer_of(verdict["client_kind"], verdict["status"], verdict["retry_after"])
-    shared = (verdict["crawl_delay"], verdict["crawl_delay_line"], version, verdict["honours_crawl_delay"], answer)
-    return micros(verdict["ts"]), verdict["source"], shared
+    return verdict["crawl_delay"], verdict["crawl_delay_line"], version, verdict["honours_crawl_delay"], answer
 
 
 def backoff_requests(ordered: Iterable[CrawlRequest]) -> list[backoff.Request]:

@@ -10,15 +10,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from matcher import records
+from matcher import crawl_delay, records
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
+from pipeline.columnar.keys import groups, row_keys
 from pipeline.columnar.rows import python_rows
 
 __all__ = [
     "CHANGE_READS",
+    "crawl_requests",
+    "distinct_rows",
     "INDEXING_READS",
     "SIGNATURE_READS",
     "STRADDLE_READS",
@@ -80,6 +84,30 @@ def on_hosts(verdicts: pa.Table, hosts: Iterable[str]) -> list[dict]:
     return _where(verdicts, mask, CHANGE_READS)
 
 
+def distinct_rows(verdicts: pa.Table, columns: Sequence[str]) -> tuple[list[dict], np.ndarray]:
+    """The distinct rows of `verdicts` over `columns` (as `verdict_records` gives them) and, per
+    row, the index of its distinct row."""
+    flat = verdicts.select(list(columns)).flatten()
+    _, of_row = row_keys(*(_codes(column) for column in flat.columns))
+    _, first = np.unique(of_row, return_index=True)
+    return verdict_records(verdicts.take(pa.array(first)), columns), of_row
+
+
+def crawl_requests(verdicts: pa.Table) -> Iterator[tuple[crawl_delay.Key, list[crawl_delay.CrawlRequest]]]:
+    """Per crawl-delay key of the block, `crawl_delay.request_of` of each of its verdicts, each
+    distinct key and each distinct shared part made once."""
+    if not verdicts.num_rows:
+        return
+    keys, key_of_row = distinct_rows(verdicts, crawl_delay.KEY_READS)
+    shared, shared_of_row = distinct_rows(verdicts, crawl_delay.SHARED_READS)
+    parts = [crawl_delay.shared_of(row) for row in shared]
+    times = verdicts["ts"].cast(pa.int64()).to_numpy().tolist()
+    sources = verdicts["source"].to_pylist()
+    of_row = shared_of_row.tolist()
+    for key, rows in groups(key_of_row):
+        yield crawl_delay.key_of(keys[key]), [(times[row], sources[row], parts[of_row[row]]) for row in rows.tolist()]
+
+
 def host_spans(verdicts: pa.Table) -> Iterator[tuple[str, tuple[int, int]]]:
     """Per host of the block, its first and last request, in microseconds since the epoch."""
     spans = (
@@ -89,6 +117,12 @@ def host_spans(verdicts: pa.Table) -> Iterator[tuple[str, tuple[int, int]]]:
         .aggregate([("at", "min"), ("at", "max")])
     )
     return zip(spans["host"].to_pylist(), zip(spans["at_min"].to_pylist(), spans["at_max"].to_pylist()))
+
+
+def _codes(column: pa.ChunkedArray) -> np.ndarray:
+    """A code per row that two rows share exactly when their values are equal (nulls alike)."""
+    indices = column.combine_chunks().dictionary_encode().indices
+    return pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
 
 
 def _where(verdicts: pa.Table, mask, columns: Sequence[str]) -> list[dict]:

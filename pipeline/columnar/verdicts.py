@@ -47,6 +47,7 @@ from matcher.referrals import REFERER, UTM_SOURCE, Referrers
 from matcher.reverse_dns import DnsAnswer
 from matcher.robots_fetches import FetchHistory, FetchKey, Held, may_revise
 from matcher.timerange import EPOCH, micros
+from pipeline.columnar.keys import distinct, groups, row_keys
 from pipeline.columnar.reading import read_plain
 from pipeline.tables.schema import arrow_schema
 
@@ -131,7 +132,7 @@ class BlockAuditor:
         fields = block.fields.take(pa.array(rows))
         ts, claim_of_row, identity_of_row = block.ts[rows], who.claim_of_line[rows], who.identity_of_line[rows]
         # hosts: as the parser names them (`--default-host` for none), with their histories
-        logged, host_of_row = _distinct(fields.field("host"))
+        logged, host_of_row = distinct(fields.field("host"))
         named = [request_host(text, parse.default_host) for text in logged]
         hosts = [(host_key(name) or None) if name else None for name in named]
         decided = self._decided(
@@ -145,7 +146,7 @@ class BlockAuditor:
              for index, (_, chain, _) in enumerate(who.identity_keys)],
             (), _IDENTITY_SCHEMA,
         ).take(pa.array(identity_of_row))
-        statuses, status_of_row = _distinct(fields.field("status"))
+        statuses, status_of_row = distinct(fields.field("status"))
         columns = {
             "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
             "host": pa.array(hosts, pa.string()).take(pa.array(host_of_row)),
@@ -187,11 +188,11 @@ class BlockAuditor:
         referred = np.flatnonzero(referral_of_row >= 0)
         if not len(referred):
             return Counter()
-        logged, host_of_row = _distinct(fields.field("host").take(pa.array(referred)))
+        logged, host_of_row = distinct(fields.field("host").take(pa.array(referred)))
         named = [request_host(text, parse.default_host) for text in logged]
         hosts = [(host_key(name) or None) if name else None for name in named]
         days = block.ts[visits[referred]] // _MICROS_PER_DAY
-        keys, key_of_row = _keys(host_of_row, days, referral_of_row[referred])
+        keys, key_of_row = row_keys(host_of_row, days, referral_of_row[referred])
         referrals: Counter[Referral] = Counter()
         for (host, day, referral), count in zip(keys, np.bincount(key_of_row, minlength=len(keys)).tolist()):
             operator, via = found[referral]
@@ -205,15 +206,15 @@ class BlockAuditor:
         if dns_answers is not None:
             dns_answers = self._checked(dns_answers)
         # 0 stands for no claim, u + 1 for the claim of agent u
-        agents, agent_of = _distinct(block.fields.field("user_agent"))
+        agents, agent_of = distinct(block.fields.field("user_agent"))
         agent_claims = [self._claim("" if agent == "-" else agent) for agent in agents]
         claim_ids = np.array([0 if claim is None else index + 1 for index, claim in enumerate(agent_claims)], np.int64)
         claim_of_line = claim_ids[agent_of] if len(agent_of) else np.zeros(0, np.int64)
         claims: list[Claim | None] = [None, *agent_claims]
         # an address holds no blank, so one joins it to its chain
-        chains, chain_of = _distinct(_joined(block.fields.field("client_ip"), block.fields.field("forwarded_for")))
+        chains, chain_of = distinct(_joined(block.fields.field("client_ip"), block.fields.field("forwarded_for")))
         clients = [auditor.proxies.client(*_chain(text)) for text in chains]
-        identity_keys, identity_of_line = _keys(claim_of_line, chain_of, block.ts // _MICROS_PER_DAY)
+        identity_keys, identity_of_line = row_keys(claim_of_line, chain_of, block.ts // _MICROS_PER_DAY)
         identities = []
         for claim_id, chain, day in identity_keys:
             claim, client, on = claims[claim_id], clients[chain], _EPOCH_DAY + timedelta(days=int(day))
@@ -233,9 +234,9 @@ class BlockAuditor:
         claims = who.claims
         held_of_row, helds = self._held(fetches, claims, who.identities, hosts, claim_of_row, identity_of_row, host_of_row, ts)
         span_of_row, spans = _spans(histories, helds, host_of_row, held_of_row, ts, self.auditor.error_limit)
-        paths, path_of_row = _distinct(fields.field("target"))
-        tags, tag_of_row = _distinct(fields.field("x_robots_tag"))
-        decision_keys, decision_of_row = _keys(host_of_row, claim_of_row, path_of_row, tag_of_row, span_of_row)
+        paths, path_of_row = distinct(fields.field("target"))
+        tags, tag_of_row = distinct(fields.field("x_robots_tag"))
+        decision_keys, decision_of_row = row_keys(host_of_row, claim_of_row, path_of_row, tag_of_row, span_of_row)
 
         def decided(key: tuple[int, ...], held: Held | None) -> dict:
             host, claim_id, path_id, tag, span = key
@@ -251,13 +252,13 @@ class BlockAuditor:
         )
         held_rows = held_of_row >= 0
         revised = held_rows & revisable[decision_of_row]
-        revised_keys, revised_of_row = _keys(decision_of_row[revised], held_of_row[revised])
+        revised_keys, revised_of_row = row_keys(decision_of_row[revised], held_of_row[revised])
         decision_of_row = decision_of_row.copy()
         decision_of_row[revised] = len(decisions) + revised_of_row
         decisions += [decided(decision_keys[key], helds[held]) for key, held in revised_keys]
         table = _table(decisions, _DECISION_COLUMNS, _DECISION_SCHEMA).take(pa.array(decision_of_row))
         filled = held_rows & ~revised
-        fill_keys, fill_of_row = _keys(host_of_row[filled], held_of_row[filled])
+        fill_keys, fill_of_row = row_keys(host_of_row[filled], held_of_row[filled])
         fetched = _table(
             [{"robots_fetch": held_columns(histories[host], helds[held])} for host, held in fill_keys],
             _FETCH_COLUMNS, _FETCH_SCHEMA,
@@ -283,9 +284,9 @@ class BlockAuditor:
         # a fetch key is made of the claim, the identity's status and the host: few distinct ones
         statuses = sorted({who.status for who in identities if who is not None})
         status_ids = np.array([-1 if who is None else statuses.index(who.status) for who in identities], np.int64)
-        keys, key_of_row = _keys(claim_of_row, status_ids[identity_of_row], host_of_row)
+        keys, key_of_row = row_keys(claim_of_row, status_ids[identity_of_row], host_of_row)
         first_held: dict[int, int] = {}  # id of a fetch history -> the index of its first in `helds`
-        for index, rows in _groups(key_of_row):
+        for index, rows in groups(key_of_row):
             claim_id, status, host = keys[index]
             found = self._fetch_times(fetches, fetch_key(claims[claim_id], statuses[status], hosts[host]))
             if found is None:
@@ -377,7 +378,7 @@ class _Block:
 def _referred_by_referer(referrers: Referrers, referers: pa.Array, found: list[tuple[str, str]]) -> np.ndarray:
     """Per row, the index in `found` of the operator its Referer names (-1: none), read once per
     distinct Referer; `-` and an empty field name none, as the parser reads them."""
-    texts, text_of_row = _distinct(referers)
+    texts, text_of_row = distinct(referers)
     ids = np.array(
         [_referral_id(found, referrers.of_referer(None if text in ("", "-") else text), REFERER) for text in texts],
         np.int64,
@@ -388,7 +389,7 @@ def _referred_by_referer(referrers: Referrers, referers: pa.Array, found: list[t
 def _referred_by_utm(referrers: Referrers, targets: pa.Array, found: list[tuple[str, str]]) -> np.ndarray:
     """Per row, the index in `found` of the operator its target's utm_source names (-1: none),
     read once per distinct target (origin-form: the path the parser records)."""
-    texts, text_of_row = _distinct(targets)
+    texts, text_of_row = distinct(targets)
     ids = np.array([_referral_id(found, referrers.of_utm(text), UTM_SOURCE) for text in texts], np.int64)
     return ids[text_of_row]
 
@@ -412,7 +413,7 @@ def _text(lines: Sequence[str]) -> pa.Array | None:
 def _times(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Each line's time in microseconds, and whether it could be read; each distinct text is read
     once, by the parser's own reader."""
-    values, inverse = _distinct(texts)
+    values, inverse = distinct(texts)
     read = np.zeros(len(values), np.int64)
     good = np.ones(len(values), bool)
     for index, text in enumerate(values):
@@ -434,9 +435,9 @@ def _spans(histories: list[HostHistory | None], helds: list[Held], host_of_row, 
     span_keys = np.zeros((len(ts), 2), np.int64)
     stand_ins: dict[tuple[int, int, int, int], datetime] = {}
     host_points = {}
-    groups, group_of_row = _keys(host_of_row, error_end)
-    for group, rows in _groups(group_of_row):
-        host, end = groups[group]
+    host_ends, group_of_row = row_keys(host_of_row, error_end)
+    for group, rows in groups(group_of_row):
+        host, end = host_ends[group]
         if host not in host_points:
             history = histories[host]
             host_points[host] = [micros(point) for point in history.turning_points()] if history is not None else []
@@ -446,7 +447,7 @@ def _spans(histories: list[HostHistory | None], helds: list[Held], host_of_row, 
         span_keys[rows, 0], span_keys[rows, 1] = before, through
         for first, last in set(zip(before.tolist(), through.tolist())):
             stand_ins[group, first, last] = _stand_in(points, first, last)
-    keys, span_of_row = _keys(group_of_row, span_keys[:, 0], span_keys[:, 1])
+    keys, span_of_row = row_keys(group_of_row, span_keys[:, 0], span_keys[:, 1])
     return span_of_row, [stand_ins[group, first, last] for group, first, last in keys]
 
 
@@ -514,27 +515,6 @@ def _empty() -> pa.Table:
     return _VERDICT_SCHEMA.empty_table()
 
 
-def _distinct(texts: pa.Array) -> tuple[list, np.ndarray]:
-    """The distinct values of `texts` and, per row, the index of its value."""
-    encoded = texts.dictionary_encode()
-    return encoded.dictionary.to_pylist(), encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-def _keys(*parts: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
-    """The distinct tuples of `parts` taken row by row, and per row the index of its tuple."""
-    if not len(parts[0]):
-        return [], np.zeros(0, np.int64)
-    columns = [np.asarray(part, np.int64) for part in parts]
-    combined = np.zeros(len(columns[0]), np.int64)
-    for column in columns:
-        low = column.min()
-        # renumbered densely after each part, so the product stays below the number of rows squared
-        _, combined = np.unique(combined * (column.max() - low + 1) + (column - low), return_inverse=True)
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    distinct = np.stack([column[first] for column in columns], axis=1)
-    return [tuple(row) for row in distinct.tolist()], inverse.reshape(-1).astype(np.int64)
-
-
 def _joined(addresses: pa.Array, chains: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise(addresses, chains, " ")
 
@@ -542,14 +522,6 @@ def _joined(addresses: pa.Array, chains: pa.Array) -> pa.Array:
 def _chain(text: str) -> tuple[str, str | None]:
     address, _, forwarded = text.partition(" ")
     return address, None if forwarded in ("", "-") else forwarded
-
-
-def _groups(ids: np.ndarray):
-    """(id, the rows holding it) for each id present in `ids`."""
-    order = np.argsort(ids, kind="stable")
-    present, starts = np.unique(ids[order], return_index=True)
-    for value, start, end in zip(present.tolist(), starts.tolist(), [*starts[1:].tolist(), len(ids)]):
-        yield value, order[start:end]
 
 
 def _runs(offsets: np.ndarray):
@@ -567,7 +539,7 @@ def _sizes(fields: pa.StructArray, rows: int) -> pa.Array:
     """The logged response sizes, read as the per-line reader reads them."""
     if fields.type.get_field_index("size") < 0:
         return pa.nulls(rows, pa.int64())
-    sizes, size_of_row = _distinct(fields.field("size"))
+    sizes, size_of_row = distinct(fields.field("size"))
     return pa.array([logged_size(text) for text in sizes], pa.int64()).take(
         pa.array(size_of_row)
     )

@@ -65,7 +65,7 @@ from matcher import backoff, crawl_delay, records
 from matcher.crawl_delay import CrawlRequest
 from matcher.records import BACKOFF_TABLE, DEAD_LETTERS_TABLE, VIOLATIONS_TABLE, WINDOWS_TABLE
 from matcher.line_auditor import dead_letter
-from pipeline.columnar.selections import rows_of
+from pipeline.columnar.selections import crawl_requests
 from pipeline.graph.sinks import beam_timestamp
 
 LATE_REASON = "late-beyond-allowed-lateness"
@@ -204,18 +204,18 @@ class PackRequestsFn(beam.DoFn):
         self._count = 0
 
     def process(self, verdicts):
-        for verdict in rows_of(verdicts, crawl_delay.READS):
-            key = crawl_delay.key_of(verdict)
-            pending = self._pending.get(key)
-            if pending is None:
-                pending = self._pending[key] = _Pending()
-            pending.add(crawl_delay.request_of(verdict))
-            self._count += 1
-            if len(pending) >= _PACK:
-                self._count -= len(pending)
-                yield key, self._pending.pop(key).packed()
-            elif self._count >= _PENDING_LIMIT:
-                yield from self._packed()
+        for key, requests in crawl_requests(verdicts):
+            for request in requests:
+                pending = self._pending.get(key)
+                if pending is None:
+                    pending = self._pending[key] = _Pending()
+                pending.add(request)
+                self._count += 1
+                if len(pending) >= _PACK:
+                    self._count -= len(pending)
+                    yield key, self._pending.pop(key).packed()
+                elif self._count >= _PENDING_LIMIT:
+                    yield from self._packed()
 
     def finish_bundle(self):
         for packed in self._packed():
