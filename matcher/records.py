@@ -18,6 +18,7 @@ from matcher.robots import MAX_BYTES as MAX_ROBOTS_BYTES
 from matcher.timerange import parse_timestamp
 
 __all__ = [
+    "json_text",
     "SCHEMA_VERSION",
     "Column",
     "VERDICTS",
@@ -584,13 +585,17 @@ def _new_shaper(columns: tuple[Column, ...], json_ready: bool) -> Callable[[dict
     return shape
 
 
+def json_text(value: object) -> str:
+    """A `json` column's value as columnar formats carry an open-ended object: its JSON text."""
+    return json.dumps(value, sort_keys=True)
+
+
 def _conversion(column: Column, json_ready: bool) -> Callable | None:
     """What a column's non-null value goes through; None: it is written as it is."""
     if column.type == "timestamp" and json_ready:
         return rfc3339
     if column.type == "json" and not json_ready:
-        # Columnar formats carry an open-ended object as its JSON text.
-        return functools.partial(json.dumps, sort_keys=True)
+        return json_text
     if column.type == "struct":
         return shaper(column.fields, json_ready=json_ready)
     if column.type == "string_list":

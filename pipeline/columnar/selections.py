@@ -35,6 +35,7 @@ __all__ = [
     "with_indexing",
 ]
 
+_ITEM_SEPARATOR = "\x1f"
 # Columns an Arrow table carries as JSON text and the audit as objects.
 _JSON_COLUMNS = frozenset(column.name for column in records.VERDICTS if column.type == "json")
 
@@ -121,7 +122,12 @@ def host_spans(verdicts: pa.Table) -> Iterator[tuple[str, tuple[int, int]]]:
 
 def _codes(column: pa.ChunkedArray) -> np.ndarray:
     """A code per row that two rows share exactly when their values are equal (nulls alike)."""
-    indices = column.combine_chunks().dictionary_encode().indices
+    values = column.combine_chunks()
+    if pa.types.is_list(values.type):
+        # the lists of the verdict columns hold registry words and labels, which no control
+        # character is part of
+        values = pc.binary_join(values, _ITEM_SEPARATOR)
+    indices = values.dictionary_encode().indices
     return pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
 
 

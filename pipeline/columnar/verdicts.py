@@ -507,8 +507,18 @@ def _identity_columns(client: str, who: IdentityResult | None, truncate_addresse
 
 
 def _table(rows: list[dict], columns, schema: pa.Schema) -> pa.Table:
-    shape = records.shaper(columns) if columns else None
-    return pa.Table.from_pylist(list(map(shape, rows)) if shape else rows, schema=schema)
+    """The rows as a table of `schema`: Arrow takes a record's values as they are (it leaves out a
+    struct's other keys and reads a tuple as a list) but for the `json` columns' objects, which
+    become their text as `records.shaped` makes it."""
+    texts = [column.name for column in columns if column.type == "json"]
+    if texts:
+        rows = [_with_json_text(row, texts) for row in rows]
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _with_json_text(row: dict, names: list[str]) -> dict:
+    objects = [name for name in names if row.get(name) is not None]
+    return {**row, **{name: records.json_text(row[name]) for name in objects}} if objects else row
 
 
 def _empty() -> pa.Table:
