@@ -108,7 +108,7 @@ from matcher.line_auditor import DEAD_LETTER, NOT_REQUEST, SKIPPED, VERDICT, Lin
 from pipeline.graph.read_logs import LINES_PER_BATCH
 from pipeline.evidence.robots_table import read_robots_table
 from pipeline.cli.parser import settings_of
-from pipeline.graph.sinks import JsonRows
+from pipeline.tables.json_rows import JsonRows
 from pipeline.graph.robots_fetches import fetch_rows as robots_fetch_rows
 from pipeline.graph.signature_reuse import combine_seen, signature_reuse_row, signatures_seen
 from matcher.summary import count_verdict, summary_key, summary_row

@@ -7,7 +7,6 @@ restatement of it): the rule still decides on each row it is given.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -17,7 +16,7 @@ import pyarrow.compute as pc
 from matcher import crawl_delay, records
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
 from pipeline.columnar.keys import groups, row_keys
-from pipeline.columnar.rows import python_rows
+from pipeline.columnar.rows import records_of
 
 __all__ = [
     "CHANGE_READS",
@@ -36,8 +35,6 @@ __all__ = [
 ]
 
 _ITEM_SEPARATOR = "\x1f"
-# Columns an Arrow table carries as JSON text and the audit as objects.
-_JSON_COLUMNS = frozenset(column.name for column in records.VERDICTS if column.type == "json")
 
 INDEXING_READS = ("ts", "host", "path", "crawler", "operator", "decision", "indexing")
 STRADDLE_READS = ("host", "crawler", "operator", "decision", "robots_version", "later_version")
@@ -46,14 +43,8 @@ CHANGE_READS = ("ts", "host", "path", "crawler", "client_kind", "tokens", "ident
 
 
 def verdict_records(verdicts: pa.Table, columns: Sequence[str] | None = None) -> list[dict]:
-    """The rows as the audit makes its verdicts (of `columns` only, when given): the JSON text
-    columns read back into objects."""
-    rows = python_rows(verdicts, columns)
-    for name in _JSON_COLUMNS.intersection(verdicts.column_names if columns is None else columns):
-        for row in rows:
-            if row[name] is not None:
-                row[name] = json.loads(row[name])
-    return rows
+    """The rows as the audit makes its verdicts (of `columns` only, when given)."""
+    return records_of(verdicts, records.VERDICTS, columns)
 
 
 def rows_of(verdicts: pa.Table, columns: Sequence[str]) -> list[dict]:

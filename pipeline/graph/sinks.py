@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import apache_beam as beam
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
@@ -22,7 +21,8 @@ from apache_beam.utils.timestamp import Timestamp
 from matcher import records
 from matcher.records import Column
 from matcher.timerange import micros
-from pipeline.columnar.selections import verdict_records
+from pipeline.columnar.json_lines import json_lines
+from pipeline.tables.json_rows import JsonRows
 from pipeline.tables.schema import arrow_schema, bigquery_schema
 
 STORAGE_WRITE_API = "STORAGE_WRITE_API"
@@ -68,45 +68,6 @@ def write_table_blocks(blocks, folder: str, columns, output_format: str, label: 
 
 def arrow_table(rows: list[dict], columns: tuple[Column, ...], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pylist(list(map(records.shaper(columns), rows)), schema=schema)
-
-
-class JsonRows:
-    """Rows of one table as JSON Lines: compact UTF-8 JSON, keys in column order, timestamps in
-    RFC 3339 with a Z.
-
-    A row already in the table's shape (as the audit builds its verdicts) goes straight to
-    orjson, which writes a verdict in a tenth of the time of the standard encoder; any other row,
-    or one orjson refuses (an integer beyond 64 bits), is shaped first and written by the standard
-    encoder with the same separators."""
-
-    def __init__(self, columns: tuple[Column, ...]):
-        self._columns = columns
-        self._names = tuple(column.name for column in columns)
-        self._structs = tuple(
-            (column.name, tuple(field.name for field in column.fields)) for column in columns if column.type == "struct"
-        )
-
-    def line(self, row: dict) -> bytes:
-        if tuple(row) == self._names and all(
-            row[name] is None or tuple(row[name]) == fields for name, fields in self._structs
-        ):
-            try:
-                # A record's timestamps are UTC, which orjson writes as RFC 3339 with a Z.
-                return orjson.dumps(row, option=orjson.OPT_UTC_Z)
-            except TypeError:
-                pass
-        return _COMPACT_JSON(records.shaper(self._columns, json_ready=True)(row)).encode("utf-8")
-
-    def lines(self, rows: list[dict]) -> bytes:
-        """The rows as JSON Lines without the final newline (the text sink adds one)."""
-        return b"\n".join(map(self.line, rows))
-
-
-def json_lines(table: pa.Table, columns: tuple[Column, ...]) -> bytes:
-    return JsonRows(columns).lines(verdict_records(table))
-
-
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class WriteWholeTables(beam.PTransform):

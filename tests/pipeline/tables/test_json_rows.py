@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matcher import records
-from pipeline.graph.sinks import JsonRows
+from pipeline.tables.json_rows import JsonRows
 
 VERDICT_COLUMNS = {column.name: column for column in records.VERDICTS}
 
