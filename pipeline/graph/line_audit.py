@@ -37,7 +37,7 @@ NOT_REQUEST_KEY = "not_request:"
 VERDICT_BATCHES = "verdict_batches"
 # Lines a batch run audits at a time: Arrow's cost per call is paid per block, and a larger block
 # holds more lines that share a key.
-BLOCK_LINES = 16_384
+BLOCK_LINES = 4_096
 UNREADABLE_REASON = "unreadable-rest-of-file"
 LONG_LINE_REASON = "line-too-long"
 
