@@ -1,17 +1,98 @@
 """An Arrow table of one record table's rows as JSON Lines, the bytes the JSON Lines sinks write
-for the same rows (`pipeline.tables.json_rows.JsonRows`)."""
+for the same rows (`pipeline.tables.json_rows.JsonRows`).
+
+A table in the record table's shape (its columns, in order, and its structs' fields) is written
+column by column: each distinct value of a column is written once by orjson, as `JsonRows`
+writes it inside a row, and the texts are gathered to the rows (`take`) and joined between the
+keys' literal fragments (`binary_join_element_wise`); a struct's value is an object joined the
+same way from its fields' texts, a list's from its items' texts. Any other table goes through
+`JsonRows` row by row, which shapes the rows first.
+"""
 from __future__ import annotations
 
+import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from matcher.records import Column
-from pipeline.columnar.rows import python_rows
+from pipeline.columnar.rows import python_rows, python_values
 from pipeline.tables.json_rows import JsonRows
 
 __all__ = ["json_lines"]
+
+_TEXT = pa.large_binary()
+_NULL = pa.scalar(b"null", _TEXT)
+_NOTHING = pa.scalar(b"", _TEXT)
+
+
+class _OtherShape(Exception):
+    """A column whose values are not written column by column here."""
 
 
 def json_lines(table: pa.Table, columns: tuple[Column, ...]) -> bytes:
     """`JsonRows(columns).lines(table.to_pylist())`: the rows as JSON Lines without the final
     newline."""
+    if table.num_rows == 0:
+        return b""
+    if columns and table.column_names == [column.name for column in columns]:
+        try:
+            return _by_column(table.combine_chunks(), columns)
+        except _OtherShape:
+            pass
     return JsonRows(columns).lines(python_rows(table))
+
+
+def _by_column(table: pa.Table, columns: tuple[Column, ...]) -> bytes:
+    texts = _object(
+        [column.name for column in columns],
+        [_texts(table.column(index).chunk(0), column.fields) for index, column in enumerate(columns)],
+        b"\n",
+    )
+    _, offsets, data = texts.buffers()
+    ends = pa.Array.from_buffers(pa.int64(), len(texts) + 1, [None, offsets], offset=texts.offset)
+    return data[ends[0].as_py():ends[-1].as_py() - 1].to_pybytes()
+
+
+def _texts(array: pa.Array, fields: tuple[Column, ...]) -> pa.Array:
+    """Each value's JSON text as orjson writes it within a row, `null` for a null; `fields` are
+    those a struct must have, in order."""
+    kind = array.type
+    if pa.types.is_struct(kind):
+        names = [kind.field(index).name for index in range(kind.num_fields)]
+        if not names or names != [field.name for field in fields]:
+            raise _OtherShape(kind)
+        texts = [_texts(array.field(index), field.fields) for index, field in enumerate(fields)]
+        return _or_null(array, _object(names, texts, b""))
+    if pa.types.is_list(kind):
+        items = _texts(array.flatten(), ())
+        lengths = pc.fill_null(pc.list_value_length(array), 0)
+        offsets = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(lengths).cast(pa.int64())])
+        joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, items), pa.scalar(b",", _TEXT))
+        listed = pc.binary_join_element_wise(pa.scalar(b"[", _TEXT), joined, pa.scalar(b"]", _TEXT), _NOTHING)
+        return _or_null(array, listed)
+    if not _written_by_value(kind):
+        raise _OtherShape(kind)
+    encoded = pc.dictionary_encode(array)
+    distinct = [orjson.dumps(value, option=orjson.OPT_UTC_Z) for value in python_values(encoded.dictionary)]
+    return pc.fill_null(pa.array(distinct, _TEXT).take(encoded.indices), _NULL)
+
+
+def _written_by_value(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(kind) or pa.types.is_int64(kind) or pa.types.is_float64(kind)
+        or pa.types.is_boolean(kind) or (pa.types.is_timestamp(kind) and kind.tz == "UTC")
+    )
+
+
+def _object(names: list[str], values: list[pa.Array], after: bytes) -> pa.Array:
+    """`{"name":value,...}` per row, then `after`."""
+    pieces = []
+    for at, (name, value) in enumerate(zip(names, values)):
+        pieces += [pa.scalar((b"," if at else b"{") + orjson.dumps(name) + b":", _TEXT), value]
+    return pc.binary_join_element_wise(*pieces, pa.scalar(b"}" + after, _TEXT), _NOTHING)
+
+
+def _or_null(array: pa.Array, texts: pa.Array) -> pa.Array:
+    if array.null_count:
+        return pc.if_else(array.is_valid(), texts, _NULL)
+    return texts
