@@ -23,6 +23,8 @@ __all__ = ["json_lines"]
 _TEXT = pa.large_binary()
 _NULL = pa.scalar(b"null", _TEXT)
 _NOTHING = pa.scalar(b"", _TEXT)
+_QUOTE = pa.scalar(b'"', _TEXT)
+_ESCAPED = r'["\\\x00-\x1f]'
 
 
 class _OtherShape(Exception):
@@ -70,6 +72,11 @@ def _texts(array: pa.Array, fields: tuple[Column, ...]) -> pa.Array:
         joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, items), pa.scalar(b",", _TEXT))
         listed = pc.binary_join_element_wise(pa.scalar(b"[", _TEXT), joined, pa.scalar(b"]", _TEXT), _NOTHING)
         return _or_null(array, listed)
+    if pa.types.is_string(kind):
+        return _strings(array)
+    if pa.types.is_int64(kind):
+        # a JSON integer has one spelling, its decimal digits
+        return pc.fill_null(array.cast(pa.large_string()).cast(_TEXT), _NULL)
     if not _written_by_value(kind):
         raise _OtherShape(kind)
     encoded = pc.dictionary_encode(array)
@@ -78,10 +85,18 @@ def _texts(array: pa.Array, fields: tuple[Column, ...]) -> pa.Array:
 
 
 def _written_by_value(kind: pa.DataType) -> bool:
-    return (
-        pa.types.is_string(kind) or pa.types.is_int64(kind) or pa.types.is_float64(kind)
-        or pa.types.is_boolean(kind) or (pa.types.is_timestamp(kind) and kind.tz == "UTC")
-    )
+    return pa.types.is_float64(kind) or pa.types.is_boolean(kind) or (pa.types.is_timestamp(kind) and kind.tz == "UTC")
+
+
+def _strings(array: pa.Array) -> pa.Array:
+    """A text orjson writes as it is between quotes unless it holds a quote, a backslash or a
+    control character, which orjson writes escaped."""
+    quoted = pc.binary_join_element_wise(_QUOTE, array.cast(_TEXT), _QUOTE, _NOTHING)
+    escaped = pc.fill_null(pc.match_substring_regex(array, _ESCAPED), False)
+    if pc.any(escaped).as_py():
+        written = [orjson.dumps(value) for value in array.filter(escaped).to_pylist()]
+        quoted = pc.replace_with_mask(quoted, escaped, pa.array(written, _TEXT))
+    return pc.fill_null(quoted, _NULL)
 
 
 def _object(names: list[str], values: list[pa.Array], after: bytes) -> pa.Array:
