@@ -2,11 +2,13 @@
 for the same rows (`pipeline.tables.json_rows.JsonRows`).
 
 A table in the record table's shape (its columns, in order, and its structs' fields) is written
-column by column: each distinct value of a column is written once by orjson, as `JsonRows`
-writes it inside a row, and the texts are gathered to the rows (`take`) and joined between the
-keys' literal fragments (`binary_join_element_wise`); a struct's value is an object joined the
-same way from its fields' texts, a list's from its items' texts. Any other table goes through
-`JsonRows` row by row, which shapes the rows first.
+column by column, each value's text as `JsonRows` writes it inside a row: each distinct timestamp,
+float or boolean is written once by orjson and gathered to the rows (`take`); a text goes between
+quotes as it is unless it holds what orjson escapes, and only those go through orjson; an integer
+is its digits. The texts are joined between the keys' literal fragments
+(`binary_join_element_wise`); a struct's value is an object joined the same way from its fields'
+texts, a list's from its items' texts. Any other table goes through `JsonRows` row by row, which
+shapes the rows first.
 """
 from __future__ import annotations
 
@@ -45,6 +47,9 @@ def json_lines(table: pa.Table, columns: tuple[Column, ...]) -> bytes:
 
 
 def _by_column(table: pa.Table, columns: tuple[Column, ...]) -> bytes:
+    for column, kind in zip(columns, table.schema.types):
+        if (column.type == "struct") != pa.types.is_struct(kind):
+            raise _OtherShape(column.name)
     texts = _object(
         [column.name for column in columns],
         [_texts(table.column(index).chunk(0), column.fields) for index, column in enumerate(columns)],
