@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from matcher import records
 from matcher.records import Column, json_text
+from matcher.timerange import EPOCH
 from pipeline.tables.schema import arrow_schema
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TIMES = st.one_of(
     st.sampled_from([
         EPOCH,
