@@ -62,6 +62,9 @@ class RobotsChange:
     next_at: datetime | None
     # Both bodies parsed on first use; not pickled (a worker parses them again, once).
     _files: list = field(default_factory=list, init=False, repr=False)
+    # Per crawler (robots tokens, catch-all), whether the change touched its access rules: one
+    # entry per crawler of the registry.
+    _rules_changed: dict = field(default_factory=dict, init=False, repr=False)
     # A crawler's direction on a path, kept once decided: a host's requests repeat their paths.
     _directions: BoundedCache = field(
         default_factory=lambda: BoundedCache(_REMEMBERED_DIRECTIONS, key_chars=_REMEMBERED_DIRECTION_CHARS),
@@ -70,7 +73,7 @@ class RobotsChange:
     )
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_files": []}
+        return {**self.__dict__, "_files": [], "_rules_changed": {}}
 
     @property
     def at(self) -> datetime:
@@ -78,15 +81,30 @@ class RobotsChange:
 
     def direction(self, tokens: Sequence[str], catch_all: bool, path: str) -> str | None:
         """`restricts` or `opens` when the change turned this crawler's decision on `path`, else None."""
+        if not self._turns_any(tuple(tokens), catch_all):
+            return None
         key = (path, catch_all, tuple(tokens))
         if key not in self._directions:
             self._directions[key] = self._decided_direction(key[2], catch_all, path)
         return self._directions[key]
 
-    def _decided_direction(self, tokens: tuple[str, ...], catch_all: bool, path: str) -> str | None:
+    def _turns_any(self, tokens: tuple[str, ...], catch_all: bool) -> bool:
+        """False when the change left the crawler's access rules as they were, so no path of its
+        turned: most changes rewrite one crawler's group and leave the others' alone."""
+        key = (tokens, catch_all)
+        if key not in self._rules_changed:
+            before, after = (parsed.access_rules(tokens, catch_all) for parsed in self._parsed())
+            self._rules_changed[key] = before != after
+        return self._rules_changed[key]
+
+    def _parsed(self) -> list[robots.RobotsFile]:
+        """The bodies before and after, parsed once."""
         if not self._files:
             self._files.extend(robots.parse(version.body or b"") for version in (self.previous, self.new))
-        before, after = (parsed.decide_path(tokens, path, catch_all).allowed for parsed in self._files)
+        return self._files
+
+    def _decided_direction(self, tokens: tuple[str, ...], catch_all: bool, path: str) -> str | None:
+        before, after = (parsed.decide_path(tokens, path, catch_all).allowed for parsed in self._parsed())
         if before == after:
             return None
         return OPENS if after else RESTRICTS

@@ -160,6 +160,14 @@ class RobotsFile:
         """Decide a URL for a crawler's robots tokens, most specific first."""
         return self._compiled.decide_path(tokens, request_path(url), catch_all)
 
+    def access_rules(self, tokens: Sequence[str], catch_all: bool = True) -> frozenset[tuple[str, str]] | None:
+        """What decides a crawler's access here (`decide_path`'s group): its group's rules as
+        (kind, normalized pattern), None without a group. Two files that give the same answer
+        allow and disallow every path alike for it; where a rule stands and its line do not
+        change whether it allows."""
+        group = self._compiled.chosen_group(tokens, catch_all)
+        return None if group is None else frozenset((kind, normalized) for kind, _, _, normalized in group._rules.fields)
+
     def decide_path(self, tokens: Sequence[str], path: str, catch_all: bool = True) -> Decision:
         """Decide a request path as a log carries it (`//a` is a path here, not a host).
 
@@ -592,6 +600,9 @@ class _CompiledRules:
         if chosen is None:
             chosen = self._choose(tokens, catch_all)
         return chosen.decide_request(path)
+
+    def chosen_group(self, tokens: Sequence[str], catch_all: bool) -> Group | None:
+        return self._choose(tokens, catch_all).group
 
     def _choose(self, tokens: Sequence[str], catch_all: bool) -> _GroupDecisions:
         """The decisions of the group of the first token that names one, else `*`, else none."""

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from matcher import robots
 from matcher.changes import OPENS, RESTRICTS, change_row, host_changes, requests_of
 from matcher.history import RobotsVersion
 from matcher.timerange import micros
@@ -46,6 +50,55 @@ def test_a_path_is_turned_for_a_crawler_by_its_own_tokens():
     (closed,) = host_changes([version(0, OPEN), version(10, CLOSED)])
     assert closed.direction(("adsbot-google",), False, "/new") is None
     assert closed.direction(("adsbot-google",), True, "/new") == RESTRICTS
+
+
+_AGENTS = ("*", "GPTBot", "Googlebot", "bingbot")
+_PATTERNS = ("/", "/private", "/private/", "/new", "/a*", "/*.pdf$", "/page$", "")
+_group = st.tuples(
+    st.sampled_from(_AGENTS),
+    st.lists(st.tuples(st.sampled_from(("Allow", "Disallow")), st.sampled_from(_PATTERNS)), max_size=4),
+)
+_groups = st.lists(_group, max_size=4)
+
+
+def _text(groups) -> str:
+    return "\n".join(
+        f"User-agent: {agent}\n" + "".join(f"{kind}: {pattern}\n" for kind, pattern in rules) for agent, rules in groups
+    )
+
+
+@st.composite
+def _bodies(draw) -> tuple[str, str]:
+    """Two bodies, the second often the first with one rule's kind flipped: the change that
+    leaves a group's patterns as they were and turns its paths."""
+    before = draw(_groups)
+    if before and draw(st.booleans()):
+        at = draw(st.integers(0, len(before) - 1))
+        agent, rules = before[at]
+        if rules:
+            which = draw(st.integers(0, len(rules) - 1))
+            kind, pattern = rules[which]
+            flipped = [*rules[:which], ("Allow" if kind == "Disallow" else "Disallow", pattern), *rules[which + 1:]]
+            return _text(before), _text([*before[:at], (agent, flipped), *before[at + 1:]])
+    return _text(before), _text(draw(_groups))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    bodies=_bodies(),
+    tokens=st.sampled_from([("gptbot",), ("googlebot",), ("bingbot",), ("adsbot-google",), ("googlebot-image", "googlebot")]),
+    catch_all=st.booleans(),
+    paths=st.lists(st.sampled_from(["/", "/private", "/private/x", "/new", "/a/b", "/x.pdf", "/page", "/page2", "/robots.txt"]), min_size=1),
+)
+def test_a_path_turns_exactly_when_the_two_bodies_decide_it_differently(bodies, tokens, catch_all, paths):
+    before, after = bodies
+    (change,) = host_changes([version(0, before), version(10, after)]) or [None]
+    if change is None:
+        return  # the same body twice is no change
+    old, new = robots.parse(before), robots.parse(after)
+    for path in paths:
+        was, now = (parsed.decide_path(tokens, path, catch_all).allowed for parsed in (old, new))
+        assert change.direction(tokens, catch_all, path) == (None if was == now else OPENS if now else RESTRICTS)
 
 
 def test_a_request_counts_for_the_change_it_follows_and_the_later_ones_whose_before_period_reaches_it():
