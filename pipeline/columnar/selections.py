@@ -27,7 +27,6 @@ __all__ = [
     "STRADDLE_READS",
     "host_spans",
     "on_hosts",
-    "rows_of",
     "signed",
     "straddling",
     "verdict_records",
@@ -45,11 +44,6 @@ CHANGE_READS = ("ts", "host", "path", "crawler", "client_kind", "tokens", "ident
 def verdict_records(verdicts: pa.Table, columns: Sequence[str] | None = None) -> list[dict]:
     """The rows as the audit makes its verdicts (of `columns` only, when given)."""
     return records_of(verdicts, records.VERDICTS, columns)
-
-
-def rows_of(verdicts: pa.Table, columns: Sequence[str]) -> list[dict]:
-    """Every row, with `columns`."""
-    return verdict_records(verdicts, columns)
 
 
 def with_indexing(verdicts: pa.Table) -> list[dict]:

@@ -14,7 +14,7 @@ import apache_beam as beam
 from matcher.records import DEAD_LETTERS_TABLE
 from matcher.summary import summary_row
 from matcher.report_counts import READS, ReportCounts, TopDisallowed, disallowed_keys
-from pipeline.columnar.selections import rows_of
+from pipeline.columnar.selections import verdict_records
 from pipeline.columnar.summary import summary_counts
 from pipeline.graph.line_audit import NOT_REQUEST_KEY, TALLY
 
@@ -105,7 +105,7 @@ class CountForReport(beam.PTransform):
         self._grouping = grouping
 
     def expand(self, verdict_blocks):
-        verdicts = verdict_blocks | "ReportColumns" >> beam.Map(rows_of, READS)
+        verdicts = verdict_blocks | "ReportColumns" >> beam.Map(verdict_records, READS)
         disallowed = (
             verdicts
             | "DisallowedPerBatch" >> beam.FlatMap(lambda verdicts: disallowed_keys(verdicts).items())
