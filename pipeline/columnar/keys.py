@@ -6,8 +6,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["distinct", "groups", "row_keys"]
+__all__ = ["codes", "distinct", "groups", "joined_items", "row_keys"]
+
+# The lists of the verdict columns hold registry words and labels, which no control character is
+# part of: one joins a list's items into one text that keys the list.
+_ITEM_SEPARATOR = "\x1f"
 
 
 def distinct(texts: pa.Array) -> tuple[list, np.ndarray]:
@@ -37,3 +42,17 @@ def groups(ids: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     present, starts = np.unique(ids[order], return_index=True)
     for value, start, end in zip(present.tolist(), starts.tolist(), [*starts[1:].tolist(), len(ids)]):
         yield value, order[start:end]
+
+
+def joined_items(lists: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Each list of texts as one text: two lists of non-empty texts give the same one exactly when
+    they are equal."""
+    return pc.binary_join(lists, _ITEM_SEPARATOR)
+
+
+def codes(column: pa.ChunkedArray) -> np.ndarray:
+    """A code per row that two rows share exactly when their values are equal (nulls alike)."""
+    values = column.combine_chunks()
+    if pa.types.is_list(values.type):
+        values = joined_items(values)
+    return pc.fill_null(values.dictionary_encode().indices, -1).to_numpy(zero_copy_only=False)

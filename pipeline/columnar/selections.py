@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from matcher import crawl_delay, records
 from matcher.history import DISALLOWED_BETWEEN_CAPTURES
-from pipeline.columnar.keys import groups, row_keys
+from pipeline.columnar.keys import codes, groups, row_keys
 from pipeline.columnar.rows import records_of
 
 __all__ = [
@@ -32,8 +32,6 @@ __all__ = [
     "verdict_records",
     "with_indexing",
 ]
-
-_ITEM_SEPARATOR = "\x1f"
 
 INDEXING_READS = ("ts", "host", "path", "crawler", "operator", "decision", "indexing")
 STRADDLE_READS = ("host", "crawler", "operator", "decision", "robots_version", "later_version")
@@ -74,7 +72,7 @@ def distinct_rows(verdicts: pa.Table, columns: Sequence[str]) -> tuple[list[dict
     """The distinct rows of `verdicts` over `columns` (as `verdict_records` gives them) and, per
     row, the index of its distinct row."""
     flat = verdicts.select(list(columns)).flatten()
-    _, of_row = row_keys(*(_codes(column) for column in flat.columns))
+    _, of_row = row_keys(*(codes(column) for column in flat.columns))
     _, first = np.unique(of_row, return_index=True)
     return verdict_records(verdicts.take(pa.array(first)), columns), of_row
 
@@ -103,17 +101,6 @@ def host_spans(verdicts: pa.Table) -> Iterator[tuple[str, tuple[int, int]]]:
         .aggregate([("at", "min"), ("at", "max")])
     )
     return zip(spans["host"].to_pylist(), zip(spans["at_min"].to_pylist(), spans["at_max"].to_pylist()))
-
-
-def _codes(column: pa.ChunkedArray) -> np.ndarray:
-    """A code per row that two rows share exactly when their values are equal (nulls alike)."""
-    values = column.combine_chunks()
-    if pa.types.is_list(values.type):
-        # the lists of the verdict columns hold registry words and labels, which no control
-        # character is part of
-        values = pc.binary_join(values, _ITEM_SEPARATOR)
-    indices = values.dictionary_encode().indices
-    return pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
 
 
 def _where(verdicts: pa.Table, mask, columns: Sequence[str]) -> list[dict]:

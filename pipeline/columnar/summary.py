@@ -9,12 +9,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from matcher.summary import SummaryKey, count_bytes, decision_counts, summary_key
+from pipeline.columnar.keys import joined_items
 
 __all__ = ["summary_counts"]
 
 _READ = ("crawler", "operator", "identity", "client_kind", "purpose", "decision", "preference_conflicts")
-# purposes are registry words: a control character joins them into one groupable text
-_PURPOSE_JOIN = "\x1f"
 
 
 def summary_counts(verdicts: pa.Table) -> dict[SummaryKey, Counter]:
@@ -27,7 +26,7 @@ def summary_counts(verdicts: pa.Table) -> dict[SummaryKey, Counter]:
         "operator": verdicts["operator"],
         "identity": verdicts["identity"],
         "client_kind": verdicts["client_kind"],
-        "purpose": pc.binary_join(verdicts["purpose"], _PURPOSE_JOIN),
+        "purpose": joined_items(verdicts["purpose"]),
         "decision": verdicts["decision"],
         "conflicts": conflicts,
         "row": np.arange(verdicts.num_rows),
